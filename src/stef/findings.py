@@ -1,0 +1,46 @@
+"""Typed diagnostics: what is missing, extra or wrong, with the evidence behind it.
+
+>>> Finding("filter_missing", "error", "question asks for region = 'north'", nl="in the North").to_dict()["kind"]
+'filter_missing'
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Severities, from harmless to damning.
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic.
+
+    ``kind`` is a stable machine name (``filter_missing``, ``limit_mismatch`` …);
+    ``severity`` is ``info`` (excused or neutral), ``warning`` (suspicious) or ``error``
+    (contradicts the question); ``nl`` and ``sql`` quote the phrase and the SQL fragment
+    that support it; ``rule`` names the normalisation rule or signal that produced or
+    excused it.
+    """
+
+    kind: str
+    severity: str
+    message: str
+    nl: str | None = None
+    sql: str | None = None
+    rule: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
+        return cls(
+            kind=str(d["kind"]),
+            severity=str(d["severity"]),
+            message=str(d.get("message", "")),
+            nl=d.get("nl"),
+            sql=d.get("sql"),
+            rule=d.get("rule"),
+        )

@@ -1,0 +1,1 @@
+"""Judges: the offline symbolic judge and, where configured, LLM judges."""

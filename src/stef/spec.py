@@ -1,0 +1,245 @@
+"""The spec: one shape for what a question asks and what a SQL query does.
+
+Both extractors (``stef.sqlspec`` for SQL, ``stef.nlspec`` for the question) produce a
+:class:`Spec`. Alignment compares two specs field by field, so every field means the
+same thing on both sides:
+
+* column names are canonical: lower-case, unquoted, without table qualifier, and mapped
+  through the rules' ``column_synonyms`` (``"territory"`` → ``"region"``);
+* values are normalised strings (see :func:`normalize_value`): ``'North '`` → ``"north"``,
+  ``1,000`` → ``"1000"``, ``2023-1-5`` → ``"2023-01-05"``;
+* operators come from :data:`OPERATORS`.
+
+>>> f = Filter(column="region", op="=", values=("north",), text="region = 'North'")
+>>> f.to_dict()["values"]
+['north']
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Comparison operators a :class:`Filter` may carry.
+OPERATORS = (
+    "=",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "in",
+    "not in",
+    "between",
+    "not between",
+    "like",
+    "not like",
+    "is null",
+    "is not null",
+    "exists",
+    "not exists",
+)
+
+#: Aggregate function names, canonical.
+AGGREGATES = ("count", "sum", "avg", "min", "max")
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One conjunct of a WHERE/HAVING/ON condition, or one constraint the question states.
+
+    ``column`` is ``None`` when unknown (an NL value with no column hint, or a predicate
+    over an expression). ``func`` names a function wrapped around the column
+    (``YEAR(d) = 2023`` → ``func="year"``). ``values`` holds the normalised literal(s):
+    one for ``=``, several for ``IN``, two for ``BETWEEN``, none for ``IS NULL``.
+    ``clause`` says where it came from: ``where``, ``having``, ``join`` (SQL) or
+    ``question``, ``enriched`` (NL). ``text`` is the fragment that supports it.
+    """
+
+    column: str | None
+    op: str
+    values: tuple[str, ...] = ()
+    text: str = ""
+    clause: str = "where"
+    func: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["values"] = list(self.values)
+        return d
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """An aggregate call: ``COUNT(DISTINCT x)`` → ``Aggregation("count", "x", True)``.
+
+    ``arg`` is a canonical column name, ``"*"``, or a normalised expression text; ``None``
+    on the NL side when the question names no argument.
+    """
+
+    func: str
+    arg: str | None = None
+    distinct: bool = False
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One SELECT output: its normalised expression text, output name and columns used."""
+
+    expr: str
+    alias: str | None = None
+    columns: tuple[str, ...] = ()
+    is_aggregate: bool = False
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["columns"] = list(self.columns)
+        return d
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    """One ORDER BY key (resolved through SELECT aliases and ordinals) and its direction."""
+
+    key: str
+    direction: str = "asc"
+    is_aggregate: bool = False
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Spec:
+    """What a query does (SQL side) or what a question asks (NL side).
+
+    On the NL side ``limit`` is the requested top-k, ``columns`` the columns the
+    question or its enrichment names, ``literals`` the values it mentions and ``cues``
+    the phrases that produced the spec (an empty ``cues`` means the question gave the
+    extractor nothing to hold on to). On the SQL side ``literals`` holds every literal
+    in the query and ``tables`` every base table.
+    """
+
+    projections: list[Projection] = field(default_factory=list)
+    aggregations: list[Aggregation] = field(default_factory=list)
+    filters: list[Filter] = field(default_factory=list)
+    group_by: list[str] = field(default_factory=list)
+    order_by: list[OrderKey] = field(default_factory=list)
+    limit: int | None = None
+    offset: int | None = None
+    distinct: bool = False
+    set_operations: list[str] = field(default_factory=list)
+    window_functions: list[str] = field(default_factory=list)
+    subqueries: int = 0
+    ctes: int = 0
+    tables: list[str] = field(default_factory=list)
+    joins: list[dict[str, Any]] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    literals: list[str] = field(default_factory=list)
+    formulas: list[str] = field(default_factory=list)
+    cues: list[str] = field(default_factory=list)
+    flags: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "projections": [p.to_dict() for p in self.projections],
+            "aggregations": [a.to_dict() for a in self.aggregations],
+            "filters": [f.to_dict() for f in self.filters],
+            "group_by": list(self.group_by),
+            "order_by": [o.to_dict() for o in self.order_by],
+            "limit": self.limit,
+            "offset": self.offset,
+            "distinct": self.distinct,
+            "set_operations": list(self.set_operations),
+            "window_functions": list(self.window_functions),
+            "subqueries": self.subqueries,
+            "ctes": self.ctes,
+            "tables": list(self.tables),
+            "joins": [dict(j) for j in self.joins],
+            "columns": list(self.columns),
+            "literals": list(self.literals),
+            "formulas": list(self.formulas),
+            "cues": list(self.cues),
+            "flags": dict(self.flags),
+        }
+
+
+_WS = re.compile(r"\s+")
+_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
+_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?))?$")
+
+
+def normalize_number(text: str) -> str | None:
+    """Canonical text of a number, or ``None`` when ``text`` is not one.
+
+    >>> normalize_number("1,000.50"), normalize_number("007"), normalize_number("x")
+    ('1000.5', '7', None)
+    """
+    t = text.strip()
+    if not _NUMBER.match(t):
+        return None
+    t = t.replace(",", "")
+    if "." in t:
+        t = t.rstrip("0").rstrip(".")
+    sign = "-" if t.startswith("-") else ""
+    t = t.lstrip("+-")
+    int_part, _, frac = t.partition(".")
+    int_part = int_part.lstrip("0") or "0"
+    out = int_part + ("." + frac if frac else "")
+    return sign + out if out != "0" else "0"
+
+
+def normalize_value(value: object) -> str:
+    """Normalise a literal so the NL and SQL sides compare equal.
+
+    Case-folded, accents kept, surrounding quotes and whitespace removed, inner
+    whitespace collapsed, numbers and ISO-like dates made canonical.
+
+    >>> normalize_value("  'New  York' "), normalize_value(2023.0), normalize_value("2023/1/5")
+    ('new york', '2023', '2023-01-05')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        text = repr(value)
+    else:
+        text = str(value)
+    text = unicodedata.normalize("NFC", text).strip()
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+        text = text[1:-1].strip()
+    num = normalize_number(text)
+    if num is not None:
+        return num
+    m = _DATE.match(text)
+    if m:
+        y, mo, d, tm = m.groups()
+        out = f"{int(y):04d}-{int(mo):02d}-{int(d):02d}"
+        return f"{out} {tm}" if tm else out
+    return _WS.sub(" ", text).casefold()
+
+
+def normalize_column(name: str, synonyms: dict[str, str] | None = None) -> str:
+    """Canonical column name: unquoted, lower-case, no qualifier, synonyms applied.
+
+    ``synonyms`` maps a lower-case synonym to its canonical name.
+
+    >>> normalize_column('T1."Territory"', {"territory": "region"})
+    'region'
+    """
+    text = unicodedata.normalize("NFC", name).strip()
+    for q in ('"', "`", "[", "]"):
+        text = text.replace(q, "")
+    if "." in text:
+        text = text.rsplit(".", 1)[1]
+    text = _WS.sub(" ", text).casefold().strip()
+    if synonyms:
+        return synonyms.get(text, text)
+    return text
