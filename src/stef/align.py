@@ -1,18 +1,39 @@
 """Alignment of the NL spec against the SQL spec (pure, deterministic).
 
-(Implementation in progress: the :class:`Alignment` shape below is the contract.)
+Produces the filter class of DESIGN.md (fully applied / with extras / partially / not
+applied), the leniency boost, and typed findings for projections, aggregations,
+grouping, ordering and limits. The four production normalisation rules excuse
+differences, and each excused difference is recorded as an ``info`` finding naming the
+rule (``required_group_by``, ``benign_group_by``, ``order_by_tolerance``,
+``limit_tolerance``).
+
+>>> from stef.spec import Spec, Filter
+>>> nl = Spec(filters=[Filter(None, "=", ("north",), "in the North", "question")])
+>>> sql = Spec(filters=[Filter("region", "=", ("north",), "region = 'North'")])
+>>> a = align(nl, sql)
+>>> a.filter_status, a.filter_points
+('fully_applied', 5.0)
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stef.findings import Finding
-from stef.spec import Filter
+from stef.rules import Rules
+from stef.spec import Filter, Spec, normalize_value
 
 #: Filter-alignment classes, best first (DESIGN.md).
 FILTER_CLASSES = ("fully_applied", "fully_applied_with_extras", "partially_applied", "not_applied")
+
+#: Literals so common in SQL that their absence from the question says nothing.
+NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
+
+_EQUALISH = frozenset({"=", "in", "like"})
+_NEGATED = frozenset({"!=", "not in", "not like"})
 
 
 @dataclass
@@ -35,6 +56,11 @@ class Alignment:
     benign_filters: list[Filter] = field(default_factory=list)
     evidence: int = 0
 
+    @property
+    def benign_extras_only(self) -> bool:
+        """True when there are extra filters and every one of them is benign."""
+        return bool(self.benign_filters) and not self.extra_filters
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "filter_status": self.filter_status,
@@ -47,3 +73,825 @@ class Alignment:
             "benign_filters": [f.to_dict() for f in self.benign_filters],
             "evidence": self.evidence,
         }
+
+
+# --------------------------------------------------------------------------- text helpers
+
+_WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
+
+
+def searchable(*texts: str | None) -> str:
+    """Question text prepared for literal look-ups: case-folded, punctuation spaced.
+
+    >>> searchable("Users in 'New  York'?", None)
+    ' users in new york '
+    """
+    joined = " ".join(t for t in texts if t)
+    return " " + " ".join(_WORD_CHARS.sub(" ", joined.casefold()).split()) + " "
+
+
+def _text_mentions(value: str, text: str) -> bool:
+    """Is ``value`` (normalised) mentioned in ``text`` (from :func:`searchable`)?"""
+    core = value.strip("%_ ").replace("%", " ").replace("_", " ")
+    core = " ".join(_WORD_CHARS.sub(" ", core).split())
+    if not core:
+        return True
+    if f" {core} " in text:
+        return True
+    # dates: a year (or year-month) of the date mentioned
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}( .*)?", core):
+        return f" {core[:4]} " in text or f" {core[:7]} " in text
+    # short codes such as 'M' for male are explained only by an explicit mention
+    return False
+
+
+def _canon_col(name: str | None) -> str:
+    return re.sub(r"[^0-9a-z]+", "", (name or "").casefold())
+
+
+# --------------------------------------------------------------------------- filter matching
+
+
+def _values_match(nv: str, sv: str) -> bool:
+    """Does an NL value match a SQL literal? Exact, LIKE-pattern, year-of-date, or word-contained.
+
+    >>> _values_match("alameda county", "alameda"), _values_match("2023", "2023-01-01")
+    (True, True)
+    >>> _values_match("north", "south")
+    False
+    """
+    if nv == sv:
+        return True
+    if not nv or not sv:
+        return False
+    core = sv.strip("%_ ")
+    if not core:
+        return False
+    if re.fullmatch(r"\d{4}", nv) and re.match(rf"{nv}(-|$|%)", sv):
+        return True
+    if re.fullmatch(r"\d{4}", core) and re.match(rf"{core}(-|$)", nv):
+        return True
+    if len(core) >= 3 and len(nv) >= 3:
+        a, b = f" {nv} ", f" {core} "
+        return a in b or b in a
+    return False
+
+
+def _int(v: str) -> int | None:
+    try:
+        f = float(v)
+    except ValueError:
+        return None
+    return int(f) if f.is_integer() else None
+
+
+def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
+    """Is the SQL operator what the NL operator asks for (given the matched values)?"""
+    n, s = nl.op, sql.op
+    if n == s:
+        return True
+    if nl.func == "year" and n == "=":
+        return s in _EQUALISH or s in (">=", "<", "<=", ">", "between")
+    if n in _EQUALISH and s in _EQUALISH:
+        return True
+    if n in _NEGATED and s in _NEGATED:
+        return True
+    if n == "between" and s in (">=", "<=", ">", "<", "between"):
+        return True
+    ni, si = _int(nv), _int(sv)
+    if ni is not None and si is not None:
+        # "more than 10" == "> 10" == ">= 11"; "fewer than 5" == "< 5" == "<= 4"
+        if n == ">" and s == ">=" and si == ni + 1:
+            return True
+        if n == "<" and s == "<=" and si == ni - 1:
+            return True
+        if n == ">=" and s == ">" and si == ni - 1:
+            return True
+        if n == "<=" and s == "<" and si == ni + 1:
+            return True
+    return False
+
+
+@dataclass
+class _Match:
+    nl: Filter
+    sql: Filter | None
+    problem: str | None = None  # None | "wrong_operator" | "wrong_column" | "wrong_value"
+
+
+def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
+    best: _Match | None = None
+    for s in candidates:
+        pairs = [(nv, sv) for nv in nl.values for sv in s.values if _values_match(nv, sv)]
+        if not pairs:
+            continue
+        nv, sv = pairs[0]
+        ok_op = _ops_compatible(nl, s, nv, sv)
+        if not ok_op and _int(nv) is not None and len(pairs) > 1:
+            ok_op = any(_ops_compatible(nl, s, a, b) for a, b in pairs)
+        col_ok = (
+            nl.column is None
+            or s.column is None
+            or _canon_col(nl.column) == _canon_col(s.column)
+            or _canon_col(nl.column) in _canon_col(s.column)
+        )
+        m = _Match(
+            nl, s, None if ok_op and col_ok else ("wrong_operator" if not ok_op else "wrong_column")
+        )
+        if m.problem is None:
+            return m
+        best = best or m
+    if best is not None:
+        return best
+    # same column (known on both sides) compared against another value
+    if nl.column:
+        for s in candidates:
+            if s.column and _canon_col(s.column) == _canon_col(nl.column) and s.values:
+                return _Match(nl, s, "wrong_value")
+    return _Match(nl, None, None)
+
+
+def _benign_match(f: Filter, patterns: Iterable[Filter]) -> bool:
+    for p in patterns:
+        if _canon_col(p.column) != _canon_col(f.column):
+            continue
+        if p.op != f.op and not (p.op in _EQUALISH and f.op in _EQUALISH):
+            continue
+        if p.values == ("?",) or not p.values or set(p.values) == set(f.values):
+            return True
+    return False
+
+
+def _pinned_columns(sql: Spec) -> set[str]:
+    return {
+        _canon_col(f.column)
+        for f in sql.filters
+        if f.column and f.op == "=" and len(f.values) == 1 and f.clause in ("where", "join")
+    }
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def add(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        nl: str | None = None,
+        sql: str | None = None,
+        rule: str | None = None,
+    ) -> None:
+        self.findings.append(Finding(kind, severity, message, nl or None, sql or None, rule))
+
+
+def align_filters(
+    nl: Spec,
+    sql: Spec,
+    out: _Collector,
+    *,
+    text: str,
+    benign: Sequence[Filter] = (),
+) -> tuple[list[tuple[Filter, Filter]], list[Filter], list[Filter], list[Filter], int]:
+    """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad."""
+    candidates = [f for f in sql.filters if f.values]
+    required = [f for f in nl.filters if f.values]
+    used: set[int] = set()
+    matched: list[tuple[Filter, Filter]] = []
+    missing: list[Filter] = []
+    bad = 0
+    for req in required:
+        m = _match_filter(req, [c for i, c in enumerate(candidates) if i not in used] or candidates)
+        vals = ", ".join(req.values)
+        if m.sql is not None:
+            used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
+        if m.sql is not None and m.problem is None:
+            matched.append((req, m.sql))
+        elif m.sql is not None and m.problem == "wrong_operator":
+            bad += 1
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"question asks {req.op} {vals} but the SQL uses {m.sql.op}",
+                req.text,
+                m.sql.text,
+                "filter_alignment",
+            )
+        elif m.sql is not None and m.problem == "wrong_column":
+            bad += 1
+            out.add(
+                "filter_wrong_column",
+                "warning",
+                f"value {vals} is filtered on {m.sql.column!r}, "
+                f"the question ties it to {req.column!r}",
+                req.text,
+                m.sql.text,
+                "filter_alignment",
+            )
+        elif m.sql is not None and m.problem == "wrong_value":
+            bad += 1
+            out.add(
+                "filter_wrong_value",
+                "error",
+                f"question asks {req.column} {req.op} {vals}, the SQL compares it with "
+                f"{', '.join(m.sql.values)}",
+                req.text,
+                m.sql.text,
+                "filter_alignment",
+            )
+        else:
+            bad += 1
+            missing.append(req)
+            col = f"{req.column} " if req.column else ""
+            out.add(
+                "filter_missing",
+                "error",
+                f"question requires {col}{req.op} {vals}; no SQL filter applies it",
+                req.text,
+                None,
+                "filter_alignment",
+            )
+    extra: list[Filter] = []
+    benign_found: list[Filter] = []
+    for i, f in enumerate(candidates):
+        if i in used:
+            continue
+        if _benign_match(f, benign):
+            benign_found.append(f)
+            out.add(
+                "filter_benign",
+                "info",
+                "extra filter is declared benign by the rules",
+                None,
+                f.text,
+                "benign_filter",
+            )
+        elif all(v in NEUTRAL_LITERALS or _text_mentions(v, text) for v in f.values):
+            matched.append((Filter(f.column, f.op, f.values, "", "question"), f))
+            out.add(
+                "filter_implied",
+                "info",
+                f"filter value {', '.join(f.values)} is stated in the question",
+                ", ".join(f.values),
+                f.text,
+                "filter_alignment",
+            )
+        else:
+            extra.append(f)
+            unexplained = [v for v in f.values if not _text_mentions(v, text)]
+            out.add(
+                "filter_extra",
+                "warning",
+                f"filter on {f.column or 'an expression'} with "
+                f"{', '.join(unexplained)} is not asked for by the question",
+                None,
+                f.text,
+                "filter_alignment",
+            )
+    for f in sql.filters:
+        if f.values:
+            continue
+        if _benign_match(f, benign):
+            benign_found.append(f)
+            out.add(
+                "filter_benign",
+                "info",
+                "extra filter is declared benign by the rules",
+                None,
+                f.text,
+                "benign_filter",
+            )
+    return matched, missing, extra, benign_found, bad
+
+
+def _filter_status(n_required: int, n_matched_required: int, bad: int, extras: int) -> str:
+    if n_required and n_matched_required == 0 and bad:
+        return "not_applied"
+    if bad:
+        return "partially_applied"
+    return "fully_applied_with_extras" if extras else "fully_applied"
+
+
+def _sql_aggs(sql: Spec) -> set[str]:
+    return {a.func for a in sql.aggregations}
+
+
+def _check_aggregations(nl: Spec, sql: Spec, out: _Collector) -> None:
+    aggs = _sql_aggs(sql)
+    first_order = sql.order_by[0] if sql.order_by else None
+    for na in nl.aggregations:
+        f = na.func
+        if f in aggs:
+            if (
+                f == "count"
+                and na.distinct
+                and not any(a.func == "count" and a.distinct for a in sql.aggregations)
+                and not sql.distinct
+                and not sql.group_by
+            ):
+                out.add(
+                    "distinct_missing",
+                    "warning",
+                    "question counts distinct things; the SQL counts rows",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            continue
+        if f == "avg":
+            if sql.flags.get("division"):
+                out.add(
+                    "aggregation_equivalent",
+                    "info",
+                    "average computed as a division",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            else:
+                out.add(
+                    "aggregation_missing",
+                    "error",
+                    "question asks for an average; the SQL has no AVG or division",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+        elif f == "count":
+            if "sum" in aggs:
+                out.add(
+                    "aggregation_substituted",
+                    "warning",
+                    "question asks how many; the SQL sums instead of counting",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            else:
+                out.add(
+                    "aggregation_missing",
+                    "error",
+                    "question asks how many; the SQL has no COUNT",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+        elif f == "sum":
+            if "count" in aggs:
+                out.add(
+                    "aggregation_substituted",
+                    "warning",
+                    "question asks for a total; the SQL counts rows",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            elif sql.flags.get("division") or "avg" in aggs:
+                out.add(
+                    "aggregation_missing",
+                    "warning",
+                    "question asks for a total; the SQL has no SUM",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            else:
+                out.add(
+                    "aggregation_missing",
+                    "error",
+                    "question asks for a total; the SQL has no SUM",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+        elif f in ("max", "min"):
+            want = "desc" if f == "max" else "asc"
+            other = "min" if f == "max" else "max"
+            if first_order is not None and first_order.direction == want and sql.limit is not None:
+                out.add(
+                    "superlative_via_order",
+                    "info",
+                    f"{f.upper()} answered with ORDER BY … {want.upper()} LIMIT {sql.limit}",
+                    na.text,
+                    first_order.text,
+                    "aggregation",
+                )
+            elif other in aggs and not first_order:
+                out.add(
+                    "aggregation_direction",
+                    "error",
+                    f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+                    f"the SQL uses {other.upper()}",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+            elif (
+                first_order is not None and first_order.direction != want and sql.limit is not None
+            ):
+                out.add(
+                    "order_direction_mismatch",
+                    "error",
+                    f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+                    f"the SQL sorts {first_order.direction.upper()}",
+                    na.text,
+                    first_order.text,
+                    "ordering",
+                )
+            else:
+                out.add(
+                    "aggregation_missing",
+                    "warning",
+                    f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+                    f"the SQL has neither {f.upper()} nor a sorted LIMIT",
+                    na.text,
+                    None,
+                    "aggregation",
+                )
+        else:
+            out.add(
+                "aggregation_missing",
+                "warning",
+                f"question asks for {f.upper()}; the SQL does not use it",
+                na.text,
+                None,
+                "aggregation",
+            )
+    if (
+        nl.distinct
+        and not nl.aggregations
+        and not (sql.distinct or sql.group_by or any(a.distinct for a in sql.aggregations))
+    ):
+        out.add(
+            "distinct_missing",
+            "warning",
+            "question asks for different/unique values; the SQL has no DISTINCT",
+            None,
+            None,
+            "distinct",
+        )
+    wants_ratio = nl.flags.get("ratio") or nl.flags.get("percent") or nl.flags.get("division")
+    if wants_ratio and not (sql.flags.get("division") or "avg" in aggs):
+        severity = "error" if nl.flags.get("division") else "warning"
+        out.add(
+            "division_missing",
+            severity,
+            "question asks for a ratio or percentage; the SQL divides nothing",
+            ", ".join(nl.formulas) or None,
+            None,
+            "aggregation",
+        )
+    if (
+        nl.flags.get("list")
+        and not nl.aggregations
+        and not nl.flags.get("count_question")
+        and sql.projections
+        and all(p.is_aggregate for p in sql.projections)
+        and not nl.flags.get("superlative")
+        and not nl.flags.get("ratio")
+    ):
+        out.add(
+            "aggregation_unexpected",
+            "warning",
+            "question asks for a list; the SQL returns only aggregates",
+            None,
+            ", ".join(p.text or p.expr for p in sql.projections),
+            "aggregation",
+        )
+
+
+def _check_grouping(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
+    if nl.group_by and not sql.group_by and not sql.window_functions:
+        out.add(
+            "group_by_missing",
+            "warning",
+            f"question groups by {', '.join(nl.group_by)}; the SQL has no GROUP BY",
+            ", ".join(nl.group_by),
+            None,
+            "grouping",
+        )
+        return
+    if not sql.group_by:
+        return
+    nl_keys = {_canon_col(g) for g in nl.group_by}
+    plain_proj = {_canon_col(c) for p in sql.projections if not p.is_aggregate for c in p.columns}
+    mixes = any(p.is_aggregate for p in sql.projections) and bool(plain_proj)
+    pinned = _pinned_columns(sql)
+    benign = {_canon_col(c) for c in rules.benign_group_by}
+    ranks = bool(sql.order_by) and any(o.is_aggregate for o in sql.order_by)
+    for key in sql.group_by:
+        k = _canon_col(key)
+        if k in nl_keys or any(k in n or n in k for n in nl_keys if n):
+            continue
+        if k in benign:
+            out.add(
+                "group_by_benign",
+                "info",
+                f"GROUP BY {key} is declared benign by the rules",
+                None,
+                key,
+                "benign_group_by",
+            )
+        elif k in pinned:
+            out.add(
+                "group_by_benign",
+                "info",
+                f"GROUP BY {key} is harmless: a WHERE equality pins it to one value",
+                None,
+                key,
+                "benign_group_by",
+            )
+        elif mixes and k in plain_proj:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} is required: the SELECT mixes aggregates and plain columns",
+                None,
+                key,
+                "required_group_by",
+            )
+        elif ranks or nl.flags.get("superlative") or nl.limit:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} serves the ranking the question asks for",
+                None,
+                key,
+                "required_group_by",
+            )
+        elif k in plain_proj:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} groups the selected column",
+                None,
+                key,
+                "required_group_by",
+            )
+        else:
+            out.add(
+                "group_by_unexpected",
+                "warning",
+                f"GROUP BY {key} is neither asked for nor selected",
+                None,
+                key,
+                "grouping",
+            )
+
+
+def _check_order_limit(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
+    asked_order = bool(nl.order_by)
+    topk = nl.limit
+    first = sql.order_by[0] if sql.order_by else None
+    aggs = _sql_aggs(sql)
+    # direction
+    if asked_order and first is not None:
+        want = nl.order_by[0].direction
+        if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
+            out.add(
+                "order_direction_mismatch",
+                "error",
+                f"question asks for {want.upper()} order; the SQL sorts {first.direction.upper()}",
+                nl.order_by[0].text,
+                first.text,
+                "ordering",
+            )
+    elif asked_order and first is None:
+        superlative_by_agg = bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0
+        if (topk is not None and topk > 1) or not superlative_by_agg:
+            out.add(
+                "order_by_missing",
+                "warning" if not topk else "error",
+                "question asks for an order; the SQL has no ORDER BY",
+                nl.order_by[0].text,
+                None,
+                "ordering",
+            )
+    elif (
+        not asked_order
+        and first is not None
+        and (sql.limit is None or sql.limit >= rules.safety_limit_min)
+    ):
+        out.add(
+            "order_by_tolerated",
+            "info",
+            "the SQL sorts although the question asked for no order; a default sort is harmless",
+            None,
+            first.text,
+            "order_by_tolerance",
+        )
+    # limit
+    lim = sql.limit
+    if topk is not None:
+        if lim is None:
+            via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
+            if not via_agg:
+                out.add(
+                    "limit_missing",
+                    "error",
+                    f"question asks for the top {topk}; the SQL returns every row",
+                    nl.order_by[0].text if nl.order_by else None,
+                    None,
+                    "limit",
+                )
+        elif lim != topk:
+            tolerated = lim >= rules.safety_limit_min
+            out.add(
+                "limit_mismatch",
+                "error",
+                f"question asks for {topk} rows; the SQL "
+                + (f"has only a safety LIMIT {lim}" if tolerated else f"returns {lim}"),
+                nl.order_by[0].text if nl.order_by else None,
+                f"LIMIT {lim}",
+                "limit",
+            )
+    elif lim is not None:
+        if lim >= rules.safety_limit_min:
+            out.add(
+                "limit_tolerated",
+                "info",
+                f"LIMIT {lim} is a safety limit (≥ {rules.safety_limit_min}), not a top-k",
+                None,
+                f"LIMIT {lim}",
+                "limit_tolerance",
+            )
+        elif first is None:
+            out.add(
+                "limit_unexpected",
+                "warning",
+                f"LIMIT {lim} truncates an unordered result the question did not limit",
+                None,
+                f"LIMIT {lim}",
+                "limit",
+            )
+        else:
+            out.add(
+                "limit_unexpected",
+                "warning",
+                f"LIMIT {lim} keeps only the top {lim}; the question asked for no top-k",
+                None,
+                f"LIMIT {lim}",
+                "limit",
+            )
+
+
+def _check_literals_and_hints(
+    nl: Spec, sql: Spec, out: _Collector, text: str, reported: set[str]
+) -> None:
+    sql_cols = {_canon_col(c) for c in sql.columns}
+    sql_cols |= {_canon_col(p.alias) for p in sql.projections if p.alias}
+    for col in nl.columns:
+        c = _canon_col(col)
+        if c and c not in sql_cols and not any(c in s for s in sql_cols if len(c) >= 4):
+            out.add(
+                "hint_column_missing",
+                "warning",
+                f"the enriched question names column {col!r}; the SQL never uses it",
+                col,
+                None,
+                "hint",
+            )
+    sql_values = set(sql.literals)
+    if sql.limit is not None:
+        sql_values.add(str(sql.limit))
+    for v in nl.literals:
+        if normalize_value(v) != v:
+            continue
+        if _int(v) is None and not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            continue
+        if v in NEUTRAL_LITERALS or v in reported:
+            continue
+        if not any(_values_match(v, s) for s in sql_values):
+            out.add(
+                "number_missing",
+                "warning",
+                f"the question mentions {v}; the SQL never uses it",
+                v,
+                None,
+                "literal",
+            )
+    for lit in sql.literals:
+        if lit in NEUTRAL_LITERALS or lit in reported:
+            continue
+        if not _text_mentions(lit, text):
+            reported.add(lit)
+            out.add(
+                "literal_unexplained",
+                "warning",
+                f"SQL literal {lit!r} appears in neither the question nor the enriched question",
+                None,
+                lit,
+                "literal",
+            )
+
+
+def _check_structure(sql: Spec, out: _Collector) -> None:
+    flags = sql.flags
+    if flags.get("identical_set_sides"):
+        out.add(
+            "set_operation_identical",
+            "error",
+            "both sides of the set operation are the same query",
+            None,
+            " ".join(sql.set_operations).upper(),
+            "structure",
+        )
+    if flags.get("cartesian_join"):
+        out.add(
+            "cartesian_join",
+            "warning",
+            "tables are joined with no linking condition",
+            None,
+            ", ".join(sql.tables),
+            "structure",
+        )
+    if flags.get("duplicate_projections"):
+        out.add(
+            "duplicate_projection",
+            "warning",
+            "the same expression is selected twice",
+            None,
+            None,
+            "structure",
+        )
+    if flags.get("aggregate_in_where"):
+        out.add(
+            "aggregate_in_where",
+            "error",
+            "an aggregate appears in WHERE (it belongs in HAVING)",
+            None,
+            None,
+            "structure",
+        )
+    if flags.get("nested_aggregate"):
+        out.add(
+            "nested_aggregate",
+            "warning",
+            "an aggregate is nested inside another",
+            None,
+            None,
+            "structure",
+        )
+
+
+def align(
+    nl: Spec,
+    sql: Spec,
+    rules: Rules | None = None,
+    *,
+    question: str = "",
+    enriched_question: str | None = None,
+    benign: Sequence[Filter] = (),
+) -> Alignment:
+    """Align an NL spec with a SQL spec.
+
+    ``question`` and ``enriched_question`` are searched for the SQL's literals (a filter
+    whose value the question states is implied, not extra); ``benign`` holds the rules'
+    benign-filter patterns (see :func:`stef.sqlspec.predicate_filters`).
+    """
+    r = rules or Rules()
+    text = searchable(question, enriched_question)
+    out = _Collector()
+    matched, missing, extra, benign_found, bad = align_filters(
+        nl, sql, out, text=text, benign=benign
+    )
+    required = [f for f in nl.filters if f.values]
+    matched_required = sum(1 for a, _ in matched if a in required)
+    status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
+    fp = float(getattr(r.scoring.filter_points, status))
+    boost = (
+        float(r.scoring.leniency_boost)
+        if status == "fully_applied_with_extras" and benign_found and not extra
+        else 0.0
+    )
+    _check_aggregations(nl, sql, out)
+    _check_grouping(nl, sql, out, r)
+    _check_order_limit(nl, sql, out, r)
+    reported = {v for f in extra for v in f.values}
+    _check_literals_and_hints(nl, sql, out, text, reported)
+    _check_structure(sql, out)
+    evidence = (
+        len(required)
+        + len(nl.aggregations)
+        + (1 if nl.limit is not None else 0)
+        + (1 if nl.order_by else 0)
+        + (1 if nl.group_by else 0)
+        + (1 if nl.distinct else 0)
+        + len(nl.columns)
+        + len(nl.formulas)
+    )
+    return Alignment(
+        filter_status=status,
+        filter_points=fp,
+        leniency_boost=boost,
+        findings=out.findings,
+        matched_filters=matched,
+        missing_filters=missing,
+        extra_filters=extra,
+        benign_filters=benign_found,
+        evidence=evidence,
+    )

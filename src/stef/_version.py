@@ -1,0 +1,3 @@
+"""STEF's version (one place)."""
+
+__version__ = "0.1.0"

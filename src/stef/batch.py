@@ -1,0 +1,166 @@
+"""Batches: stream records through an evaluator (in order, optionally in parallel) and
+summarise what came out.
+
+Memory stays flat: records are read lazily, at most a few chunks are in flight, and the
+summary keeps one float per evaluated record.
+
+>>> from stef.evaluator import Evaluator
+>>> lines = ['{"question": "How many users?", "sql": "SELECT COUNT(*) FROM users"}', '{bad']
+>>> s = Summary()
+>>> for e in evaluate_stream(Evaluator(), lines):
+...     s.add(e)
+>>> s.records, s.evaluated, s.coverage
+(2, 1, 0.5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+from array import array
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from stef.score import BANDS
+
+if TYPE_CHECKING:
+    from stef.evaluator import Evaluator
+
+#: Records per chunk sent to a worker process.
+CHUNK = 64
+
+_WORKER: Evaluator | None = None
+
+
+def _init_worker(ev: Evaluator) -> None:
+    global _WORKER
+    _WORKER = ev
+
+
+def _one(ev: Evaluator, item: Any) -> dict[str, Any]:
+    return ev.evaluate_line(item) if isinstance(item, str) else ev.evaluate_record(item)
+
+
+def _run_chunk(items: list[Any]) -> list[dict[str, Any]]:
+    assert _WORKER is not None
+    return [_one(_WORKER, x) for x in items]
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def evaluate_stream(
+    ev: Evaluator, items: Iterable[Any], workers: int = 1
+) -> Iterator[dict[str, Any]]:
+    """Evaluate ``items`` (JSONL lines as ``str`` or decoded dicts), yielding in input order.
+
+    ``workers`` > 1 uses that many processes; a judge with ``concurrency`` > 1 (network
+    judges) is awaited with that many requests in flight instead.
+    """
+    concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
+    if concurrency > 1:
+        yield from _async_stream(ev, items, concurrency)
+    elif workers <= 1:
+        for x in items:
+            yield _one(ev, x)
+    else:
+        yield from _process_stream(ev, items, workers)
+
+
+def _process_stream(ev: Evaluator, items: Iterable[Any], workers: int) -> Iterator[dict[str, Any]]:
+    ctx = mp.get_context("fork")
+    with ctx.Pool(workers, initializer=_init_worker, initargs=(ev,)) as pool:
+        pending: deque[Any] = deque()
+        for chunk in _chunks(items, CHUNK):
+            pending.append(pool.apply_async(_run_chunk, (chunk,)))
+            while len(pending) >= workers * 3:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+
+
+def _async_stream(
+    ev: Evaluator, items: Iterable[Any], concurrency: int
+) -> Iterator[dict[str, Any]]:
+    loop = asyncio.new_event_loop()
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(x: Any) -> dict[str, Any]:
+        async with sem:
+            if isinstance(x, str):
+                from stef.errors import StefError
+                from stef.record import parse_line
+
+                try:
+                    x = parse_line(x)
+                except StefError:
+                    return ev.evaluate_line(x)
+            return await ev.aevaluate_record(x)
+
+    async def window(chunk: list[Any]) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(one(x) for x in chunk)))
+
+    try:
+        for chunk in _chunks(items, concurrency * 4):
+            yield from loop.run_until_complete(window(chunk))
+    finally:
+        loop.close()
+
+
+class Summary:
+    """Running figures over a batch: coverage, mean, median, P90, band shares, statuses."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.statuses: Counter[str] = Counter()
+        self.bands: Counter[str] = Counter()
+        self.finding_kinds: Counter[str] = Counter()
+        self.tokens: Counter[str] = Counter()
+        self._scores = array("d")
+
+    @property
+    def evaluated(self) -> int:
+        return len(self._scores)
+
+    @property
+    def coverage(self) -> float:
+        return self.evaluated / self.records if self.records else 0.0
+
+    def add(self, evaluation: dict[str, Any]) -> None:
+        self.records += 1
+        self.statuses[str(evaluation.get("status"))] += 1
+        score = evaluation.get("score")
+        if evaluation.get("status") == "ok" and score is not None:
+            self._scores.append(float(score))
+            self.bands[str(evaluation.get("band"))] += 1
+            for f in evaluation.get("findings") or ():
+                if f.get("severity") != "info":
+                    self.finding_kinds[str(f.get("kind"))] += 1
+        usage = (evaluation.get("provenance") or {}).get("usage") or {}
+        for k in ("prompt_tokens", "completion_tokens"):
+            if isinstance(usage.get(k), (int, float)):
+                self.tokens[k] += int(usage[k])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as plain data (``None`` for figures of an empty batch)."""
+        s = np.frombuffer(self._scores, dtype=np.float64) if self.evaluated else None
+        n = self.evaluated
+        return {
+            "records": self.records,
+            "evaluated": n,
+            "coverage": round(self.coverage, 4),
+            "mean": round(float(s.mean()), 2) if s is not None else None,
+            "median": round(float(np.median(s)), 2) if s is not None else None,
+            "p90": round(float(np.percentile(s, 90)), 2) if s is not None else None,
+            "bands": {name: round(self.bands[name] / n, 4) if n else 0.0 for name, _ in BANDS},
+            "statuses": dict(self.statuses.most_common()),
+            "top_findings": dict(self.finding_kinds.most_common(5)),
+            "tokens": dict(self.tokens),
+        }

@@ -1,0 +1,341 @@
+"""The evaluator: one record in, one evaluation out (the only module that wires the pipeline).
+
+record → SQL spec and NL spec → enrichment check → alignment → judge → score.
+A record that cannot be evaluated yields an evaluation with an error ``status``; nothing
+raises out of :meth:`Evaluator.evaluate_record` or :meth:`Evaluator.evaluate_line`.
+
+>>> ev = Evaluator()
+>>> e = ev.evaluate(question="How many users are there?", sql="SELECT COUNT(*) FROM users")
+>>> e["status"], e["breakdown"]["filter_status"], e["breakdown"]["verdict"]
+('ok', 'fully_applied', 'likely_correct')
+>>> ev.evaluate_line('{"question": "x"')["status"]
+'invalid_json'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from stef._version import __version__
+from stef.align import Alignment, align
+from stef.enrichment import EnrichmentResult, check_enrichment
+from stef.errors import StefError
+from stef.findings import Finding
+from stef.judges.base import Judge, JudgeInput, Judgment
+from stef.nlspec import extract_nl_spec
+from stef.record import PASSTHROUGH, Record, parse_line, parse_record, record_id, salvage
+from stef.rules import Rules
+from stef.score import band, compute_score
+from stef.spec import Filter, Spec
+from stef.sqlspec import SqlSpecResult, extract_sql_spec, predicate_filters
+
+NLExtractor = Callable[[str, "str | None", Rules, "datetime | None"], Spec]
+
+
+class ScoreCalibration(Protocol):
+    """Maps a score to a probability that the SQL is correct (see ``stef calibrate``)."""
+
+    def p_correct(self, score: float) -> float: ...
+
+
+def _default_nl(question: str, enriched: str | None, rules: Rules, now: datetime | None) -> Spec:
+    return extract_nl_spec(question, enriched, rules=rules, now=now)
+
+
+@dataclass
+class Prepared:
+    """A record taken through every stage before the judge."""
+
+    record: Record
+    sql: SqlSpecResult
+    nl: Spec
+    enrichment: EnrichmentResult
+    alignment: Alignment
+    started: float
+
+    def judge_input(self, rules: Rules) -> JudgeInput:
+        return JudgeInput(
+            question=self.record.question,
+            sql=self.record.sql,
+            nl_spec=self.nl,
+            sql_spec=self.sql.spec,
+            alignment=self.alignment,
+            rules=rules,
+            enriched_question=self.record.enriched_question,
+            dialect=self.record.dialect,
+            enrichment_findings=list(self.enrichment.findings),
+        )
+
+
+class Evaluator:
+    """Evaluates records with one set of rules and one judge.
+
+    ``judge`` defaults to the offline :class:`~stef.judges.symbolic.SymbolicJudge`;
+    ``nl_extractor`` to the deterministic extractor; ``calibration`` (optional) adds
+    ``p_correct`` to each evaluation.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        judge: Judge | None = None,
+        nl_extractor: NLExtractor | None = None,
+        calibration: ScoreCalibration | None = None,
+    ) -> None:
+        if judge is None:
+            from stef.judges.symbolic import SymbolicJudge
+
+            judge = SymbolicJudge()
+        self.rules = rules or Rules()
+        self.judge = judge
+        self.nl_extractor = nl_extractor or _default_nl
+        self.calibration = calibration
+        self._synonyms = self.rules.synonym_map()
+        self._benign: list[Filter] = [
+            f for p in self.rules.benign_filters for f in predicate_filters(p, None, self._synonyms)
+        ]
+        self._rules_sha = self.rules.sha256()
+
+    # ------------------------------------------------------------------ public API
+
+    def evaluate(
+        self,
+        question: str,
+        sql: str,
+        enriched_question: str | None = None,
+        dialect: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Evaluate one question/SQL pair given as arguments."""
+        record = {
+            "question": question,
+            "sql": sql,
+            "enriched_question": enriched_question,
+            "dialect": dialect,
+            **fields,
+        }
+        return self.evaluate_record(record)
+
+    def evaluate_line(self, line: str) -> dict[str, Any]:
+        """Evaluate one JSONL line; malformed JSON gives an ``invalid_json`` evaluation."""
+        started = time.perf_counter()
+        try:
+            rec = parse_line(line)
+        except StefError as e:
+            data: Any = None
+            with contextlib.suppress(ValueError, RecursionError):
+                data = json.loads(line)
+            fallback = "line-" + hashlib.sha256(line.encode("utf-8", "replace")).hexdigest()[:16]
+            return self._error(
+                e.status, e.message, salvage(data), None, started, fallback_id=fallback
+            )
+        return self._evaluate(rec, started)
+
+    def evaluate_record(self, data: Any) -> dict[str, Any]:
+        """Evaluate one decoded record (a dict); never raises."""
+        started = time.perf_counter()
+        try:
+            rec = parse_record(data)
+        except StefError as e:
+            return self._error(e.status, e.message, salvage(data), None, started)
+        return self._evaluate(rec, started)
+
+    async def aevaluate_record(self, data: Any) -> dict[str, Any]:
+        """Like :meth:`evaluate_record`, awaiting the judge (for network judges)."""
+        started = time.perf_counter()
+        try:
+            rec = data if isinstance(data, Record) else parse_record(data)
+            prepared = self.prepare(rec, started)
+        except StefError as e:
+            return self._error(e.status, e.message, salvage(data), None, started)
+        if isinstance(prepared, dict):
+            return prepared
+        try:
+            judgment = await self.judge.ajudge(prepared.judge_input(self.rules))
+        except StefError as e:
+            return self._error(
+                e.status,
+                e.message,
+                prepared.record.passthrough(),
+                prepared.record,
+                started,
+                prepared,
+            )
+        return self.finish(prepared, judgment)
+
+    def evaluate_many(self, records: Iterable[Any], workers: int = 1) -> Iterator[dict[str, Any]]:
+        """Evaluate records (dicts, or JSONL lines as str) in order, optionally in parallel."""
+        from stef.batch import evaluate_stream
+
+        return evaluate_stream(self, records, workers=workers)
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance shared by every evaluation of this evaluator."""
+        return {
+            "stef_version": __version__,
+            "rules_sha256": self._rules_sha,
+            "judge": self.judge.describe(),
+        }
+
+    # ------------------------------------------------------------------ stages
+
+    def prepare(self, rec: Record, started: float) -> Prepared | dict[str, Any]:
+        """Run every stage before the judge; an error evaluation when the SQL is unusable."""
+        try:
+            sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
+        except StefError as e:
+            return self._error(e.status, e.message, rec.passthrough(), rec, started)
+        nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
+        enrichment = check_enrichment(
+            rec.question, rec.enriched_question, rules=self.rules, now=rec.time
+        )
+        alignment = align(
+            nl,
+            sql.spec,
+            self.rules,
+            question=rec.question,
+            enriched_question=rec.enriched_question,
+            benign=self._benign,
+        )
+        return Prepared(rec, sql, nl, enrichment, alignment, started)
+
+    def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:
+        """Score a judged record and assemble its evaluation."""
+        b = compute_score(
+            p.alignment.filter_status,
+            judgment.verdict,
+            judgment.confidence,
+            benign_extras=p.alignment.benign_extras_only,
+            scoring=self.rules.scoring,
+        )
+        findings: list[Finding] = [
+            *(Finding("record_warning", "warning", w, rule="record") for w in p.record.warnings),
+            *p.sql.findings,
+            *p.alignment.findings,
+            *judgment.findings,
+        ]
+        if p.alignment.evidence == 0:
+            findings.append(
+                Finding(
+                    "thin_evidence",
+                    "info",
+                    "the question gives no cue the SQL can be checked against; confidence lowered",
+                    rule="judge_confidence",
+                )
+            )
+        out: dict[str, Any] = {
+            "id": p.record.id,
+            "status": "ok",
+            "error": None,
+            "score": b.score,
+            "band": band(b.score),
+        }
+        if self.calibration is not None:
+            out["p_correct"] = round(float(self.calibration.p_correct(b.score)), 4)
+        out.update(
+            {
+                "breakdown": b.to_dict(),
+                "findings": [f.to_dict() for f in findings],
+                "judgment": {
+                    "verdict": judgment.verdict,
+                    "confidence": judgment.confidence,
+                    "rationale": judgment.rationale,
+                    "issues": list(judgment.issues),
+                },
+                "nl_spec": p.nl.to_dict(),
+                "sql_spec": p.sql.spec.to_dict(),
+                "enrichment": p.enrichment.to_dict(),
+                "provenance": self._provenance(p.started, judgment),
+            }
+        )
+        out.update(p.record.passthrough())
+        out["evaluated_at"] = _now()
+        return out
+
+    def _evaluate(self, rec: Record, started: float) -> dict[str, Any]:
+        prepared = self.prepare(rec, started)
+        if isinstance(prepared, dict):
+            return prepared
+        try:
+            judgment = self.judge.judge(prepared.judge_input(self.rules))
+        except StefError as e:
+            return self._error(e.status, e.message, rec.passthrough(), rec, started, prepared)
+        return self.finish(prepared, judgment)
+
+    def _provenance(self, started: float, judgment: Judgment | None) -> dict[str, Any]:
+        prov = self.describe()
+        prov["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        if judgment is not None:
+            if judgment.model:
+                prov["model"] = judgment.model
+            if judgment.prompt_version:
+                prov["prompt_version"] = judgment.prompt_version
+            if judgment.usage:
+                prov["usage"] = dict(judgment.usage)
+        return prov
+
+    def _error(
+        self,
+        status: str,
+        message: str,
+        passthrough: dict[str, Any],
+        rec: Record | None,
+        started: float,
+        prepared: Prepared | None = None,
+        fallback_id: str | None = None,
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": rec.id if rec else _salvaged_id(passthrough, fallback_id),
+            "status": status,
+            "error": message,
+            "score": None,
+            "band": None,
+            "breakdown": None,
+            "findings": [f.to_dict() for f in prepared.alignment.findings] if prepared else [],
+            "judgment": None,
+            "nl_spec": prepared.nl.to_dict() if prepared else None,
+            "sql_spec": prepared.sql.spec.to_dict() if prepared else None,
+            "enrichment": prepared.enrichment.to_dict() if prepared else None,
+            "provenance": self._provenance(started, None),
+        }
+        for k in PASSTHROUGH:
+            out[k] = passthrough.get(k)
+        out["evaluated_at"] = _now()
+        return out
+
+
+def _salvaged_id(passthrough: dict[str, Any], fallback: str | None) -> str:
+    rid = passthrough.get("id")
+    if isinstance(rid, (str, int)) and not isinstance(rid, bool) and str(rid).strip():
+        return str(rid)[:200]
+    return fallback or record_id(passthrough)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def evaluate(
+    question: str,
+    sql: str,
+    enriched_question: str | None = None,
+    dialect: str | None = None,
+    rules: Rules | dict[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """Evaluate one question/SQL pair with the offline judge.
+
+    >>> evaluate("How many users?", "SELECT COUNT(*) FROM users")["band"]
+    'marginal'
+    """
+    from stef.rules import load_rules_dict
+
+    r = load_rules_dict(rules) if isinstance(rules, dict) else rules
+    return Evaluator(rules=r).evaluate(question, sql, enriched_question, dialect, **fields)

@@ -1,0 +1,224 @@
+"""Input records: parse and validate one JSON object (or JSONL line) into a :class:`Record`.
+
+Every problem becomes a :class:`~stef.errors.RecordError` naming the field, so the caller
+can turn it into an error evaluation for that record alone.
+
+>>> r = parse_record({"question": "How many users?", "sql": "SELECT COUNT(*) FROM users"})
+>>> r.id
+'r-1f9a4cfa5ee2b0a5'
+>>> parse_record({"question": "", "sql": "SELECT 1"})
+Traceback (most recent call last):
+...
+stef.errors.RecordError: field 'question' is empty
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from stef.errors import RecordError
+
+#: Longest question or enriched question accepted, in characters.
+MAX_TEXT_CHARS = 20_000
+#: Longest JSONL line accepted, in characters (the SQL has its own limit in ``sqlspec``).
+MAX_LINE_CHARS = 2_000_000
+
+#: Fields copied from the record into its evaluation unchanged.
+PASSTHROUGH = (
+    "question",
+    "enriched_question",
+    "sql",
+    "dialect",
+    "agent",
+    "agent_version",
+    "timestamp",
+    "app",
+    "metadata",
+)
+
+
+@dataclass
+class Record:
+    """One validated input record."""
+
+    id: str
+    question: str
+    sql: str
+    enriched_question: str | None = None
+    dialect: str | None = None
+    agent: str | None = None
+    agent_version: str | None = None
+    timestamp: str | None = None
+    app: str | None = None
+    metadata: dict[str, Any] | None = None
+    #: ``timestamp`` parsed (timezone-aware), or ``None`` when absent or unreadable.
+    time: datetime | None = None
+    #: Non-fatal problems with the record (e.g. an unreadable timestamp).
+    warnings: list[str] = field(default_factory=list)
+
+    def passthrough(self) -> dict[str, Any]:
+        """The input fields an evaluation carries unchanged."""
+        return {k: getattr(self, k) for k in PASSTHROUGH}
+
+
+def record_id(data: dict[str, Any]) -> str:
+    """A deterministic id for a record that has none: a hash of its content.
+
+    Re-evaluating the same record gives the same id, so stores stay idempotent.
+    """
+    blob = json.dumps(
+        [
+            data.get(k)
+            for k in (
+                "question",
+                "enriched_question",
+                "sql",
+                "dialect",
+                "agent",
+                "agent_version",
+                "timestamp",
+                "app",
+            )
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    return "r-" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _text(
+    data: dict[str, Any],
+    name: str,
+    *,
+    required: bool,
+    empty_status: str | None = None,
+    limit: int | None = MAX_TEXT_CHARS,
+) -> str | None:
+    if name not in data or data[name] is None:
+        if required:
+            raise RecordError("invalid_record", f"field {name!r} is required")
+        return None
+    value = data[name]
+    if not isinstance(value, str):
+        raise RecordError(
+            "invalid_record", f"field {name!r} must be a string, got {type(value).__name__}"
+        )
+    if "\x00" in value:
+        raise RecordError("invalid_record", f"field {name!r} contains a NUL byte")
+    if limit is not None and len(value) > limit:
+        raise RecordError(
+            "invalid_record", f"field {name!r} is too long ({len(value):,} characters > {limit:,})"
+        )
+    if required and not value.strip():
+        raise RecordError(empty_status or "invalid_record", f"field {name!r} is empty")
+    return value
+
+
+def _label(data: dict[str, Any], name: str) -> str | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise RecordError(
+            "invalid_record", f"field {name!r} must be a string, got {type(value).__name__}"
+        )
+    text = str(value)
+    if len(text) > 1000 or "\x00" in text:
+        raise RecordError("invalid_record", f"field {name!r} is not a short label")
+    return text
+
+
+def parse_time(value: str) -> datetime:
+    """Parse an ISO 8601 timestamp; naive times are taken as UTC.
+
+    >>> parse_time("2024-03-01T10:00:00Z").isoformat()
+    '2024-03-01T10:00:00+00:00'
+    """
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    t = datetime.fromisoformat(text)
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def parse_record(data: Any) -> Record:
+    """Validate one decoded record. Raises :class:`RecordError` with the problem."""
+    if not isinstance(data, dict):
+        raise RecordError(
+            "invalid_record", f"a record must be a JSON object, got {type(data).__name__}"
+        )
+    question = _text(data, "question", required=True, empty_status="empty_question")
+    sql = _text(data, "sql", required=True, empty_status="empty_sql", limit=None)
+    enriched = _text(data, "enriched_question", required=False)
+    dialect = _label(data, "dialect")
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise RecordError(
+            "invalid_record", f"field 'metadata' must be an object, got {type(metadata).__name__}"
+        )
+    raw_id = data.get("id")
+    rid = _label(data, "id") if raw_id is not None else record_id(data)
+    assert question is not None and sql is not None
+    rec = Record(
+        id=rid or record_id(data),
+        question=question,
+        sql=sql,
+        enriched_question=enriched,
+        dialect=dialect.strip().lower() if dialect else None,
+        agent=_label(data, "agent"),
+        agent_version=_label(data, "agent_version"),
+        timestamp=_label(data, "timestamp"),
+        app=_label(data, "app"),
+        metadata=metadata,
+    )
+    if rec.timestamp:
+        try:
+            rec.time = parse_time(rec.timestamp)
+        except ValueError:
+            rec.warnings.append(
+                f"timestamp {rec.timestamp!r} is not ISO 8601; relative dates unresolved"
+            )
+    return rec
+
+
+def parse_line(line: str) -> Record:
+    """Decode and validate one JSONL line.
+
+    >>> parse_line('{"question": "q", "sql": ')
+    Traceback (most recent call last):
+    ...
+    stef.errors.RecordError: malformed JSON at column 26: Expecting value
+    """
+    if len(line) > MAX_LINE_CHARS:
+        raise RecordError(
+            "invalid_json", f"line is too long ({len(line):,} characters > {MAX_LINE_CHARS:,})"
+        )
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise RecordError("invalid_json", f"malformed JSON at column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise RecordError("invalid_json", "malformed JSON: nested too deeply") from None
+    return parse_record(data)
+
+
+def salvage(data: Any) -> dict[str, Any]:
+    """Best-effort pass-through fields of a record that failed validation."""
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {"id": data.get("id")}
+    for k in PASSTHROUGH:
+        v = data.get(k)
+        if (
+            v is None
+            or isinstance(v, (str, int, float, bool))
+            or (k == "metadata" and isinstance(v, dict))
+        ):
+            if isinstance(v, str) and len(v) > MAX_TEXT_CHARS:
+                v = v[:200] + f"… [{len(v):,} characters]"
+            out[k] = v
+    return out
