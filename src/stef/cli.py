@@ -27,7 +27,7 @@ def _load_rules(path: str | None) -> Any:
     try:
         return load_rules(path)
     except RulesError as e:
-        err_console.print(f"[bold red]error:[/] {e.message}", highlight=False)
+        click.echo(f"error: {e.message}", err=True)
         raise SystemExit(2) from None
 
 
@@ -127,9 +127,9 @@ def eval_cmd(
     coverage, mean, median, P90, band shares) on stderr. A record that cannot be
     evaluated gets an evaluation with an error status; the batch always finishes.
     """
+    rules = _load_rules(rules_path)
     from stef.evaluator import Evaluator
 
-    rules = _load_rules(rules_path)
     if (question is None) != (sql is None):
         raise click.UsageError("--question and --sql go together")
     if question is None and file is None:
