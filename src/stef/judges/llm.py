@@ -83,6 +83,20 @@ class JudgeAnswer(BaseModel):
         return v
 
 
+#: JSON Schema of the answer, sent to servers that constrain output with it (llama.cpp's
+#: ``response_format: {"type": "json_object", "schema": ...}``) when ``constrained``.
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "confidence": {"type": "number"},
+        "rationale": {"type": "string"},
+        "issues": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["verdict", "confidence", "rationale", "issues"],
+}
+
+
 class AnswerError(ValueError):
     """The model's text is not a valid :class:`JudgeAnswer`; the message says why."""
 
@@ -187,6 +201,7 @@ class LLMJudge(Judge):
         cache: LLMCache | None = None,
         prompt_version: str = PROMPT_VERSION,
         server: LocalServer | None = None,
+        constrained: bool = False,
     ) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
@@ -201,6 +216,7 @@ class LLMJudge(Judge):
         self.cache = cache
         self.prompt = load_prompt(prompt_version)
         self.server = server
+        self.constrained = constrained
         self._loop = BackgroundLoop()
         self._start_lock = threading.Lock()
 
@@ -239,6 +255,7 @@ class LLMJudge(Judge):
             max_tokens=settings.max_tokens,
             cache=LLMCache(path) if path else None,
             server=server,
+            constrained=name == "local",
         )
 
     @property
@@ -266,9 +283,10 @@ class LLMJudge(Judge):
                 "samples": self.samples,
                 "temperature": self.temperature,
                 "max_tokens": self.max_tokens,
+                "constrained": self.constrained,
             },
         )
-        hit = self.cache.get(key) if self.cache else None
+        hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             answers = [JudgeAnswer.model_validate(a) for a in hit["answers"]]
             usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0}
@@ -276,7 +294,7 @@ class LLMJudge(Judge):
         else:
             answers, usage = await self._ask(messages)
             cached = False
-            if self.cache:
+            if self.cache is not None:
                 self.cache.put(
                     key,
                     {"answers": [a.model_dump() for a in answers], "usage": usage},
@@ -381,8 +399,13 @@ class LLMJudge(Judge):
 
     async def _sample(self, messages: list[dict[str, str]], seed: int | None) -> _Sample:
         """One sample: ask, validate, and ask once more with the error shown if invalid."""
+        schema = ANSWER_SCHEMA if self.constrained else None
         first = await self.client.chat(
-            messages, temperature=self.temperature, max_tokens=self.max_tokens, seed=seed
+            messages,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=seed,
+            schema=schema,
         )
         try:
             return _Sample(
@@ -400,7 +423,11 @@ class LLMJudge(Judge):
             },
         ]
         second = await self.client.chat(
-            retry, temperature=self.temperature, max_tokens=self.max_tokens, seed=seed
+            retry,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            seed=seed,
+            schema=schema,
         )
         tokens = (
             first.prompt_tokens + second.prompt_tokens,

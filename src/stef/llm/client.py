@@ -254,6 +254,7 @@ class ChatClient:
         max_tokens: int,
         seed: int | None,
         json_mode: bool,
+        schema: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -265,6 +266,8 @@ class ChatClient:
             body["seed"] = seed
         if json_mode:
             body["response_format"] = {"type": "json_object"}
+            if schema is not None:
+                body["response_format"]["schema"] = schema
         return body
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -302,24 +305,29 @@ class ChatClient:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> Completion:
-        """Send one chat completion; retry what may succeed later; raise what will not."""
+        """Send one chat completion; retry what may succeed later; raise what will not.
+
+        ``schema`` (a JSON Schema) goes inside ``response_format`` as llama.cpp's server
+        accepts it, constraining the output to that shape; other servers may reject it.
+        """
         http, sem = self._resources()
         url = f"{self.base_url}/chat/completions"
         attempt = 0
         while True:
-            if not self.breaker.allow():
-                raise CircuitOpenError(
-                    "judge_unavailable",
-                    f"circuit open: {self.base_url} failed {self.breaker.failures} times in a row; "
-                    f"not calling it for {self.breaker.reset_after:g}s",
-                )
-            json_mode = self.json_mode
-            body = self._body(messages, temperature, max_tokens, seed, json_mode)
-            started = time.perf_counter()
             retry_after: float | None = None
             try:
-                async with sem:
+                async with sem:  # the breaker is asked only once a slot is free
+                    if not self.breaker.allow():
+                        raise CircuitOpenError(
+                            "judge_unavailable",
+                            f"circuit open: {self.base_url} failed {self.breaker.failures} "
+                            f"times in a row; not calling it for {self.breaker.reset_after:g}s",
+                        )
+                    json_mode = self.json_mode
+                    body = self._body(messages, temperature, max_tokens, seed, json_mode, schema)
+                    started = time.perf_counter()
                     resp = await http.post(url, json=body)
             except httpx.TimeoutException:
                 failure = f"no answer within {self.timeout:g}s"

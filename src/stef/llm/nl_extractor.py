@@ -294,7 +294,7 @@ class LLMNLExtractor:
                 "max_tokens": self.max_tokens,
             },
         )
-        hit = self.cache.get(key) if self.cache else None
+        hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             self.usage["cached"] += 1
             return NLSpecAnswer.model_validate(hit)
@@ -316,7 +316,7 @@ class LLMNLExtractor:
             self._count(second.prompt_tokens, second.completion_tokens)
             answer = parse_spec_answer(second.text)
         self.usage["latency_ms"] += (time.perf_counter() - started) * 1000
-        if self.cache:
+        if self.cache is not None:
             self.cache.put(
                 key,
                 answer.model_dump(),
