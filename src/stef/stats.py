@@ -179,8 +179,13 @@ class Tally:
     findings: Counter[str] = field(default_factory=Counter)
     excused: Counter[str] = field(default_factory=Counter)
 
-    def add(self, evaluation: Mapping[str, Any], sign: int = 1) -> None:
-        """Count one evaluation (``sign=-1`` takes it away again)."""
+    def add(
+        self, evaluation: Mapping[str, Any], sign: int = 1, kinds: Mapping[str, str] | None = None
+    ) -> None:
+        """Count one evaluation (``sign=-1`` takes it away again).
+
+        ``kinds`` is its :func:`finding_kinds`, when the caller already has them.
+        """
         self.records += sign
         status = str(evaluation.get("status") or "internal_error")
         self.statuses[status] += sign
@@ -199,7 +204,9 @@ class Tally:
             if isinstance(conf, (int, float)):
                 self.confidence_sum += sign * float(conf)
                 self.confidence_n += sign
-        for kind, severity in finding_kinds(evaluation).items():
+        if kinds is None:
+            kinds = finding_kinds(evaluation)
+        for kind, severity in kinds.items():
             (self.excused if severity == "info" else self.findings)[kind] += sign
 
     def merge(self, other: Tally) -> Tally:

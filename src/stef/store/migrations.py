@@ -151,7 +151,10 @@ def _script(conn: sqlite3.Connection, script: str) -> None:
 
 
 def record_time(evaluation: Mapping[str, Any]) -> float:
-    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0."""
+    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0.
+
+    Lenient (an unreadable time falls through to the next), for backfilling old rows.
+    """
     for key in ("timestamp", "evaluated_at"):
         try:
             t = to_epoch(evaluation.get(key))

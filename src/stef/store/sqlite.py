@@ -39,7 +39,7 @@ from stef.stats import (
     to_epoch,
     window_start,
 )
-from stef.store.migrations import ROLLUP_SECONDS, migrate, record_time, rollup_id, rollup_key
+from stef.store.migrations import ROLLUP_SECONDS, migrate, rollup_id, rollup_key
 from stef.store.selection import Selection
 
 _COLUMNS = (
@@ -84,14 +84,27 @@ def check_evaluation(evaluation: Any) -> str | None:
     meta = evaluation.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         return "field 'metadata' must be an object or null"
+    return None
+
+
+def record_time(evaluation: Mapping[str, Any]) -> float:
+    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0.
+
+    Raises ``ValueError`` naming the field when the one used is not an ISO 8601 time.
+
+    >>> record_time({"timestamp": None, "evaluated_at": "1970-01-01T00:01:00Z"})
+    60.0
+    """
     for key in ("timestamp", "evaluated_at"):
         value = evaluation.get(key)
-        if value is not None:
+        if value is not None and value != "":
             try:
-                to_epoch(value)
+                t = to_epoch(value)
             except ValueError:
-                return f"field {key!r} is not an ISO 8601 time: {value!r}"
-    return None
+                raise ValueError(f"field {key!r} is not an ISO 8601 time: {value!r}") from None
+            assert t is not None
+            return t
+    return 0.0
 
 
 def question_key(question: Any) -> str | None:
@@ -229,13 +242,17 @@ class SQLiteStore:
         replace: bool,
         offsets: Mapping[str, int] | None,
     ) -> int:
-        unique: dict[str, Mapping[str, Any]] = {}
+        unique: dict[str, tuple[Mapping[str, Any], float]] = {}
         for ev in batch:
             problem = check_evaluation(ev)
+            try:
+                t = record_time(ev) if problem is None else 0.0
+            except ValueError as exc:
+                problem = str(exc)
             if problem:
                 raise StoreError(message=f"evaluation {_text(ev.get('id'))!r}: {problem}")
             if replace or ev["id"] not in unique:
-                unique[ev["id"]] = ev
+                unique[ev["id"]] = (ev, t)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -248,17 +265,21 @@ class SQLiteStore:
             docs: list[tuple[int, str]] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
-            for ev_id, ev in unique.items():
+            for ev_id, (ev, t) in unique.items():
                 seq = existing.get(ev_id)
                 if seq is None:
                     seq, next_seq, new = next_seq, next_seq + 1, new + 1
                 elif not replace:
                     continue
-                t = record_time(ev)
                 rows.append(_row(seq, ev, t))
                 docs.append((seq, orjson.dumps(ev, option=orjson.OPT_NON_STR_KEYS).decode()))
-                kinds.extend((seq, k, s) for k, s in finding_kinds(ev).items())
-                rollups.setdefault(rollup_key(ev, t), Tally()).add(ev)
+                ev_kinds = finding_kinds(ev)
+                kinds.extend((seq, k, s) for k, s in ev_kinds.items())
+                key = rollup_key(ev, t)
+                tally = rollups.get(key)
+                if tally is None:
+                    tally = rollups[key] = Tally()
+                tally.add(ev, kinds=ev_kinds)
             marks = ", ".join("?" * 16)
             conn.executemany(
                 f"INSERT OR REPLACE INTO evaluations ({_COLUMNS}) VALUES ({marks})", rows
@@ -299,7 +320,10 @@ class SQLiteStore:
             sql = f"SELECT doc FROM evaluation_docs WHERE seq IN ({marks})"
             for (doc,) in self.conn.execute(sql, part):
                 old = orjson.loads(doc)
-                rollups.setdefault(rollup_key(old), Tally()).add(old, sign=-1)
+                key = rollup_key(old, record_time(old))
+                if key not in rollups:
+                    rollups[key] = Tally()
+                rollups[key].add(old, sign=-1)
             self.conn.execute(f"DELETE FROM findings WHERE seq IN ({marks})", part)
 
     def _add_rollups(self, rollups: Mapping[Any, Tally]) -> None:
