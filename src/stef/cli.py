@@ -308,5 +308,10 @@ def rules_schema() -> None:
     click.echo(json.dumps(rules_json_schema(), indent=2))
 
 
+from stef.cli_llm import local  # noqa: E402
+
+main.add_command(local)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
