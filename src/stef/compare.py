@@ -222,7 +222,7 @@ def _summary(t: Tally) -> dict[str, Any]:
 
 
 def _findings_grew(a: Tally, b: Tally, top: int) -> list[dict[str, Any]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for kind in set(a.findings) | set(b.findings):
         sa = a.findings.get(kind, 0) / a.records if a.records else 0.0
         sb = b.findings.get(kind, 0) / b.records if b.records else 0.0

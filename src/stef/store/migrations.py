@@ -53,7 +53,6 @@ def m0001_evaluations(conn: sqlite3.Connection) -> None:
             metadata TEXT
         );
         CREATE INDEX evaluations_agent ON evaluations (agent, agent_version, t);
-        CREATE INDEX evaluations_app ON evaluations (app, t);
         CREATE INDEX evaluations_t ON evaluations (t);
         CREATE TABLE evaluation_docs (
             seq INTEGER PRIMARY KEY REFERENCES evaluations (seq),
