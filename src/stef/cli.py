@@ -312,6 +312,10 @@ from stef.cli_llm import local  # noqa: E402
 
 main.add_command(local)
 
+from stef.cli_calibrate import calibrate  # noqa: E402
+
+main.add_command(calibrate)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
