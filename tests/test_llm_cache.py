@@ -109,3 +109,20 @@ def test_failures_are_not_cached(server: LLMServer, tmp_path: Path) -> None:
         j.judge(case())
     assert j.judge(case()).usage["cached"] is False
     j.close()
+
+
+def _put_in_child(cache: LLMCache) -> None:
+    cache.put("from-child", {"ok": True})
+
+
+def test_a_forked_worker_opens_its_own_connection(tmp_path: Path) -> None:
+    import multiprocessing as mp
+
+    cache = LLMCache(tmp_path / "c.sqlite")
+    cache.put("from-parent", {"ok": True})
+    child = mp.get_context("fork").Process(target=_put_in_child, args=(cache,))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    assert (cache.get("from-parent"), cache.get("from-child")) == ({"ok": True}, {"ok": True})
+    cache.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -61,11 +62,23 @@ class LLMCache:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self._connect()
+
+    def _connect(self) -> None:
+        self._pid = os.getpid()
+        self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+            self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection of this process (a forked worker opens its own)."""
+        if self._pid != os.getpid():
+            self._lock = threading.Lock()
+            self._connect()
+        return self._conn
 
     def __repr__(self) -> str:
         return f"LLMCache({self.path!r})"
@@ -93,4 +106,4 @@ class LLMCache:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._conn.close()

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -25,8 +26,13 @@ class BackgroundLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._pid = os.getpid()
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
+        if self._pid != os.getpid():  # a forked worker: the parent's thread is not here
+            self._lock = threading.Lock()
+            self._loop = self._thread = None
+            self._pid = os.getpid()
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
