@@ -306,3 +306,39 @@ def test_bad_data_is_one_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(calibrate, [str(bad), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1
     assert "bad.jsonl:1: field 'correct' is required and must be a bool" in result.output
+
+
+def test_a_run_where_nothing_was_evaluated_still_reports(
+    rows: list[C.LabelledRow], tmp_path: Path
+) -> None:
+    from stef.calibrate_report import write_outputs
+
+    failed = [{"id": r.id, "status": "judge_failed", "score": None} for r in rows]
+    m = C.measure(rows, failed, C.assign_folds(rows, 3, 0))
+    assert m.metrics["coverage"]["evaluated"] == 0
+    assert m.metrics["overall"]["auroc"] is None
+    assert m.metrics["overall"]["at_fitted"]["accuracy"] is None
+    assert m.calibration is None
+    m.metrics = {"run": _RUN, **m.metrics}
+    paths = write_outputs(m, tmp_path)
+    assert sorted(paths) == ["metrics", "reliability", "report", "roc"]
+    report = (tmp_path / "report.md").read_text()
+    assert "| coverage | 0.0% (0/24) |  |" in report
+    assert "| `judge_failed` | 24 |" in report
+
+
+_RUN = {
+    "command": "stef calibrate data.jsonl --output out",
+    "data": "data.jsonl",
+    "rows_in_file": 24,
+    "rows_used": 24,
+    "limit": None,
+    "seed": 0,
+    "folds": 3,
+    "judge": "openai",
+    "rules": None,
+    "dialect": "sqlite",
+    "stef_version": "0",
+    "style": {"normalised": True, "rerendered": 23, "kept_as_is": 1},
+    "reference": None,
+}

@@ -326,7 +326,7 @@ def plot_reliability(metrics: dict[str, Any], path: Path) -> None:
             [b["frac_correct"] for b in bins],
             marker=marker,
             color=color,
-            label=f"{name}, ECE {prob[key]['ece']:.3f}",
+            label=f"{name}, ECE {fmt_num(prob[key]['ece'])}",
         )
         width = 1 / max(1, len(prob[key]["bins"]))
         offset = 0 if key == "raw" else width / 2
