@@ -402,3 +402,42 @@ def test_invalid_settings_are_reported_by_name(tmp_path: Path) -> None:
         "invalid LLM settings: timeout: Input should be greater than 0; "
         "colour: Extra inputs are not permitted"
     )
+
+
+def test_stef_eval_with_the_openai_judge(server: LLMServer, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    records = [
+        {"id": "a", "question": "How many users are there?", "sql": "SELECT COUNT(*) FROM users"},
+        {
+            "id": "b",
+            "question": "How many orders came from Berlin?",
+            "sql": "SELECT COUNT(*) FROM orders WHERE city = 'Berlin'",
+        },
+        {"id": "c", "question": "What is the total revenue?", "sql": "SELECT SUM(amount) FROM t"},
+    ]
+    data, out = tmp_path / "logs.jsonl", tmp_path / "out.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    good = completion(GOOD, prompt_tokens=500, completion_tokens=50)
+    server.enqueue(good, completion("nope"), completion("still nope"), good)
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval", str(data), "--output", str(out), "--no-progress", "--judge", "openai",
+            "--base-url", server.base_url, "--model", "m", "--api-key", KEY,
+            "--no-cache", "--concurrency", "1",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    evaluations = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(e["id"], e["status"]) for e in evaluations] == [
+        ("a", "ok"),
+        ("b", "judge_failed"),
+        ("c", "ok"),
+    ]
+    assert evaluations[0]["provenance"]["usage"]["prompt_tokens"] == 500
+    assert evaluations[0]["provenance"]["judge"]["base_url"] == server.base_url
+    assert KEY not in out.read_text() and KEY not in result.output
+    assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.chat_requests)

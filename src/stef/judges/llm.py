@@ -390,11 +390,13 @@ class LLMJudge(Judge):
         }
         if 2 * len(answers) < k:
             errors = "; ".join(dict.fromkeys(s.error for s in samples if s.error))
-            raise JudgeError(
+            failed = JudgeError(
                 "judge_failed",
                 f"{self.name} judge gave no valid verdict "
                 f"({len(answers)}/{k} valid samples): {errors}",
             )
+            failed.usage = usage  # type: ignore[attr-defined]  # tokens spent all the same
+            raise failed
         return answers, usage
 
     async def _sample(self, messages: list[dict[str, str]], seed: int | None) -> _Sample:
