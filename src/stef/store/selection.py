@@ -66,6 +66,11 @@ class Selection:
         >>> Selection.from_kwargs(agent="a", **{"metadata.team": "ops"}).metadata
         {'team': 'ops'}
         """
+        return cls.from_mapping(selection, now)
+
+    @classmethod
+    def from_mapping(cls, selection: Mapping[str, Any], now: float = 0.0) -> Selection:
+        """Build from a mapping such as ``{"agent": "a", "since": "7d"}``."""
         values: dict[str, Any] = {}
         metadata: dict[str, str] = {}
         for key, value in selection.items():

@@ -199,7 +199,7 @@ def _selection(selection: Selection | Mapping[str, Any] | None) -> Selection:
         return Selection()
     if isinstance(selection, Selection):
         return selection
-    return Selection.from_kwargs(**selection)
+    return Selection.from_mapping(selection, now=time.time())
 
 
 class SQLiteStore:
