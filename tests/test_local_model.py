@@ -231,3 +231,15 @@ def test_local_status_reports_the_verified_smollm2() -> None:
     assert line.startswith("model    smollm2-135m: installed, verified: ")
     assert line.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
     assert f"runtime  {RUNTIME_REQUIREMENT}: 0.3.36" in result.output
+
+
+def test_the_local_judge_asks_one_request_at_a_time_unless_told_otherwise() -> None:
+    judge = build_judge("local", local_model="smollm2-135m", no_cache=True)
+    assert isinstance(judge, LLMJudge) and judge.server is not None
+    assert (judge.concurrency, judge.client.timeout) == (1, 600.0)
+    assert judge.client.base_url == judge.server.base_url  # started on first use, not now
+    assert not judge.server.running
+    judge.close()
+    told = build_judge("local", local_model="smollm2-135m", no_cache=True, concurrency=3)
+    assert told.concurrency == 3  # type: ignore[attr-defined]
+    told.close()

@@ -142,7 +142,10 @@ def _settings(options: dict[str, Any], **override: Any) -> LLMSettings:
 
 
 def _local_judge(options: dict[str, Any]) -> Judge:
-    """``--judge local``: the given --base-url, a server ``stef local serve`` runs, or our own."""
+    """``--judge local``: the given --base-url, a server ``stef local serve`` runs, or our own.
+
+    Unless given, concurrency is 1 and the timeout 600 s (a CPU runs one request at a time).
+    """
     from stef.judges.llm import LLMJudge
     from stef.llm.local import LocalServer, find_running, get_model
 
@@ -156,7 +159,14 @@ def _local_judge(options: dict[str, Any]) -> Judge:
         else:
             server = LocalServer(model)
             base_url = server.base_url
-    settings = _settings(options, base_url=base_url, model=model.key, api_key=None)
+    # One CPU server answers one request at a time: queueing several only risks timeouts
+    # and breaks llama.cpp's reuse of the shared prompt prefix.
+    local_defaults = {
+        k: v for k, v in (("concurrency", 1), ("timeout", 600.0)) if options.get(k) is None
+    }
+    settings = _settings(
+        options, base_url=base_url, model=model.key, api_key=None, **local_defaults
+    )
     return LLMJudge.from_settings(settings, name="local", server=server)
 
 
