@@ -243,3 +243,35 @@ def test_the_local_judge_asks_one_request_at_a_time_unless_told_otherwise() -> N
     told = build_judge("local", local_model="smollm2-135m", no_cache=True, concurrency=3)
     assert told.concurrency == 3  # type: ignore[attr-defined]
     told.close()
+
+
+@e2e
+def test_stef_local_serve_is_found_by_the_local_judge_and_stops_on_sigterm(
+    stef_home: Path,
+) -> None:
+    import json
+    import signal
+    import sys
+    import time
+
+    state = stef_home / "local-server.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stef.cli", "local", "serve", "--model", "smollm2-135m"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "STEF_CACHE_DIR": str(stef_home)},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert state.exists(), proc.stdout.read().decode() if proc.stdout else ""
+        base_url = json.loads(state.read_text())["base_url"]
+        judge = build_judge("local", local_model="smollm2-135m", no_cache=True)
+        assert isinstance(judge, LLMJudge)
+        assert (judge.server, judge.client.base_url) == (None, base_url)
+        judge.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    assert not state.exists()

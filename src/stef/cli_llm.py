@@ -19,6 +19,8 @@ named by ``--llm-config`` / ``STEF_LLM_CONFIG``.
 from __future__ import annotations
 
 import json
+import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -300,6 +302,7 @@ def local_serve(model: str, port: int, n_ctx: int) -> None:
     except StefError as e:
         raise click.ClickException(e.message) from None
     server.write_state()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the server on kill, too
     click.echo(f"serving {model} at {server.base_url} (Ctrl-C to stop)")
     try:
         code = server.wait()
