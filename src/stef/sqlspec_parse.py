@@ -1,0 +1,194 @@
+"""Parse one SQL query with sqlglot, or say precisely why it cannot be parsed.
+
+Every failure is a :class:`stef.errors.SqlError` whose ``status`` names the cause
+(``empty_sql``, ``sql_too_large``, ``sql_unparseable``, ``sql_not_query``,
+``sql_multiple_statements``, ``sql_unsupported``); nothing is silently accepted.
+
+>>> parse_query("SELECT a FROM t", "sqlite").tree.sql()
+'SELECT a FROM t'
+>>> parse_query("DROP TABLE t").tree
+Traceback (most recent call last):
+...
+stef.errors.SqlError: expected a SELECT query, got a DROP statement
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect, Dialects
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.generator import Generator
+from sqlglot.parser import Parser
+from sqlglot.tokens import Token, Tokenizer
+
+from stef.errors import SqlError
+
+#: Longest SQL text (characters) STEF will parse; longer input is ``sql_too_large``.
+MAX_SQL_CHARS = 200_000
+
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.\w+, text: (.*?), line: .*?>")
+_CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
+_KNOWN_DIALECTS = ", ".join(sorted(d.value for d in Dialects if d.value))
+
+
+@dataclass
+class DialectTools:
+    """A dialect with a tokenizer, parser and generator, reused across calls in one thread."""
+
+    dialect: Dialect
+    tokenizer: Tokenizer
+    parser: Parser
+    generator: Generator
+
+
+_LOCAL = threading.local()
+
+
+def dialect_tools(dialect: str | None) -> DialectTools:
+    """Cached (per thread) sqlglot machinery for ``dialect``; unknown names → ``SqlError``."""
+    cache: dict[str | None, DialectTools] | None = getattr(_LOCAL, "tools", None)
+    if cache is None:
+        cache = _LOCAL.tools = {}
+    tools = cache.get(dialect)
+    if tools is None:
+        dia = get_dialect(dialect)
+        tools = DialectTools(
+            dia,
+            dia.tokenizer(),
+            dia.parser(),
+            dia.generator(unsupported_level=ErrorLevel.IGNORE),
+        )
+        if len(cache) > 64:
+            cache.clear()
+        cache[dialect] = tools
+    return tools
+
+
+def _forget_tools(dialect: str | None) -> None:
+    cache = getattr(_LOCAL, "tools", None)
+    if cache is not None:
+        cache.pop(dialect, None)
+
+
+@dataclass
+class ParsedSql:
+    """One parsed statement with the tokens it came from (their positions give fragments)."""
+
+    sql: str
+    tree: exp.Expr
+    tokens: list[Token]
+    tools: DialectTools
+    dialect_name: str | None
+
+
+def get_dialect(dialect: str | None) -> Dialect:
+    """The sqlglot dialect named ``dialect`` (``None`` → sqlglot's generic dialect).
+
+    >>> get_dialect("nosuch")
+    Traceback (most recent call last):
+    ...
+    stef.errors.SqlError: unknown SQL dialect 'nosuch'; known: athena, bigquery, ...
+    """
+    if dialect is not None and not isinstance(dialect, str):
+        raise SqlError("sql_unsupported", f"dialect must be a string, got {type(dialect).__name__}")
+    try:
+        return Dialect.get_or_raise(dialect or None)
+    except Exception:
+        raise SqlError(
+            "sql_unsupported", f"unknown SQL dialect {dialect!r}; known: {_KNOWN_DIALECTS}"
+        ) from None
+
+
+def check_text(sql: object) -> str:
+    """Reject non-strings, oversized and empty SQL before any parsing."""
+    if not isinstance(sql, str):
+        raise SqlError("sql_unparseable", f"SQL must be a string, got {type(sql).__name__}")
+    if len(sql) > MAX_SQL_CHARS:
+        raise SqlError(
+            "sql_too_large",
+            f"SQL is {len(sql):,} characters long; the limit is {MAX_SQL_CHARS:,}",
+        )
+    if not sql.strip():
+        raise SqlError("empty_sql", "SQL is empty")
+    return sql
+
+
+def _parse_error_message(err: ParseError) -> str:
+    first = err.errors[0] if err.errors else {}
+    desc = _TOKEN_REPR.sub(lambda m: repr(m.group(1)), str(first.get("description") or err))
+    desc = _CLASS_REPR.sub(lambda m: m.group(1), desc)
+    desc = desc.split("\n", 1)[0][:200]
+    line, col = first.get("line"), first.get("col")
+    where = f" at line {line}, col {col}" if line is not None else ""
+    near = str(first.get("highlight") or "")[:40]
+    near = f" near {near!r}" if near else ""
+    return f"cannot parse SQL: {desc}{where}{near}"
+
+
+def tokenize_and_parse(
+    sql: str, dialect: str | None, into: type[exp.Expr] | None = None
+) -> tuple[list[Token], list[exp.Expr | None], DialectTools]:
+    """Tokenize once and parse those tokens (as ``into`` if given); errors become ``SqlError``."""
+    tools = dialect_tools(dialect)
+    try:
+        tokens = tools.tokenizer.tokenize(sql)
+        parser = tools.parser
+        statements = parser.parse_into(into, tokens, sql) if into else parser.parse(tokens, sql)
+    except RecursionError:
+        _forget_tools(dialect)
+        raise SqlError(
+            "sql_unparseable", "cannot parse SQL: it is nested too deeply (recursion limit)"
+        ) from None
+    except ParseError as err:
+        raise SqlError("sql_unparseable", _parse_error_message(err)) from None
+    except TokenError as err:
+        _forget_tools(dialect)
+        raise SqlError("sql_unparseable", f"cannot tokenize SQL: {str(err)[:200]}") from None
+    except Exception as err:  # sqlglot bugs on hostile input must not crash a batch
+        _forget_tools(dialect)
+        raise SqlError(
+            "sql_unparseable", f"cannot parse SQL: {type(err).__name__}: {str(err)[:200]}"
+        ) from None
+    return tokens, statements, tools
+
+
+def _describe(node: exp.Expr) -> str:
+    if isinstance(node, exp.Command):
+        return f"{node.name.upper()} command"
+    if isinstance(node, exp.Condition):
+        return f"a bare {node.key.upper()} expression, not a statement"
+    article = "an" if node.key[:1].lower() in "aeiou" else "a"
+    return f"{article} {node.key.upper()} statement"
+
+
+def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
+    """Parse exactly one SELECT-like query (SELECT, set operation, parenthesised query)."""
+    sql = check_text(sql)
+    tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
+    statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
+    if not statements:
+        raise SqlError("empty_sql", "SQL holds no statement (only comments or semicolons)")
+    if len(statements) > 1:
+        raise SqlError(
+            "sql_multiple_statements",
+            f"SQL holds {len(statements)} statements; STEF scores exactly one query",
+        )
+    tree = statements[0]
+    if isinstance(tree, exp.Command):
+        head = f"{tree.name} {tree.expression.name if tree.expression else ''}".strip()[:60]
+        raise SqlError(
+            "sql_unsupported",
+            f"sqlglot does not understand this statement (parsed as an opaque command: {head!r})",
+        )
+    if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
+        raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
+    first = tree
+    while isinstance(first, (exp.SetOperation, exp.Subquery)):
+        first = first.this
+    if isinstance(first, exp.Select) and not first.expressions:
+        raise SqlError("sql_unparseable", "cannot parse SQL: SELECT has no output columns")
+    return ParsedSql(sql, tree, tokens, tools, dialect or None)
