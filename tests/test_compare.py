@@ -116,3 +116,38 @@ def test_paired_differences_average_repeated_questions():
 def test_compare_refuses_a_silly_alpha():
     with pytest.raises(ValueError, match=r"alpha must be within \(0, 1\)"):
         compare(Tally(), Tally(), alpha=1.5)
+
+
+@pytest.mark.parametrize(
+    ("candidate_quality", "n", "code", "verdict"),
+    [(-0.25, 300, 1, "worse"), (0.0, 300, 0, "no detectable difference"), (0.0, 4, 2, "undecided")],
+)
+def test_stef_compare_exit_codes_gate_a_release(tmp_path, candidate_quality, n, code, verdict):
+    import json
+
+    from click.testing import CliRunner
+
+    from stef.cli import main
+    from stef.store import open_store
+
+    store = open_store(tmp_path / "stef.db")
+    store.write(make_evaluations(300, seed=1))
+    store.write(make_evaluations(n, seed=2, agent_version="1.4", quality=candidate_quality))
+    store.close()
+    args = [
+        "compare",
+        "--store",
+        str(tmp_path / "stef.db"),
+        "--baseline",
+        "agent=sql-bot,agent_version=1.3",
+        "--candidate",
+        "agent=sql-bot,agent_version=1.4",
+    ]
+    gated = CliRunner().invoke(main, [*args, "--fail-on", "regression", "--json"])
+    assert gated.exit_code == code, gated.output
+    data = json.loads(gated.output)
+    assert data["verdict"] == verdict
+    assert data["candidate"]["selection"] == "agent=sql-bot,agent_version=1.4"
+    plain = CliRunner().invoke(main, args)
+    assert plain.exit_code == 0
+    assert f"verdict: {verdict}" in plain.output

@@ -127,3 +127,55 @@ def test_selections_parse_and_refuse_unknown_keys():
         Selection.parse("sql-bot")
     with pytest.raises(SelectionError, match="since: not an ISO 8601 time: 'yesterday'"):
         Selection.parse("since=yesterday")
+
+
+def test_stef_stats_as_json_csv_and_table(tmp_path):
+    import csv
+    import io
+    import json
+    import sys
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from stef.cli import main
+    from stef.store import open_store
+
+    sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
+    from monitor_factory import make_evaluations
+
+    evs = make_evaluations(200, seed=1, step_s=1800) + make_evaluations(
+        100, seed=2, agent_version="1.4", error_rate=0.2, step_s=1800
+    )
+    db = str(tmp_path / "stef.db")
+    store = open_store(db)
+    store.write(evs)
+    store.close()
+    args = ["stats", "--store", db, "--by", "agent_version", "--window", "1d"]
+    out = CliRunner().invoke(main, [*args, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    want = rows(tally_evaluations(evs, by=["agent_version"], window=86400.0), ["agent_version"])
+    assert [
+        (d["agent_version"], d["window_start"], d["records"], d["mean"], d["p90"]) for d in data
+    ] == [
+        (
+            r.group["agent_version"],
+            r.to_dict()["window_start"],
+            r.figures.records,
+            r.figures.mean,
+            r.figures.p90,
+        )
+        for r in want
+    ]
+    assert data[0]["window_start"] == "2024-05-01T00:00:00Z"
+    table = list(csv.DictReader(io.StringIO(CliRunner().invoke(main, [*args, "--csv"]).output)))
+    assert len(table) == len(data)
+    assert {"coverage", "p10", "bands.poor", "filters.not_applied", "verdicts.incorrect"} <= set(
+        table[0]
+    )
+    text = CliRunner().invoke(main, ["stats", "--store", db]).output
+    assert "sql-bot" in text and "1.4" in text and "records" in text
+    bad = CliRunner().invoke(main, ["stats", "--store", db, "--by", "team"])
+    assert bad.exit_code == 2
+    assert "cannot group by 'team'" in bad.output

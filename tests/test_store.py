@@ -224,3 +224,45 @@ def test_watch_offsets_and_alert_state_survive_a_reopen(tmp_path, evaluations):
     assert store.offsets() == {"/logs/a.jsonl": 1234, "/logs/b.jsonl": 10}
     assert store.alert_states() == {"mean-low": {"breached": True, "value": 41.5}}
     store.close()
+
+
+def test_stef_ingest_is_idempotent_and_lists_invalid_lines(tmp_path, evaluations):
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    path = tmp_path / "results.jsonl"
+    lines = [orjson.dumps(e).decode() for e in evaluations[:50]]
+    lines[3] = "{not json"
+    lines[7] = orjson.dumps({**evaluations[7], "timestamp": "yesterday"}).decode()
+    path.write_text("\n".join(lines) + "\n\n")
+    db = str(tmp_path / "stef.db")
+    first = CliRunner().invoke(main, ["ingest", str(path), "--store", db])
+    assert first.exit_code == 1
+    assert first.stdout.startswith(
+        "stored 48 new evaluation(s) of 48 valid line(s), 0 already stored"
+    )
+    assert f"invalid: {path}:4: not JSON" in first.stderr
+    assert (
+        f"invalid: {path}:8: field 'timestamp' is not an ISO 8601 time: 'yesterday'" in first.stderr
+    )
+    second = CliRunner().invoke(main, ["ingest", str(path), "--store", db])
+    assert second.stdout.startswith(
+        "stored 0 new evaluation(s) of 48 valid line(s), 48 already stored"
+    )
+    store = open_store(db)
+    assert store.count() == 48
+    store.close()
+
+
+def test_stef_ingest_names_an_unknown_store(tmp_path):
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    (tmp_path / "x.jsonl").write_text("")
+    result = CliRunner().invoke(
+        main, ["ingest", str(tmp_path / "x.jsonl"), "--store", "mysql://h/db"]
+    )
+    assert result.exit_code == 2
+    assert "unknown store 'mysql://h/db'; use a file path or sqlite:///path" in result.output

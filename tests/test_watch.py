@@ -292,3 +292,59 @@ def test_an_invalid_rules_file_names_the_bad_key(tmp_path):
     )
     with pytest.raises(AlertConfigError, match=r"not a duration: '1 hour'"):
         AlertConfig.load(path)
+
+
+def test_stef_watch_once_evaluates_stores_and_alerts_on_coverage(tmp_path):
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    good = {
+        "id": "r1",
+        "question": "How many users are there?",
+        "sql": "SELECT COUNT(*) FROM users",
+    }
+    bad = "".join(f"not json {i}\n" for i in range(3))  # distinct lines: distinct ids
+    (logs / "app.jsonl").write_text(json.dumps(good) + "\n" + bad)
+    alerts = tmp_path / "alerts.json"
+    alerts.write_text(
+        json.dumps(
+            {
+                "min_records": 2,
+                "rules": [{"name": "coverage", "metric": "coverage", "below": 0.9, "window": "1d"}],
+            }
+        )
+    )
+    db = str(tmp_path / "stef.db")
+    args = ["watch", str(logs), "--store", db, "--alerts", str(alerts), "--once"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert first.stdout.splitlines() == [
+        "ALERT coverage: coverage below 0.9 — coverage is 0.25 over the last 1d (4 records, all)"
+    ]
+    assert "4 new line(s), 4 new evaluation(s) stored" in first.stderr
+    again = CliRunner().invoke(main, args)
+    assert (again.exit_code, again.stdout, again.stderr) == (0, "", "")
+
+
+def test_stef_watch_needs_rules_for_a_webhook(tmp_path):
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    result = CliRunner().invoke(
+        main,
+        [
+            "watch",
+            str(tmp_path),
+            "--store",
+            str(tmp_path / "s.db"),
+            "--alert-webhook",
+            "http://127.0.0.1:9/x",
+            "--once",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "--alert-webhook needs --alerts" in result.output

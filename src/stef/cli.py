@@ -316,6 +316,11 @@ from stef.cli_calibrate import calibrate  # noqa: E402
 
 main.add_command(calibrate)
 
+from stef.cli_monitor import COMMANDS as MONITOR_COMMANDS  # noqa: E402
+
+for _command in MONITOR_COMMANDS:
+    main.add_command(_command)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -321,7 +321,7 @@ def compare(
         band_shift=band_shift,
         paired_n=len(d),
         paired_mean_diff=paired_est,
-        wilcoxon_p=None if wilcoxon_p is None else round(wilcoxon_p, 6),
+        wilcoxon_p=wilcoxon_p,
         test=test,
         verdict=verdict,
         reason=reason,

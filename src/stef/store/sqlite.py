@@ -185,7 +185,7 @@ def _where(sel: Selection, *extra: str) -> tuple[str, list[Any]]:
         clauses.append(f"{_meta_expr(key)} = ?")
         params.append(value)
     if sel.finding is not None:
-        clauses.append("EXISTS (SELECT 1 FROM findings f2 WHERE f2.seq = e.seq AND f2.kind = ?)")
+        clauses.append("e.seq IN (SELECT f2.seq FROM findings f2 WHERE f2.kind = ?)")
         params.append(sel.finding)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
