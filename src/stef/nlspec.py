@@ -1,0 +1,1963 @@
+"""Deterministic NL spec extractor: what a question (Q_u) and its enrichment (Q_e) ask for.
+
+No LLM, no schema: cue lexicons (:mod:`stef.nl_lexicon`) and precompiled regexes over the
+natural-language text. Pure: the same text, rules and ``now`` give the same spec; relative
+dates ("last year") resolve against ``now`` (the record's timestamp) and stay unresolved
+without it. An enrichment is read as hints (``women refers to SEX = 'F'``: a
+:class:`Mapping`) or, when it has none, as a restated question.
+
+>>> s = extract_text_spec("List the top 5 customers in Germany with more than 10 orders in 2023.")
+>>> s.limit, [(f.column, f.op, f.values, f.func) for f in s.filters]
+(5, [(None, '=', ('germany',), None), (None, '>', ('10',), None), (None, '=', ('2023',), 'year')])
+>>> m = extract_nl_spec("How many women were born in 1980?",
+...                     "women refers to SEX = 'F'; born in 1980 refers to YEAR(Birthday) = 1980")
+>>> [(f.column, f.values, f.func) for f in m.filters]
+[('sex', ('f',), None), ('birthday', ('1980',), 'year')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, timedelta
+
+from dateutil.relativedelta import relativedelta
+
+from stef import nl_lexicon as lx
+from stef.rules import Rules
+from stef.spec import (
+    Aggregation,
+    Filter,
+    OrderKey,
+    Spec,
+    normalize_column,
+    normalize_number,
+    normalize_value,
+)
+
+__all__ = [
+    "Mapping",
+    "TextAnalysis",
+    "analyze_text",
+    "extract_nl_spec",
+    "extract_text_spec",
+    "grounded",
+    "merge_analyses",
+    "same_word",
+    "stem",
+]
+
+_DEFAULT_RULES = Rules.model_validate({})
+
+#: Boolean flags every NL spec carries.
+FLAGS = (
+    "superlative",
+    "ratio",
+    "division",
+    "percent",
+    "yes_no",
+    "list",
+    "count_question",
+    "negation",
+)
+
+
+def _alt(words: Iterable[str]) -> str:
+    """Regex alternation, longest first, spaces matching any whitespace."""
+    return "|".join(
+        re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=len, reverse=True)
+    )
+
+
+# ----------------------------------------------------------------------------- patterns
+
+# Same-length rewrites keep every position valid: curly quotes, "> =" -> ">= ".
+_TRANSLATE = str.maketrans(
+    {"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-", "′": "'"}
+)
+_SPLIT_OPS = re.compile(r"([<>!])\s=")
+
+_NUMW = _alt(lx.NUMBER_WORDS)
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_CURRENCY = r"(?:(?:us{1,2}\$|usd\s?|[$€£])\s?)?"
+_NUM = (
+    rf"{_CURRENCY}(?:{_DIGITS}|(?:{_NUMW})\b)"
+    r"(?:\s?(?:%|percent\b|per\s?cent\b))?(?:\s(?:million|thousand|billion)\b)?"
+)
+_NUM_TEXT = re.compile(
+    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<pct>\s?(?:%|percent|per\s?cent))?"
+    r"(?:\s(?P<mult>million|thousand|billion))?$",
+    re.I,
+)
+_MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
+_BARE_NUMBER = re.compile(rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)")
+_NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&]")
+_LOW_WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*")
+_DQ = re.compile(r'"([^"\n]{1,150})"')
+_SQ = re.compile(r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])")
+_BQ = re.compile(r"`([^`\n]{1,150})`")
+_PARENS = re.compile(r"\([^()\n]{0,80}\)")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;\n]|[\"'(])\s*$")
+
+_LIKE_CUES = re.compile(
+    r"(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
+    r"|(?P<starts>(?:start|begin)(?:s|ning|ing)?\s+with|prefix(?:ed)?(?:\s+with)?)"
+    r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>\blike))"
+    r"(?:\s+(?:the|a|an))?(?:\s+(?:word|phrase|string|substring|letter|character|text|pattern)s?)?"
+    r"\s*$",
+    re.I,
+)
+_NEGATION_BEFORE = re.compile(
+    r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
+    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
+    r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
+    r"including|include|have|has|with|for|by|made\s+by)){0,3}\s*$",
+    re.I,
+)
+_NEGATION_ANY = re.compile(
+    r"\b(?:not|no|never|without|except|excluding|none|neither|nor|other\s+than|\w+n't)\b", re.I
+)
+
+# Dates ------------------------------------------------------------------------------------
+_MONTH_ALT = _alt(lx.MONTHS)
+_FULL_MONTHS = _alt(m.title() for m in lx.MONTHS if len(m) > 3 and m != "sept")
+_TIME = r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp][Mm])?)?"
+_ISO_DATE = rf"\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}{_TIME}"
+_US_DATE = rf"\d{{1,2}}/\d{{1,2}}/\d{{4}}{_TIME}"
+_TEXT_DATE = (
+    rf"(?:(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\.?,?\s+\d{{4}})"
+)
+_MONTH_YEAR = rf"(?:{_MONTH_ALT})\.?,?\s+(?:of\s+)?\d{{4}}"
+_ANY_DATE = rf"(?:{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE}|{_MONTH_YEAR})"
+_DATE_OPS = _alt(lx.YEAR_OPS)
+_DATE_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_ANY_DATE})\s+(?:and|to|until|till|through)\s+"
+    rf"(?:the\s+)?(?P<b>{_ANY_DATE})(?![\w/-])",
+    re.I,
+)
+_DATE_RE = re.compile(
+    rf"(?:\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?)?(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I
+)
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+_YEAR_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:the\s+)?(?:years?\s+)?(?P<a>{_YEAR})\s*"
+    rf"(?:and|to|until|till|through|-)\s*(?:the\s+)?(?:year\s+)?(?P<b>{_YEAR})\b(?![\w/%-])"
+    rf"|(?<![\w/.$-])(?P<c>{_YEAR})\s*(?:-|to|through|until)\s*(?P<d>{_YEAR})\b(?![\w/%-])",
+    re.I,
+)
+_SEASON = re.compile(rf"(?<![\w/.-]){_YEAR}/(?:{_YEAR}|\d\d)(?![\w/-])")
+_DECADE = re.compile(r"(?<![\w/.-])(?P<y>(?:1[89]|20)\d0)'?s\b")
+_YEAR_OP = re.compile(
+    rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?(?:years?\s+(?:of\s+)?)?(?P<y>{_YEAR})\b(?![\w/%-]|\.\d)"
+    rf"|(?<![\w/.$-])(?P<y2>{_YEAR})\s+(?P<post>(?:or|and)\s+(?:later|after|afterwards|beyond|"
+    r"onwards?|earlier|before)|onwards?)\b",
+    re.I,
+)
+_YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
+_MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
+_RELATIVE = re.compile(
+    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
+    rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
+    r"(?P<units>days|weeks|months|years)\b"
+    r"|\b(?P<day>today|yesterday)\b",
+    re.I,
+)
+
+# Comparatives -----------------------------------------------------------------------------
+_CMP_RE = re.compile(
+    rf"\b(?P<cue>{_alt(lx.COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?(?P<n>{_NUM})", re.I
+)
+_POSTFIX_RE = re.compile(
+    rf"(?<![\w.$/-])(?P<n>{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
+    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
+    r"|\+(?!\w))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)))\b",
+    re.I,
+)
+_BETWEEN_RE = re.compile(
+    rf"\b(?:between|from|ranging\s+from|in\s+the\s+range\s+(?:of\s+)?)\s+(?P<a>{_NUM})\s+"
+    rf"(?:and|to|-)\s+(?P<b>{_NUM})"
+    rf"|(?<![\w.$/-])(?P<c>{_NUM})\s*(?:-|to|through)\s*(?P<d>{_NUM})(?=\s+[a-z])",
+    re.I,
+)
+
+# Top-k, superlatives, ordering ----------------------------------------------------------------
+_SUP_ALT = _alt(lx.SUPERLATIVES)
+_TOPK_RE = re.compile(
+    rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
+    rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
+    rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b",
+    re.I,
+)
+_WHICH_N_RE = re.compile(
+    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
+    re.I,
+)
+_SUP_RE = re.compile(
+    rf"\b(?:(?P<ord>{_alt(lx.ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+)?(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b",
+    re.I,
+)
+_VALUE_FORM = re.compile(
+    r"(?:^|[,;:.?!]\s*|\band\s+|\bof\s+)(?:(?:what|find|show|give|list|return|state|tell\s+me|"
+    r"calculate|compute|provide|identify|get|determine|display|indicate|mention)\s+)?"
+    r"(?:(?:is|was|are|were|'s|me)\s+)?(?:the\s+)$",
+    re.I,
+)
+_DIRECTION = re.compile(
+    r"\b(?P<desc>desc(?:ending(?:ly)?)?|decreasing|reverse(?:\s+alphabetical)?|from\s+(?:the\s+)?"
+    r"(?:highest|largest|most|biggest|greatest|high|large|big|newest|latest|most\s+recent)\s+to"
+    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b"
+    r"|\b(?P<asc>asc(?:ending(?:ly)?)?|increasing|alphabetical(?:ly)?|alphabetic|chronological|"
+    r"from\s+(?:the\s+)?(?:lowest|smallest|least|fewest|low|small|oldest|earliest|a)\s+to"
+    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b",
+    re.I,
+)
+_ORDER_BY_RE = re.compile(
+    r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange(?:d)?|list(?:ed)?|(?:first|then|and|lastly|"
+    r"finally)(?=\s+by))\s+(?:them\s+|it\s+|the\s+(?:results?|list|data)\s+)?"
+    r"(?:in\s+\w+\s+order\s+)?by\s+(?P<key>[^,.;?!]{1,60})",
+    re.I,
+)
+_IN_ORDER_RE = re.compile(
+    r"\bin\s+(?:the\s+|an?\s+)?(?:(?:ascending|descending|increasing|decreasing|reverse\s+"
+    r"alphabetical|alphabetical|alphabetic|reverse\s+chronological|chronological|reverse|asc|"
+    r"desc)\s+)order(?:\s+(?:of|by)\s+(?P<key>[^,.;?!]{1,50}))?|\balphabetically\b",
+    re.I,
+)
+_FROM_TO_RE = re.compile(
+    r"\bfrom\s+(?:the\s+)?(?:highest|largest|most|biggest|greatest|oldest|earliest|newest|latest|"
+    r"most\s+recent(?:ly)?|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\s+to\s+"
+    r"(?:the\s+)?(?:highest|largest|most(?:\s+recent(?:ly)?)?|biggest|greatest|oldest|earliest|"
+    r"newest|latest|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\b",
+    re.I,
+)
+
+# Aggregations, distinct, grouping, ratios ------------------------------------------------------
+_AGG_RE = re.compile(
+    r"\b(?P<howmany>how\s+many)\b"
+    r"|\b(?P<total_number>total\s+(?:number|count|no\.?)\s+of|total\s+count)\b"
+    r"|\b(?P<number>number\s+of|no\.\s+of)\b"
+    r"|\b(?P<count>count)\b"
+    r"|\b(?P<sum>sum\s+of|the\s+sum|summ?ed\s+up|in\s+total|total)\b"
+    r"|(?<![\w-])(?P<avg>average|avg|mean)\b"
+    r"|\b(?P<max>maximum|max)\b"
+    r"|\b(?P<min>minimum|min)\b",
+    re.I,
+)
+_DISTINCT_RE = re.compile(
+    r"\b(?:different|unique|distinct)\b(?!\s+(?:from|than|to)\b)|\b(?:kinds?|types?|sorts?)\s+of\b",
+    re.I,
+)
+_GROUP_RE = re.compile(
+    r"\b(?P<cue>grouped\s+by|group\s+by|broken\s+down\s+by|split\s+by|per|for\s+each|in\s+each|"
+    r"of\s+each|on\s+each|for\s+every|each|by)\s+(?P<rest>[a-z])",
+    re.I,
+)
+_RATIO_RE = re.compile(
+    rf"\b(?:{_alt(lx.RATIO_WORDS)})\b|\bhow\s+many\s+percent|\bin\s+percentage", re.I
+)
+_DIVIDED_RE = re.compile(r"\bdivided\s+by\b", re.I)
+
+# Enrichment hints ---------------------------------------------------------------------------
+_CLAUSE_SPLIT = re.compile(r";|\n+|(?<=[a-z)'\"])\.\s+(?=[A-Z])")
+_NEW_HINT = re.compile(r"[^,;()]{1,60}?\s+(?:refers?\s+to|means|stands\s+for)\b")
+_MAPPING_VERB = re.compile(
+    r"\b(?:refer[a-z]*\s+to|refers?|means|mean|stands?\s+for|mapp?s?\s+to|"
+    r"(?:can\s+be\s+|is\s+)?(?:re)?presented\s+(?:as|by)|"
+    r"(?:can\s+be\s+|is\s+)?(?:computed|calculated)\s+(?:by|as)|can\s+(?:be\s+)?represent(?:ed)?"
+    r"(?:\s+(?:by|as))?|represents?|indicates?|implies|can\s+refer\s+to|"
+    r"contains?\s+the\s+information\s+(?:about|of)|is\s+equivalent\s+to|equals\s+to)\b",
+    re.I,
+)
+_LHS_CODE = re.compile(r"^\s*[\w.`]+\s*(?:=|!=|<>|>=|<=|<|>)\s*\S")
+_IS_MAPPING = re.compile(r"\s(?:is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<rhs>.+)$", re.I | re.S)
+_DEFINITION = re.compile(r"^(?P<lhs>[^=<>!()'\"`]+?)\s*(?<![<>!])=(?!=)\s*(?P<rhs>.+)$", re.S)
+_CODE_HINT = re.compile(r"[=<>]|`|\b[A-Za-z_]\w*\s*\(|\b\w+_\w+\b")
+_HINT_STYLE = re.compile(
+    r"\brefers?\s+to\b|\bmeans\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|;|\b[A-Z]{3,}\s*\(", re.I
+)
+_IDENT_LIST = re.compile(
+    r"^\s*(?:the\s+)?(?P<ids>[A-Za-z_`][\w.`]*(?:\s*(?:,|\band\b|&|\+)\s*[A-Za-z_`][\w.`]*)*)\s*\.?\s*$"
+)
+_QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
+_CODE_TOKEN = re.compile(
+    r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
+    r"|(?P<bq>`[^`\n]*`)"
+    r"|(?P<num>\d+(?:\.\d+)?)"
+    r"|(?P<id>[A-Za-z_]\w*(?:\.[A-Za-z_`][\w`]*)*)"
+    r"|(?P<op>>=|<=|<>|!=|==|=|>|<)"
+    r"|(?P<lp>\()|(?P<rp>\))|(?P<comma>,)"
+    r"|(?P<arith>[*/+\-%])"
+)
+_STRFTIME_FUNCS = {"%y": "year", "%m": "month", "%d": "day", "%y-%m": "month", "%y%m": "month"}
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_FORMULA_OPS = re.compile(r"\b(?:divide|multiply|subtract|add)\s*\(|[/*+]|\)\s*-|\w\s+-\s+\w", re.I)
+_FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
+_DIVISION = re.compile(r"\bdivide\s*\(|/", re.I)
+_PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
+_STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+_WORD_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One enrichment hint: an NL ``phrase`` mapped to columns and/or filters.
+
+    ``"women refers to SEX = 'F'"`` → ``Mapping("women", ("sex",), (Filter("sex", "=", ("f",)),))``.
+    """
+
+    phrase: str
+    columns: tuple[str, ...] = ()
+    filters: tuple[Filter, ...] = ()
+    text: str = ""
+    aggregations: tuple[Aggregation, ...] = ()
+
+
+@dataclass
+class TextAnalysis:
+    """The spec of one text plus what merging and the enrichment check need.
+
+    ``style`` is ``"question"`` for Q_u, ``"hints"`` for an enrichment written as hints
+    (``X refers to col = v``), ``"restatement"`` for one that rewrites the question in prose.
+    ``text`` is the normalised text the filters' ``text`` fragments come from.
+    """
+
+    spec: Spec
+    style: str
+    text: str
+    mappings: list[Mapping] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------- context
+
+
+@dataclass
+class _Ctx:
+    """One text being read: its spec so far and the characters already consumed."""
+
+    text: str
+    low: str
+    source: str
+    synonyms: dict[str, str]
+    values: dict[str, str]
+    terms: dict[str, str]
+    now: datetime | None
+    known: dict[str, str]
+    mask: bytearray
+    spec: Spec = field(default_factory=Spec)
+    mappings: list[Mapping] = field(default_factory=list)
+    topk_index: int | None = None
+
+    def free(self, start: int, end: int) -> bool:
+        return self.mask.find(1, start, end) == -1
+
+    def take(self, start: int, end: int) -> None:
+        self.mask[start:end] = b"\x01" * (end - start)
+
+    def cue(self, text: str) -> None:
+        t = " ".join(text.split())
+        if t and t not in self.spec.cues:
+            self.spec.cues.append(t)
+
+    def value(self, raw: str) -> str:
+        v = normalize_value(raw)
+        return self.values.get(v, v)
+
+    def column(self, raw: str) -> str:
+        return normalize_column(raw, self.synonyms)
+
+    def add_column(self, col: str) -> None:
+        if col and col not in self.spec.columns:
+            self.spec.columns.append(col)
+
+    def add_literal(self, v: str) -> None:
+        if v and v not in self.spec.literals:
+            self.spec.literals.append(v)
+
+    def add_filter(self, f: Filter, start: int = -1, end: int = -1) -> None:
+        if f not in self.spec.filters:
+            self.spec.filters.append(f)
+        for v in f.values:
+            self.add_literal(v)
+        if f.column:
+            self.add_column(f.column)
+        self.cue(f.text)
+        if start >= 0:
+            self.take(start, end)
+
+    def free_matches(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        for m in rx.finditer(self.low):
+            if self.mask[m.start()] == 0:
+                yield m
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def stem(word: str) -> str:
+    """Crude stem for matching words across Q_u and Q_e.
+
+    >>> stem("boxes"), stem("published"), stem("cities")
+    ('box', 'publish', 'city')
+    """
+    w = word.casefold()
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: len(w) - len(suffix)] + repl
+    return w
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal stems, or one stem (4+ letters) starts the other: ``blond``/``blonde``."""
+    if a == b:
+        return True
+    sa, sb = stem(a), stem(b)
+    short, long_ = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+    return sa == sb or (len(short) >= 4 and long_.startswith(short))
+
+
+def grounded(phrase: str, text_words: Iterable[str]) -> bool:
+    """Does a hint's NL phrase come from a text (60% of its content words occur there)?
+
+    >>> grounded("double bond", "what is the bond type".split())
+    False
+    >>> grounded("female patients", "how many female patient".split())
+    True
+    """
+    words = [
+        w for w in _WORD_TOKEN.findall(phrase.casefold()) if len(w) > 1 and w not in lx.PHRASE_STOPS
+    ]
+    if not words:
+        return False
+    pool = set(text_words)
+    hits = sum(1 for w in words if w in pool or any(same_word(w, x) for x in pool))
+    return hits / len(words) >= 0.6
+
+
+def _parse_number(text: str) -> tuple[str, bool] | None:
+    """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``."""
+    m = _NUM_TEXT.match(text.strip())
+    if not m:
+        return None
+    raw = m.group("n").casefold()
+    num = str(lx.NUMBER_WORDS[raw]) if raw in lx.NUMBER_WORDS else normalize_number(raw)
+    if num is None:
+        return None
+    if m.group("mult"):
+        val = float(num) * _MULTIPLIERS[m.group("mult").casefold()]
+        num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
+    return num, bool(m.group("pct"))
+
+
+def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
+    """Up to ``max_words`` words from ``start`` (determiners skipped) until a stop word."""
+    words: list[str] = []
+    pos = end = start
+    for m in _LOW_WORD.finditer(low, start):
+        if low[pos : m.start()].strip() not in {"", "-"}:
+            break
+        w = m.group(0).rstrip("'")
+        possessive = w.endswith("'s")
+        w = w.removesuffix("'s")
+        pos = m.end()
+        if not words and w in lx.DETERMINERS:
+            continue
+        if w in lx.PHRASE_STOPS or w.isdigit() or (words and _is_participle(w)):
+            break
+        words.append(w)
+        end = m.end()
+        if len(words) >= max_words or possessive:
+            break
+    return " ".join(words), end
+
+
+def _is_participle(word: str) -> bool:
+    """``made``, ``published``, ``taught``: a verb form that ends a noun phrase."""
+    return (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")) or word in {
+        "made",
+        "taught",
+        "bought",
+        "sold",
+        "held",
+        "won",
+        "written",
+        "given",
+        "taken",
+        "done",
+    }
+
+
+def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
+    return re.findall(r"[a-z0-9_'\-]+", low[max(0, pos - 60) : pos])[-n:]
+
+
+def _is_plural(word: str) -> bool:
+    if word in {"people", "children", "men", "women", "data"}:
+        return True
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
+
+
+def _column_variants(raw: str) -> set[str]:
+    """Spellings of a column an NL text might use: ``first_name``/``FirstName`` → ``first name``."""
+    base = normalize_column(raw)
+    camel = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw.split(".")[-1].strip('`"[]'))
+    out = {base, base.replace("_", " "), camel.casefold().replace("_", " ")}
+    out |= {v[:-1] for v in out if v.endswith("s") and len(v) > 3}
+    return {" ".join(v.split()) for v in out if v.strip()}
+
+
+def _known_index(synonyms: dict[str, str], extra: Iterable[str]) -> dict[str, str]:
+    """Every spelling of a known column (rules synonyms, Q_e hints) → canonical name."""
+    out: dict[str, str] = {}
+    for syn, canon in synonyms.items():
+        for v in _column_variants(syn):
+            out.setdefault(v, canon)
+    for raw in extra:
+        canon = normalize_column(raw, synonyms)
+        for v in _column_variants(raw):
+            out.setdefault(v, canon)
+    return out
+
+
+def _match_column(phrase: str, known: dict[str, str]) -> str | None:
+    """The known column a noun phrase names, longest sub-phrase first.
+
+    >>> _match_column("average free meal counts", {"free meal count": "free_meal_count"})
+    'free_meal_count'
+    """
+    if not known or not phrase:
+        return None
+    words = phrase.casefold().split()
+    for size in range(len(words), 0, -1):
+        for i in range(len(words) - size + 1):
+            cand = " ".join(words[i : i + size])
+            if cand in known:
+                return known[cand]
+            if cand.endswith("s") and cand[:-1] in known:
+                return known[cand[:-1]]
+    return None
+
+
+def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:
+    """A known column named right before a value (``region 'North'``, ``country of X``) or after."""
+    if not ctx.known:
+        return None
+    prev = _prev_words(ctx.low, start, 4)
+    while prev and prev[-1] in {
+        "the",
+        "of",
+        "is",
+        "are",
+        "was",
+        "as",
+        "named",
+        "called",
+        "a",
+        "an",
+        "with",
+        "in",
+    }:
+        prev.pop()
+    for size in (3, 2, 1):
+        if len(prev) >= size and " ".join(prev[-size:]) in ctx.known:
+            return ctx.known[" ".join(prev[-size:])]
+    phrase, _ = _noun_phrase(ctx.low, end, 2)
+    for size in (2, 1):
+        cand = " ".join(phrase.split()[:size])
+        if cand and cand in ctx.known:
+            return ctx.known[cand]
+    return None
+
+
+def _order_key(ctx: _Ctx, phrase: str) -> str:
+    """Canonical column for an ordering phrase when known, else its head (last) word."""
+    col = _match_column(phrase, ctx.known)
+    if col:
+        return col
+    words = phrase.split()
+    return words[-1] if words else phrase
+
+
+# ----------------------------------------------------------------------------- Q_e code
+
+
+@dataclass
+class _Tok:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def _code_tokens(text: str, offset: int) -> list[_Tok]:
+    return [
+        _Tok(m.lastgroup or "", m.group(0), m.start() + offset, m.end() + offset)
+        for m in _CODE_TOKEN.finditer(text)
+    ]
+
+
+def _is_codey(tok: _Tok) -> bool:
+    """Does an identifier look like a column name rather than an English word?"""
+    t = tok.text
+    return (
+        tok.kind == "bq"
+        or "_" in t
+        or "." in t
+        or bool(_CAMEL.search(t))
+        or (t.isupper() and len(t) >= 2)
+        or any(ch.isdigit() for ch in t)
+    )
+
+
+def _literal(tok: _Tok) -> str | None:
+    if tok.kind == "num":
+        return tok.text
+    if tok.kind != "str":
+        return None
+    closed = len(tok.text) > 1 and tok.text[-1] == tok.text[0]
+    inner = tok.text[1:-1] if closed else tok.text[1:]
+    return inner.replace("''", "'") if tok.text[0] == "'" else inner
+
+
+def _depths(toks: list[_Tok]) -> list[int]:
+    out, d = [], 0
+    for t in toks:
+        if t.kind == "rp":
+            d = max(0, d - 1)
+        out.append(d)
+        if t.kind == "lp":
+            d += 1
+    return out
+
+
+def _matching(toks: list[_Tok], i: int, step: int) -> int:
+    """Index of the parenthesis matching ``toks[i]`` (``step`` 1: forward, -1: back)."""
+    depth = 0
+    j = i
+    while 0 <= j < len(toks):
+        k = toks[j].kind
+        depth += (k == "lp") - (k == "rp") if step == 1 else (k == "rp") - (k == "lp")
+        if depth == 0:
+            return j
+        j += step
+    return len(toks) - 1 if step == 1 else -1
+
+
+def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, int] | None:
+    """(column, function, first token index) of the operand that ends before token ``i``."""
+    if i == 0:
+        return None
+    prev = toks[i - 1]
+    if prev.kind == "bq":
+        return prev.text.strip("`"), None, i - 1
+    if prev.kind == "id":
+        low = prev.text.casefold()
+        if low in lx.CODE_WORDS and low not in lx.CODE_NAMES_AS_COLUMNS:
+            return None
+        before = toks[i - 2] if i >= 2 else None
+        phrase = (
+            not _is_codey(prev)
+            and before is not None
+            and before.kind == "id"
+            and before.text.casefold() not in lx.CODE_BOUNDARIES
+        )
+        return (None if phrase else prev.text), None, i - 1
+    if prev.kind == "rp":
+        lp = _matching(toks, i - 1, -1)
+        if lp <= 0 or toks[lp - 1].kind != "id":
+            return None if lp < 0 else (None, None, lp)
+        func: str | None = toks[lp - 1].text.casefold()
+        inner = toks[lp + 1 : i - 1]
+        ids = [
+            t for t in inner if t.kind in {"id", "bq"} and t.text.casefold() not in lx.CODE_WORDS
+        ]
+        fmt = next((t.text.strip("'\"").casefold() for t in inner if t.kind == "str"), None)
+        if func == "strftime" and fmt:
+            func = _STRFTIME_FUNCS.get(fmt, "strftime")
+        if func in lx.ARITHMETIC_FUNCS:
+            func = None
+        nested = any(t.kind == "lp" for t in inner)
+        column = ids[0].text.strip("`") if len(ids) == 1 and not nested else None
+        return column, func, lp - 1
+    return None
+
+
+def _comparison_op(toks: list[_Tok], i: int) -> tuple[str, int] | None:
+    """The operator starting at token ``i`` and the index after it, for code comparisons."""
+    t = toks[i]
+    if t.kind == "op":
+        return {"==": "=", "<>": "!="}.get(t.text, t.text), i + 1
+    if t.kind != "id":
+        return None
+    w = t.text.casefold()
+    nxt = toks[i + 1] if i + 1 < len(toks) else None
+    nw = nxt.text.casefold() if nxt else ""
+    after = toks[i + 2] if i + 2 < len(toks) else None
+    if w == "is" and nw == "not":
+        return "!=", i + 2
+    if w == "is" and nxt is not None and (nxt.kind == "str" or nw == "null"):
+        return "=", i + 1
+    if w == "not" and nw == "in" and after is not None and after.kind == "lp":
+        return "not in", i + 2
+    if w == "not" and nw in {"like", "between"}:
+        return "not " + nw, i + 2
+    if w == "in" and nxt is not None and nxt.kind == "lp":
+        return "in", i + 1
+    if w in {"like", "between"}:
+        return w, i + 1
+    return None
+
+
+def _operand_values(
+    toks: list[_Tok], op: str, j: int, column_lhs: bool
+) -> tuple[list[str], str, int] | None:
+    """(values, operator, index after) of the right-hand side starting at token ``j``.
+
+    A bare word is a value only after a column and when short like a code (``Sex = F``).
+    """
+    n = len(toks)
+    if j >= n:
+        return None
+    if op in {"in", "not in"}:
+        rp = _matching(toks, j, 1)
+        return [v for v in map(_literal, toks[j + 1 : rp]) if v is not None], op, rp + 1
+    if op in {"between", "not between"}:
+        got = [v for v in map(_literal, toks[j : j + 3]) if v is not None]
+        return (got[:2], op, min(n, j + 3)) if len(got) >= 2 else None
+    rt = toks[j]
+    lit = _literal(rt)
+    if lit is not None:
+        return [lit], op, j + 1
+    word = rt.text.casefold()
+    if word == "null":
+        return [], ("is null" if op == "=" else "is not null"), j + 1
+    if word == "not" and j + 1 < n and toks[j + 1].text.casefold() == "null":
+        return [], "is not null", j + 2
+    bare = rt.text.rstrip("'\"")
+    if rt.kind != "id" or (j + 1 < n and toks[j + 1].kind == "lp") or not column_lhs:
+        return None
+    if len(bare) > 3 or bare.casefold().endswith("id"):
+        return None  # a column compared with a column (a join), or prose
+    return [bare], op, j + 1
+
+
+def _scan_code(ctx: _Ctx, text: str, offset: int, symbol_only: bool = False) -> list[str]:
+    """Add the comparisons and aggregates written as code in ``text``; return its columns.
+
+    ``symbol_only`` (for questions) keeps only ``col > 5``-style comparisons on
+    identifier-like columns.
+    """
+    toks = _code_tokens(text, offset)
+    depth = _depths(toks)
+    columns: list[str] = []
+    calls: list[tuple[int, int]] = []
+    last: tuple[str | None, str | None] | None = None
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        found = _comparison_op(toks, i)
+        if found is None or (symbol_only and t.kind != "op"):
+            if (
+                not symbol_only
+                and t.kind == "id"
+                and i + 1 < len(toks)
+                and toks[i + 1].kind == "lp"
+            ):
+                _code_call(ctx, toks, i, depth)
+                calls.append((t.start, toks[_matching(toks, i + 1, 1)].end))
+            i += 1
+            continue
+        op, j = found
+        lhs = _operand_before(toks, i)
+        if lhs is None and last is not None and i and toks[i - 1].text.casefold() in {"and", "or"}:
+            lhs = (last[0], last[1], i)
+        rhs = _operand_values(toks, op, j, lhs[0] is not None) if lhs is not None else None
+        if (
+            lhs is None
+            or rhs is None
+            or (symbol_only and (lhs[0] is None or not _is_codey(toks[i - 1])))
+        ):
+            i += 1
+            continue
+        col_raw, func, first = lhs
+        vals, op, end_idx = rhs
+        if not vals and op not in {"is null", "is not null"}:
+            i += 1
+            continue
+        last = (col_raw, func)
+        column = ctx.column(col_raw) if col_raw else None
+        if column:
+            columns.append(column)
+        start, end = toks[first].start, toks[end_idx - 1].end
+        frag = " ".join(ctx.text[start:end].split())
+        f = Filter(column, op, tuple(ctx.value(v) for v in vals), frag, ctx.source, func)
+        ctx.add_filter(f, start, end)
+        i = end_idx
+    for start, end in calls:
+        ctx.take(start, end)
+    return columns
+
+
+def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
+    """A top-level aggregate call (``AVG(salary)``) → an aggregation; ``DIVIDE`` → division."""
+    func = toks[i].text.casefold()
+    if func == "divide":
+        ctx.spec.flags["division"] = True
+    if func not in lx.CODE_AGGREGATES or depth[i] > 0:
+        return
+    rp = _matching(toks, i + 1, 1)
+    neighbours = (toks[i - 1] if i else None, toks[rp + 1] if rp + 1 < len(toks) else None)
+    if any(t is not None and t.kind in {"arith", "op"} for t in neighbours):
+        return  # part of a formula or a comparison, not the asked-for aggregate
+    inner = toks[i + 2 : rp]
+    ids = [x for x in inner if x.kind in {"id", "bq"} and x.text.casefold() not in lx.CODE_WORDS]
+    arg: str | None = None
+    if not ids and any(x.text == "*" for x in inner):
+        arg = "*"
+    elif len(ids) == 1 and not any(x.kind == "lp" for x in inner):
+        arg = ctx.column(ids[0].text.strip("`"))
+    distinct = any(x.text.casefold() == "distinct" for x in inner)
+    text = " ".join(ctx.text[toks[i].start : toks[rp].end].split())
+    agg = Aggregation(lx.CODE_AGGREGATES[func], arg, distinct, text)
+    if agg not in ctx.spec.aggregations:
+        ctx.spec.aggregations.append(agg)
+    ctx.spec.distinct = ctx.spec.distinct or distinct
+    ctx.cue(text)
+
+
+def _code_columns(ctx: _Ctx, text: str, offset: int) -> list[str]:
+    """Identifier-like names in code: function arguments and arithmetic operands."""
+    toks = _code_tokens(text, offset)
+    out: list[str] = []
+    for k, t in enumerate(toks):
+        if t.kind == "bq":
+            out.append(ctx.column(t.text.strip("`")))
+            continue
+        low = t.text.casefold()
+        if t.kind != "id" or low in lx.CODE_WORDS:
+            continue
+        prev = toks[k - 1].kind if k else ""
+        nxt = toks[k + 1].kind if k + 1 < len(toks) else ""
+        if nxt == "lp":
+            continue
+        if (
+            _is_codey(t)
+            or prev in {"lp", "comma", "arith", "op"}
+            or nxt in {"rp", "comma", "arith", "op"}
+        ):
+            out.append(ctx.column(t.text))
+    return out
+
+
+def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
+    """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
+    bare = _STRINGS.sub("''", code)
+    if not (_FORMULA_OPS.search(bare) and _FORMULA_SHAPE.search(bare)):
+        return
+    norm = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(code.split()).casefold()))
+    norm = norm.strip(" .;")
+    if norm not in ctx.spec.formulas:
+        ctx.spec.formulas.append(norm)
+    if _DIVISION.search(bare):
+        ctx.spec.flags["division"] = True
+    if (name and _RATIO_RE.search(name)) or _PERCENT_FORMULA.search(bare):
+        ctx.spec.flags["ratio"] = True
+    for c in _code_columns(ctx, code, 0):
+        ctx.add_column(c)
+    ctx.cue(norm if len(norm) <= 80 else norm[:77] + "...")
+
+
+# ----------------------------------------------------------------------------- Q_e hints
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """Clause spans of an enrichment: split at ``;``, newlines, sentence ends, and at commas
+    outside parentheses that open a new hint (``..., element = 's' means Sulfur``)."""
+    cuts = [(m.start(), m.end()) for m in _CLAUSE_SPLIT.finditer(text)]
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0 and _NEW_HINT.match(text, i + 1):
+            cuts.append((i, i + 1))
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for a, b in sorted(cuts):
+        if a >= pos:
+            out.append((pos, a))
+            pos = b
+    out.append((pos, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in " \t,.:":
+        start += 1
+    while end > start and text[end - 1] in " \t,.:":
+        end -= 1
+    return start, end
+
+
+def _step_hints(ctx: _Ctx) -> None:
+    """Read each clause of an enrichment as a hint, a definition or code; consume it."""
+    for start, end in _clauses(ctx.text):
+        if _hint_clause(ctx, ctx.text[start:end], start):
+            ctx.take(start, end)
+
+
+def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
+    """(lhs start, lhs end, rhs start, rhs end) of ``X refers to Y`` or ``name = formula``."""
+    verb = _MAPPING_VERB.search(clause)
+    if verb:
+        return 0, verb.start(), verb.end(), len(clause)
+    d = _DEFINITION.match(clause)
+    if d:
+        lhs, rhs = d.group("lhs").strip(), d.group("rhs")
+        named = lhs.casefold() in lx.CODE_WORDS | {"formula", "difference"}
+        if " " in lhs or named or (lhs.islower() and re.search(r"[=<>(]", rhs)):
+            return d.start("lhs"), d.end("lhs"), d.start("rhs"), d.end("rhs")
+    return None
+
+
+def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
+    """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
+    parts = _split_hint(clause)
+    if parts is None:
+        im = _IS_MAPPING.search(clause)
+        if im and _names_value(clause[: im.start()].strip()) and len(im.group("rhs").split()) <= 6:
+            _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
+            return True
+        if _CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
+            for c in _scan_code(ctx, clause, offset) + _code_columns(ctx, clause, offset):
+                ctx.add_column(c)
+            _formula(ctx, clause, None)
+        return False
+    ls, le = _strip_span(ctx.text, offset + parts[0], offset + parts[1])
+    rs, re_ = _strip_span(ctx.text, offset + parts[2], offset + parts[3])
+    if _LHS_CODE.search(ctx.text[ls:le]) and not _CODE_HINT.search(ctx.text[rs:re_]):
+        (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "element = 'cl' means Chlorine"
+    phrase, rhs = ctx.text[ls:le], ctx.text[rs:re_]
+    before, aggs_before = len(ctx.spec.filters), len(ctx.spec.aggregations)
+    cols = _scan_code(ctx, rhs, rs) + _code_columns(ctx, rhs, rs)
+    filters = ctx.spec.filters[before:]
+    if not filters and not cols:
+        filters, cols = _plain_rhs(ctx, rhs)
+    for c in cols:
+        ctx.add_column(c)
+    _formula(ctx, rhs, phrase)
+    if re.search(r"\bdistinct\b", rhs, re.I):
+        ctx.spec.distinct = True
+    for qm in _STRINGS.finditer(phrase):
+        ctx.add_literal(ctx.value(qm.group(0)))
+    aggs = tuple(ctx.spec.aggregations[aggs_before:])
+    clause_text = " ".join(clause.split())
+    ctx.mappings.append(
+        Mapping(phrase, tuple(dict.fromkeys(cols)), tuple(filters), clause_text, aggs)
+    )
+    ctx.cue(f"{phrase} -> {rhs}" if len(rhs) < 80 else phrase)
+    return True
+
+
+def _names_value(subj: str) -> bool:
+    """A subject that names a value: quoted, or a few capitalised words (``Elijah Allen``)."""
+    if not subj or _CODE_HINT.search(subj):
+        return False
+    if subj[0] in "'\"":
+        return True
+    words = subj.split()
+    return (
+        len(words) <= 4
+        and words[0].casefold() not in lx.NOT_VALUES
+        and all(w[0].isupper() or w[0].isdigit() or w in lx.VALUE_CONNECTORS for w in words)
+    )
+
+
+def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
+    """A hint's right side without code: a lone literal, or a list of column names."""
+    q = _QUOTED_ONLY.fullmatch(rhs)
+    num = _parse_number(rhs)
+    raw = num[0] if num else q.group(1) or q.group(2) if q else None
+    if raw:
+        f = Filter(None, "=", (ctx.value(raw.replace("''", "'")),), rhs.strip(), ctx.source)
+        ctx.add_filter(f)
+        return [f], []
+    ids = _IDENT_LIST.match(rhs)
+    if not ids:
+        return [], []
+    names = [t for t in re.split(r"\s*(?:,|\band\b|&|\+)\s*", ids.group("ids")) if t]
+    return [], [ctx.column(t.strip("`")) for t in names if t.casefold() not in lx.CODE_WORDS]
+
+
+def _is_hint(ctx: _Ctx, subj: str, rhs: str, clause: str) -> None:
+    """``'Tiago' is the DisplayName`` / ``Commentator is the name of the badge``."""
+    rhs = re.sub(r"^(?:the|a|an)\s+", "", rhs, flags=re.I)
+    col_raw = re.split(r"\s+(?:of|in|for)\s+", rhs, maxsplit=1)[0].strip()
+    column = ctx.column(col_raw) if col_raw and " " not in col_raw else None
+    f = Filter(column, "=", (ctx.value(subj),), " ".join(clause.split()), ctx.source)
+    ctx.add_filter(f)
+    ctx.mappings.append(Mapping(subj.strip("'\""), (column,) if column else (), (f,), f.text))
+
+
+# ----------------------------------------------------------------------------- NL: values
+
+
+def _step_quoted(ctx: _Ctx) -> None:
+    """Backquoted names are columns; quoted strings are values (``=``, ``like``, ``!=``)."""
+    for m in _BQ.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_column(ctx.column(m.group(1)))
+            ctx.cue(m.group(0))
+            ctx.take(m.start(), m.end())
+    for rx in (_DQ, _SQ):
+        for m in rx.finditer(ctx.text):
+            inner = m.group(1).replace("''", "'") if rx is _SQ else m.group(1)
+            if not ctx.free(m.start(), m.end()) or not inner.strip():
+                continue
+            before = ctx.low[max(0, m.start() - 40) : m.start()]
+            if before.endswith("the ") and ctx.low.startswith(" of", m.end()) and inner.islower():
+                ctx.add_column(ctx.column(inner))  # Find the "date became customers" of ...
+                ctx.take(m.start(), m.end())
+                continue
+            value, op = ctx.value(inner), "="
+            like = _LIKE_CUES.search(before)
+            if like:
+                op = "like"
+                value = {"starts": f"{value}%", "ends": f"%{value}"}.get(
+                    like.lastgroup or "", f"%{value}%"
+                )
+            if _NEGATION_BEFORE.search(before):
+                op = "not like" if op == "like" else "!="
+            col = _adjacent_column(ctx, m.start(), m.end())
+            ctx.add_filter(Filter(col, op, (value,), m.group(0), ctx.source), m.start(), m.end())
+
+
+def _date_value(raw: str) -> tuple[str, str | None] | None:
+    """``"January 5, 2023"`` → ``("2023-01-05", None)``; ``"Jan 2023"`` → ``("2023-01", "month")``.
+
+    ``a/b/yyyy`` reads as month/day unless the first number cannot be a month.
+    """
+    s = " ".join(raw.casefold().replace(",", " ").split())
+    m = re.match(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t](.+))?$", s) or re.match(
+        r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:[ t](.+))?$", s
+    )
+    if m:
+        a, b, c, tm = m.groups()
+        y, mo, d = (int(a), int(b), int(c)) if len(a) == 4 else (int(c), int(a), int(b))
+        if mo > 12 >= d:
+            mo, d = d, mo
+        if not (1 <= mo <= 12 and 1 <= d <= 31):
+            return None
+        out = f"{y:04d}-{mo:02d}-{d:02d}"
+        return (f"{out} {_clock(tm)}" if tm else out), None
+    parts = [p.rstrip(".") for p in s.replace(" of ", " ").split()]
+    month = next((lx.MONTHS[p] for p in parts if p in lx.MONTHS), None)
+    year = next((int(p) for p in parts if p.isdigit() and len(p) == 4), None)
+    day = next(
+        (
+            int(p.rstrip("stndrh"))
+            for p in parts
+            if p[:1].isdigit() and len(p.rstrip("stndrh")) <= 2
+        ),
+        None,
+    )
+    if month is None or year is None:
+        return None
+    if day is not None and 1 <= day <= 31:
+        return f"{year:04d}-{month:02d}-{day:02d}", None
+    return f"{year:04d}-{month:02d}", "month"
+
+
+def _clock(tm: str) -> str:
+    """``"7:37:33 pm"`` → ``"19:37:33"``."""
+    m = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([ap]m)?", tm)
+    if not m:
+        return tm
+    h, mi, sec, ampm = m.groups()
+    hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
+    return f"{hour:02d}:{mi}" + (f":{sec}" if sec else "")
+
+
+def _step_dates(ctx: _Ctx) -> None:
+    """Dates, date ranges, year ranges, decades, seasons, years after a temporal cue."""
+    src = ctx.source
+    for m in _DATE_RANGE.finditer(ctx.text):
+        a, b = _date_value(m.group("a")), _date_value(m.group("b"))
+        if a and b and ctx.free(m.start(), m.end()):
+            func = a[1] if a[1] == b[1] else None
+            ctx.add_filter(
+                Filter(None, "between", (a[0], b[0]), m.group(0), src, func), m.start(), m.end()
+            )
+    for m in _DATE_RE.finditer(ctx.text):
+        dv = _date_value(m.group("d"))
+        if dv and ctx.free(m.start("d"), m.end("d")):
+            op = lx.YEAR_OPS.get(" ".join((m.group("op") or "").casefold().split()), "=")
+            ctx.add_filter(Filter(None, op, (dv[0],), m.group(0), src, dv[1]), m.start(), m.end())
+    for m in _YEAR_RANGE.finditer(ctx.text):
+        lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
+            ctx.add_filter(
+                Filter(None, "between", (lo, hi), m.group(0), src, "year"), m.start(), m.end()
+            )
+    for m in _DECADE.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            decade = int(m.group("y"))
+            f = Filter(None, "between", (str(decade), str(decade + 9)), m.group(0), src, "year")
+            ctx.add_filter(f, m.start(), m.end())
+    for m in _SEASON.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_filter(Filter(None, "=", (m.group(0),), m.group(0), src), m.start(), m.end())
+    for m in _YEAR_OP.finditer(ctx.text):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        if m.group("y"):
+            op, y = lx.YEAR_OPS.get(" ".join(m.group("op").casefold().split()), "="), m.group("y")
+        else:
+            op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
+            y = m.group("y2")
+        ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
+    for m in _RELATIVE.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            f = _relative_date(m, ctx.now, src)
+            ctx.add_filter(f, m.start(), m.end())
+            if not f.values:
+                ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+    for m in _MONTH_ALONE.finditer(ctx.text):
+        if ctx.free(m.start("m"), m.end("m")):
+            month = str(lx.MONTHS[m.group("m").casefold()])
+            ctx.add_filter(
+                Filter(None, "=", (month,), m.group(0), src, "month"), m.start("m"), m.end("m")
+            )
+
+
+def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
+    """``last year`` → ``year = now.year - 1``; without ``now`` a filter with no values."""
+    phrase = m.group(0)
+    if m.group("day"):
+        if now is None:
+            return Filter(None, "=", (), phrase, src, "date")
+        d = now.date() - timedelta(days=1 if m.group("day").casefold() == "yesterday" else 0)
+        return Filter(None, "=", (d.isoformat(),), phrase, src, "date")
+    if m.group("unit"):
+        unit, which = m.group("unit").casefold(), m.group("which").casefold()
+        back = 0 if which in {"this", "current"} else -1 if which == "next" else 1
+        if unit == "year":
+            vals = (str(now.year - back),) if now else ()
+            return Filter(None, "=", vals, phrase, src, "year")
+        if unit == "month":
+            if now is None:
+                return Filter(None, "=", (), phrase, src, "month")
+            d = date(now.year, now.month, 1) - relativedelta(months=back)
+            return Filter(None, "=", (f"{d.year:04d}-{d.month:02d}",), phrase, src, "month")
+        if now is None:
+            return Filter(None, ">=", (), phrase, src, "date")
+        days = (7 if unit == "week" else 91) * max(back, 1)
+        return Filter(None, ">=", ((now.date() - timedelta(days=days)).isoformat(),), phrase, src)
+    raw = m.group("n").casefold()
+    count = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
+    unit = m.group("units").casefold()
+    if now is None:
+        return Filter(None, ">=", (), phrase, src, "year" if unit == "years" else "date")
+    since = now.date() - relativedelta(**{unit: count})
+    return Filter(None, ">=", (since.isoformat(),), phrase, src)
+
+
+def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> None:
+    parsed = [_parse_number(n) for n in nums]
+    if any(p is None for p in parsed):
+        return
+    vals = tuple(p[0] for p in parsed if p)
+    if any(p[1] for p in parsed if p):
+        ctx.spec.flags["percent"] = True
+    col = _adjacent_column(ctx, m.start(), m.end())
+    ctx.add_filter(Filter(col, op, vals, m.group(0), ctx.source), m.start(), m.end())
+
+
+def _step_comparatives(ctx: _Ctx) -> None:
+    """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
+    for m in _BETWEEN_RE.finditer(ctx.text):
+        lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        if m.group("c"):
+            nxt = ctx.low[m.end() : m.end() + 12].split()
+            if not nxt or nxt[0] in lx.PHRASE_STOPS:
+                continue
+        pa, pb = _parse_number(lo), _parse_number(hi)
+        if pa and pb and float(pa[0]) <= float(pb[0]) and ctx.free(m.start(), m.end()):
+            _number_filter(ctx, "between", [lo, hi], m)
+    for m in _CMP_RE.finditer(ctx.text):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        cue = " ".join(m.group("cue").casefold().split())
+        op = lx.COMPARATIVES[cue]
+        if op in {">=", ">"} and m.group("n").casefold() in {"one", "zero"}:
+            ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
+            ctx.take(m.start(), m.end())
+            continue
+        negated = _NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 12) : m.start()])
+        if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
+            op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
+        _number_filter(ctx, op, [m.group("n")], m)
+    for m in _POSTFIX_RE.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
+
+
+def _step_years(ctx: _Ctx) -> None:
+    """A remaining 19xx/20xx read as a year unless a lower-case noun follows (``2000 students``)."""
+    for m in _YEAR_ALONE.finditer(ctx.text):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        prev = _prev_words(ctx.low, m.start(), 1)
+        nxt = (ctx.low[m.end() : m.end() + 20].split() or [""])[0].strip(",.?!;:)")
+        lead = bool(prev) and prev[-1] in lx.YEAR_LEADS
+        if not lead and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
+            continue
+        ctx.add_filter(
+            Filter(None, "=", (m.group(0),), m.group(0), ctx.source, "year"), m.start(), m.end()
+        )
+
+
+def _step_attribute_numbers(ctx: _Ctx) -> None:
+    """``district 5``, ``user ID 13``, ``No. 5`` → ``=`` filters; other numbers → literals."""
+    for m in _NO_NUMBER.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            num = normalize_number(m.group("n")) or m.group("n")
+            col = _adjacent_column(ctx, m.start(), m.end())
+            ctx.add_filter(Filter(col, "=", (num,), m.group(0), ctx.source), m.start(), m.end())
+    for m in _BARE_NUMBER.finditer(ctx.text):
+        num = normalize_number(m.group(0))
+        if num is None or not ctx.free(m.start(), m.end()):
+            continue
+        prev = _prev_words(ctx.low, m.start(), 1)
+        word = prev[-1] if prev else ""
+        nxt = (ctx.low[m.end() : m.end() + 16].split() or [""])[0]
+        follows_ok = not nxt[:1].isalpha() or nxt.rstrip(",.?!;:)") in lx.AFTER_IDENTIFIER_NUMBER
+        if (
+            word.isalpha()
+            and ctx.low[m.start() - 1 : m.start()] == " "
+            and ctx.low[m.start() - 1 - len(word) : m.start() - 1] == word
+            and word not in lx.NOT_ATTRIBUTE_BEFORE_NUMBER
+            and word not in lx.NUMBER_WORDS
+            and not word.endswith(("ed", "ing", "ly"))
+            and follows_ok
+        ):
+            col = _adjacent_column(ctx, m.start(), m.end())
+            f = Filter(col, "=", (num,), f"{word} {m.group(0)}", ctx.source)
+            ctx.add_filter(f, m.start(), m.end())
+        else:
+            ctx.add_literal(num)
+
+
+def _step_capitalised(ctx: _Ctx) -> None:
+    """Capitalised phrases inside a sentence are values: ``customers in Germany``."""
+    text = ctx.text
+    words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+    parens = bytearray(len(text))
+    for p in _PARENS.finditer(text):
+        parens[p.start() : p.end()] = b"\x01" * (p.end() - p.start())
+    i, n = 0, len(words)
+    while i < n:
+        s, e, w = words[i]
+        if not w[0].isupper() or not ctx.free(s, e) or parens[s]:
+            i += 1
+            continue
+        run, i = _capitalised_run(ctx, words, i, parens)
+        if _SENTENCE_START.search(text[max(0, s - 3) : s]):
+            run = run[1:]  # the first word of a sentence is capitalised anyway
+        while run and (
+            run[0][2].casefold() in lx.NOT_VALUES or run[0][2].casefold().rstrip(".") in lx.MONTHS
+        ):
+            run = run[1:]
+        while run and run[-1][2] in lx.VALUE_CONNECTORS:
+            run = run[:-1]
+        if run and _is_value_run(ctx, run):
+            start, end = run[0][0], run[-1][1]
+            raw = text[start:end].removesuffix("'s")
+            value = ctx.value(raw)
+            op = "!=" if _NEGATION_BEFORE.search(ctx.low[max(0, start - 40) : start]) else "="
+            col = _adjacent_column(ctx, start, end)
+            ctx.add_filter(Filter(col, op, (value,), raw, ctx.source), start, end)
+
+
+def _capitalised_run(
+    ctx: _Ctx, words: list[tuple[int, int, str]], i: int, parens: bytearray
+) -> tuple[list[tuple[int, int, str]], int]:
+    """Consecutive capitalised words from ``i``, joined by spaces and connectors (``of the``)."""
+    run = [words[i]]
+    j = i + 1
+    while j < len(words):
+        s2, e2, w2 = words[j]
+        gap = ctx.text[run[-1][1] : s2]
+        if (
+            gap not in {" ", "-", " - ", " & "}
+            or not ctx.free(s2, e2)
+            or parens[s2]
+            or run[-1][2].endswith("'s")
+        ):
+            break
+        if w2[0].isupper():
+            run.append(words[j])
+            j += 1
+            continue
+        k = j
+        while k < len(words) and k - j < 2 and words[k][2] in lx.VALUE_CONNECTORS:
+            k += 1
+        spaced = all(
+            ctx.text[words[x][1] : words[x + 1][0]] == " "
+            for x in range(j - 1, min(k, len(words) - 1))
+        )
+        if k == j or k >= len(words) or w2 == "the" or not words[k][2][0].isupper() or not spaced:
+            break
+        run.extend(words[j:k])
+        j = k
+    return run, j
+
+
+def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
+    """Reject runs that name attributes (``TG level``, ``School Ownership Code``) or units."""
+    first, last = run[0][2], run[-1][2]
+    if len(run) == 1 and (
+        first.casefold() in lx.NOT_VALUES or re.fullmatch(r"[A-Z]-\d+", first) or first == "I"
+    ):
+        return False
+    if any("_" in r[2] for r in run) or first[0].isdigit():
+        return False
+    end = run[-1][1]
+    nxt = (ctx.low[end : end + 20].split() or [""])[0].strip(",.?!;:")
+    if nxt in lx.ATTRIBUTE_NOUNS:
+        return False
+    if len(run) > 1 and last.casefold().removesuffix("'s") in lx.ATTRIBUTE_HEADS:
+        return False
+    before = ctx.text[max(0, run[0][0] - 12) : run[0][0]]
+    return not (len(run) == 1 and first.isupper() and re.search(r"\d\s*$", before))  # "98832 USD"
+
+
+def _step_value_synonyms(ctx: _Ctx) -> None:
+    """Spellings from the rules' ``value_synonyms`` found in the text → ``=`` filters."""
+    keys = [k for k in ctx.values if len(k) >= 2]
+    if not keys:
+        return
+    for m in re.finditer(rf"(?<!\w)(?:{_alt(keys)})(?!\w)", ctx.low):
+        if ctx.free(m.start(), m.end()):
+            v = ctx.values[" ".join(m.group(0).split())]
+            op = (
+                "!="
+                if _NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 40) : m.start()])
+                else "="
+            )
+            col = _adjacent_column(ctx, m.start(), m.end())
+            ctx.add_filter(
+                Filter(col, op, (v,), ctx.text[m.start() : m.end()], ctx.source), m.start(), m.end()
+            )
+
+
+def _step_synonym_columns(ctx: _Ctx) -> None:
+    """Column names and synonyms from the rules found in the text → columns."""
+    keys = [k for k in ctx.synonyms if len(k) >= 2]
+    if not keys:
+        return
+    for m in re.finditer(rf"(?<!\w)(?:{_alt(keys)})(?!\w)", ctx.low):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_column(ctx.synonyms[" ".join(m.group(0).split())])
+            ctx.cue(ctx.text[m.start() : m.end()])
+
+
+# ----------------------------------------------------------------------------- NL: shape
+
+
+def _step_order(ctx: _Ctx) -> None:
+    """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``."""
+    for rx in (_ORDER_BY_RE, _IN_ORDER_RE, _FROM_TO_RE):
+        for m in ctx.free_matches(rx):
+            window = ctx.low[m.start() : m.end() + 40]
+            window = re.split(r"[.;?!]", window)[0]
+            d = _DIRECTION.search(window)
+            direction = "desc" if d and d.group("desc") else "asc"
+            raw_key = (m.groupdict().get("key") or "").casefold()
+            raw_key = _DIRECTION.sub(" ", raw_key)
+            raw_key = re.sub(
+                r"\b(?:in|order|by|first|then|and|the|their|its|his|her)\b", " ", raw_key
+            )
+            phrase, _ = _noun_phrase(" ".join(raw_key.split()), 0, 3)
+            if rx is _ORDER_BY_RE and not phrase:
+                continue
+            phrase = phrase or _prev_noun(ctx.low, m.start())
+            key = _order_key(ctx, phrase) if phrase else "?"
+            text = " ".join(ctx.text[m.start() : m.end()].split())
+            ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+            ctx.cue(text)
+            ctx.take(m.start(), m.end())
+
+
+def _prev_noun(low: str, pos: int) -> str:
+    words = _prev_words(low, pos, 3)
+    while words and (
+        words[-1] in lx.PHRASE_STOPS or words[-1] in {"them", "it", "results", "result"}
+    ):
+        words.pop()
+    return words[-1] if words else ""
+
+
+def _step_topk(ctx: _Ctx) -> None:
+    """``top 5``, ``first 3``, ``the three largest``, ``which 3 wineries ... the most``."""
+    low = ctx.low
+    for m in _TOPK_RE.finditer(low):
+        g = "a" if m.group("a") else "b" if m.group("b") else "c"
+        parsed = _parse_number(m.group(g))
+        if (
+            not parsed
+            or not parsed[0].isdigit()
+            or int(parsed[0]) == 0
+            or not ctx.free(m.start(g), m.end(g))
+        ):
+            continue
+        if g == "c":
+            prev = _prev_words(low, m.start(), 1)
+            if prev and prev[-1] not in lx.DETERMINERS | lx.LIST_OPENERS | {
+                "top",
+                "what",
+                "are",
+                "with",
+                "of",
+                "by",
+            }:
+                continue  # "room 111 most recently"
+            direction = lx.SUPERLATIVES[m.group("sup")]
+        elif g == "b":
+            direction = "asc" if m.group("fl") == "first" else "desc"
+        else:
+            direction = "desc"
+        _set_topk(ctx, int(parsed[0]), direction, m)
+        return
+    if _SUP_RE.search(low):
+        for m in _WHICH_N_RE.finditer(low):
+            parsed = _parse_number(m.group("n"))
+            if (
+                parsed
+                and parsed[0].isdigit()
+                and 1 < int(parsed[0]) <= 100
+                and ctx.free(m.start("n"), m.end("n"))
+            ):
+                _set_topk(ctx, int(parsed[0]), "desc", m)
+                return
+
+
+def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str]) -> None:
+    ctx.spec.limit = k
+    ctx.spec.flags["superlative"] = True
+    target, _ = _noun_phrase(ctx.low, m.end(), 3)
+    key = _order_key(ctx, target) if target else "?"
+    text = " ".join(m.group(0).split())
+    ctx.topk_index = len(ctx.spec.order_by)
+    ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+    ctx.cue(text)
+    ctx.take(m.start(), m.end())
+
+
+def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
+    base = word.split()[0]
+    first = target.split()[0] if target else ""
+    if base in {"most", "least"} and first in lx.FREQUENCY_WORDS:
+        return "count"
+    if (
+        word.startswith("most recent")
+        or base in lx.TEMPORAL_SUPERLATIVES
+        or first in lx.TEMPORAL_SUPERLATIVES
+    ):
+        return _match_column(target, ctx.known) or "date"
+    if base in {"most", "least"} and first.endswith(
+        ("ive", "ous", "ful", "able", "ible", "ic", "ent", "ant")
+    ):
+        return _match_column(first, ctx.known) or first  # "the most expensive"
+    if target.startswith(("number of ", "count of ", "amount of ")):
+        target = target.split(" of ", 1)[1]
+    return _order_key(ctx, target) if target else base
+
+
+def _step_superlatives(ctx: _Ctx) -> None:
+    """``the highest X`` → order key (+ limit 1 for a singular target); ``what is the highest X``
+    → ``max``; ``the second highest`` → offset 1."""
+    low, spec = ctx.low, ctx.spec
+    for m in ctx.free_matches(_SUP_RE):
+        word = " ".join(m.group("w").split())
+        start, end = m.start("w"), m.end()
+        prev = _prev_words(low, m.start(), 1)
+        nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:")
+        if word in {"most", "least"} and (
+            (prev and prev[-1] == "at") or nxt in {"of", "likely", "part"}
+        ):
+            continue
+        if word in {"first", "last"} and (
+            not prev
+            or prev[-1] != "the"
+            or low[end : end + 1] == "-"
+            or nxt
+            in {
+                "name",
+                "names",
+                "and",
+                "or",
+                "half",
+                "quarter",
+                "time",
+                "letter",
+                "letters",
+                "character",
+                "characters",
+                "word",
+                "words",
+                "day",
+                "days",
+                "year",
+                "month",
+                "week",
+                "season",
+            }
+        ):
+            continue
+        if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
+            continue
+        base = word.split()[0]
+        direction = (
+            "desc"
+            if word.startswith("most recent")
+            else lx.SUPERLATIVES.get(base, "asc" if base == "first" else "desc")
+        )
+        target, _ = _noun_phrase(low, end, 3)
+        key = _superlative_key(ctx, word, target)
+        text = " ".join(f"{ctx.text[m.start() : end]} {target}".split())
+        ctx.cue(text)
+        if base not in {"first", "last"} and _VALUE_FORM.search(low[max(0, start - 60) : start]):
+            func = "max" if direction == "desc" else "min"
+            agg = Aggregation(func, _match_column(target, ctx.known), False, text)
+            if agg not in spec.aggregations:
+                spec.aggregations.append(agg)
+            continue
+        spec.flags["superlative"] = True
+        if ctx.topk_index is not None:
+            topk = spec.order_by[ctx.topk_index]
+            spec.order_by[ctx.topk_index] = replace(
+                topk, key=key, direction=direction, text=f"{topk.text} {text}"
+            )
+            ctx.topk_index = None
+            continue
+        if not any(o.key == key and o.direction == direction for o in spec.order_by):
+            spec.order_by.append(OrderKey(key, direction, False, text))
+        if m.group("ord") and spec.limit is None:
+            o = m.group("ord").casefold()
+            spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
+        elif spec.limit is None and not _plural_subject(low, start):
+            spec.limit = 1
+
+
+_SUBJECT_VERB = re.compile(
+    r"^\W*(?:(?:please\s+)?(?:list|name|show|give|find|provide|state)\s+)?(?:which|what)\s+"
+    r"(?P<np>(?:[\w\-]+\s+){0,4}?)(?P<v>has|have|is|are|was|were|does|do|did|had)\b"
+)
+_WITH_BEFORE = re.compile(
+    r"([a-z\-]+)\s+(?:with|having|who|that|which|whose|where)\s+(?:\w+\s+){0,3}$"
+)
+_LIST_HEAD = re.compile(
+    r"^\W*(?:list|name|show|give|find|provide|state|what\s+are)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?"
+    r"(?P<np>(?:[\w\-]+\s+){0,2}[\w\-]+)"
+)
+
+
+def _plural_subject(low: str, sup_start: int) -> bool:
+    """Does a superlative rank a plural subject (``which schools have the highest``)?"""
+    m = _SUBJECT_VERB.match(low)
+    if m and m.end() <= sup_start:
+        v = m.group("v")
+        if v in {"has", "is", "was", "does"}:
+            return False
+        if v in {"have", "are", "were", "do"}:
+            return True
+        words = m.group("np").split()
+        return bool(words) and _is_plural(words[-1])
+    w = _WITH_BEFORE.search(low[max(0, sup_start - 80) : sup_start])
+    if w:
+        return _is_plural(w.group(1))
+    head = _LIST_HEAD.match(low)
+    if head:
+        last = head.group("np").split()[-1]
+        return last not in {"name", "id", "title"} and _is_plural(last)
+    return False
+
+
+def _step_aggregations(ctx: _Ctx) -> None:
+    """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
+    low, spec = ctx.low, ctx.spec
+    found: list[tuple[int, int, str]] = []
+    for m in ctx.free_matches(_AGG_RE):
+        func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
+        if func:
+            found.append((m.start(), m.end(), func))
+    for term, func in ctx.terms.items():
+        for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", low):
+            if ctx.free(m.start(), m.end()) and func in {"count", "sum", "avg", "min", "max"}:
+                found.append((m.start(), m.end(), func))
+    for start, end, func in sorted(found):
+        target, tend = _noun_phrase(low, end, 3)
+        distinct = False
+        if func == "count":
+            d = re.match(
+                r"\s+(?:of\s+)?(?:the\s+)?(?:different|distinct|unique|kinds?\s+of|types?\s+of)\b",
+                low[end:],
+            )
+            if d:
+                distinct = True
+                target, tend = _noun_phrase(low, end + d.end(), 3)
+        if target.startswith(("number of ", "count of ")):
+            target = target.split(" of ", 1)[1]
+        arg = _match_column(target, ctx.known)
+        text = " ".join(ctx.text[start : max(end, tend)].split())
+        if not any(
+            a.func == func and a.arg == arg and a.distinct == distinct for a in spec.aggregations
+        ):
+            spec.aggregations.append(Aggregation(func, arg, distinct, text))
+        ctx.cue(" ".join(ctx.text[start:end].split()))
+    if any(a.func == "count" for a in spec.aggregations):
+        spec.flags["count_question"] = True
+
+
+def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
+    """The aggregate an :data:`_AGG_RE` match asks for, or None when it names an attribute."""
+    low = ctx.low
+    kind = m.lastgroup or ""
+    start, end = m.start(), m.end()
+    prev = _prev_words(low, start, 1)
+    p = prev[-1] if prev else ""
+    rest = low[end : end + 40]
+    value_form = bool(_VALUE_FORM.search(low[max(0, start - 60) : start]))
+    if kind == "howmany":
+        if re.match(r"\s+(?:percent|percentage|%|times)\b", rest):
+            ctx.spec.flags["ratio"] = True
+            return None
+        return None if re.match(r"\s+(?:more|less|fewer)\b", rest) else "count"
+    if kind == "total_number":
+        return "count"
+    if kind == "number":
+        if p in lx.NUMBER_LABELS or p in lx.NUMBER_OWNERS or rest.startswith(" the "):
+            return None
+        return "count"
+    if kind == "count":
+        initial = start == 0 or bool(_SENTENCE_START.search(low[max(0, start - 3) : start]))
+        nxt = (rest.split() or [""])[0]
+        lead = p in {"the", "a", "total"} and nxt == "of"
+        verb = nxt in {"the", "how", "all", "distinct", "different", "unique", "number", "each"}
+        return "count" if initial or lead or (verb and p not in lx.DETERMINERS) else None
+    if kind == "sum":
+        phrase = " ".join(m.group(0).split())
+        if phrase == "total":
+            if p in lx.NUMBER_OWNERS or re.match(r"\s+(?:number|count|no\.?)\b", rest):
+                return None
+            _, tend = _noun_phrase(low, end, 3)
+            after = low[tend : tend + 14]
+            if re.match(
+                r"\s*(?:of\s+)?(?:over|above|under|below|more|less|greater|beyond|within|is|was|are|were)\b",
+                after,
+            ):
+                return None
+            tied = re.match(
+                r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
+            )
+            return "sum" if value_form or tied else None
+        return None if phrase == "in total" and has_count else "sum"
+    if kind == "avg":
+        if m.group(0) == "mean" and not value_form:
+            return None
+        return None if p in {"an", "above", "below", "than"} else "avg"
+    if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
+        return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form else None
+    return None  # "maximum"/"minimum" are read as superlatives
+
+
+def _step_distinct(ctx: _Ctx) -> None:
+    for m in ctx.free_matches(_DISTINCT_RE):
+        word = m.group(0)
+        if word[0] in "kts" and not re.search(
+            r"how\s+many\s+(?:different\s+)?$", ctx.low[max(0, m.start() - 20) : m.start()]
+        ):
+            continue
+        ctx.spec.distinct = True
+        ctx.cue(word)
+
+
+def _step_group_by(ctx: _Ctx) -> None:
+    """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate)."""
+    spec, low = ctx.spec, ctx.low
+    if not spec.aggregations and not re.search(r"\bgroup(?:ed)?\s+by\b", low):
+        return
+    for m in ctx.free_matches(_GROUP_RE):
+        cue = " ".join(m.group("cue").casefold().split())
+        prev = _prev_words(low, m.start(), 4)
+        p = prev[-1] if prev else ""
+        if cue == "by":
+            agg_near = any(w in lx.NUMBER_OWNERS or w in {"count", "number", "sum"} for w in prev)
+            if not agg_near or p in lx.NOT_GROUP_BY or p.endswith(("ed", "en", "ght")):
+                continue
+            if ctx.text[m.start("rest")].isupper() or ctx.text[m.start("rest")] in "'\"":
+                continue
+        if cue == "each" and p in {"for", "in", "of", "on", "by"}:
+            continue
+        phrase, pend = _noun_phrase(low, m.start("rest"), 3)
+        if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
+            continue
+        if cue == "per" and (phrase.split()[0] in lx.RATE_UNITS or p.isdigit()):
+            continue
+        if phrase.split()[-1].endswith("ed"):
+            continue
+        col = _match_column(phrase, ctx.known) or phrase
+        if col not in spec.group_by:
+            spec.group_by.append(col)
+        ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
+
+
+def _step_flags(ctx: _Ctx, style: str) -> None:
+    spec, low = ctx.spec, ctx.low
+    first = re.match(r"\W*([a-z']+)(?:\s+([a-z']+))?", low)
+    w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
+    if style != "hints":
+        spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS and not (w1 != "is" and w2 == "there")
+        spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
+    for m in ctx.free_matches(_RATIO_RE):
+        prev = _prev_words(low, m.start(), 1)
+        word = m.group(0).split()[0]
+        if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
+            if word == "rate" and not low.startswith(" of", m.end()):
+                continue
+            spec.flags["ratio"] = True
+            ctx.cue(m.group(0))
+            break
+    if _DIVIDED_RE.search(low):
+        spec.flags["division"] = True
+    if any(ctx.mask[m.start()] == 0 for m in _NEGATION_ANY.finditer(low)) or any(
+        f.op in {"!=", "not in", "not like", "not between"} for f in spec.filters
+    ):
+        spec.flags["negation"] = True
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def analyze_text(
+    text: str,
+    source: str = "question",
+    rules: Rules | None = None,
+    now: datetime | None = None,
+    known_columns: Iterable[str] = (),
+) -> TextAnalysis:
+    """Extract the spec of one text, with its enrichment hints and style.
+
+    ``known_columns`` are column names from elsewhere (Q_e) that may be attached to this
+    text's values and aggregation arguments.
+
+    >>> a = analyze_text("male refers to SEX = 'M'; average age refers to AVG(age)", "enriched")
+    >>> a.style, [(m.phrase, m.columns) for m in a.mappings], [x.func for x in a.spec.aggregations]
+    ('hints', [('male', ('sex',)), ('average age', ('age',))], ['avg'])
+    """
+    rules = rules or _DEFAULT_RULES
+    norm = _SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(_TRANSLATE))
+    low = norm.casefold()
+    if len(low) != len(norm):  # a few characters change length when case-folded
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
+    synonyms = rules.synonym_map()
+    ctx = _Ctx(
+        text=norm,
+        low=low,
+        source=source,
+        synonyms=synonyms,
+        values=rules.value_map(),
+        terms={k.casefold(): v.casefold() for k, v in rules.term_functions.items()},
+        now=now,
+        known=_known_index(synonyms, known_columns),
+        mask=bytearray(len(norm)),
+    )
+    style = "question"
+    if source == "question":
+        for c in _scan_code(ctx, norm, 0, symbol_only=True):
+            ctx.add_column(c)
+    else:
+        _step_hints(ctx)
+        style = "restatement" if not ctx.mappings and _is_request(norm) else "hints"
+        if ctx.spec.columns:
+            ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns])
+    _step_quoted(ctx)
+    _step_dates(ctx)
+    _step_comparatives(ctx)
+    _step_years(ctx)
+    _step_order(ctx)
+    _step_topk(ctx)
+    _step_superlatives(ctx)
+    _step_attribute_numbers(ctx)
+    if style != "hints":
+        _step_capitalised(ctx)
+    _step_value_synonyms(ctx)
+    _step_synonym_columns(ctx)
+    _step_aggregations(ctx)
+    _step_distinct(ctx)
+    _step_group_by(ctx)
+    _step_flags(ctx, style)
+    for k in FLAGS:
+        ctx.spec.flags.setdefault(k, False)
+    ctx.spec.filters.sort(key=lambda f: _position(norm, f))
+    return TextAnalysis(ctx.spec, style, norm, ctx.mappings)
+
+
+def _is_request(text: str) -> bool:
+    """Does a text read like a question or a request (a restated question), not notes?"""
+    if _HINT_STYLE.search(text):
+        return False
+    first = (_WORD_TOKEN.findall(text.casefold()) or [""])[0]
+    return text.rstrip().endswith("?") or first in _REQUEST_OPENERS
+
+
+_REQUEST_OPENERS = lx.YES_NO_OPENERS | lx.LIST_OPENERS | lx.REQUEST_OPENERS
+
+
+def _position(text: str, f: Filter) -> int:
+    i = text.find(f.text) if f.text else -1
+    return i if i >= 0 else len(text)
+
+
+def extract_text_spec(
+    text: str, source: str = "question", rules: Rules | None = None, now: datetime | None = None
+) -> Spec:
+    """The spec of one text; every filter's ``clause`` is ``source``.
+
+    >>> s = extract_text_spec("What is the average salary of employees hired since 2020?")
+    >>> [(a.func, a.text) for a in s.aggregations], [(f.op, f.values, f.func) for f in s.filters]
+    ([('avg', 'average salary')], [('>=', ('2020',), 'year')])
+    """
+    return analyze_text(text, source, rules, now).spec
+
+
+def extract_nl_spec(
+    question: str,
+    enriched: str | None = None,
+    rules: Rules | None = None,
+    now: datetime | None = None,
+) -> Spec:
+    """The merged spec of Q_u and Q_e (see :func:`merge_analyses`).
+
+    >>> s = extract_nl_spec("Customers in Germany?", "Germany refers to country = 'Germany'")
+    >>> [(f.column, f.values, f.clause) for f in s.filters]
+    [('country', ('germany',), 'enriched')]
+    """
+    if not enriched or not enriched.strip():
+        return extract_text_spec(question, "question", rules, now)
+    e = analyze_text(enriched, "enriched", rules, now)
+    hint_columns = [*e.spec.columns, *(c for mp in e.mappings for c in mp.columns)]
+    q = analyze_text(question, "question", rules, now, known_columns=hint_columns)
+    return merge_analyses(q, e)
+
+
+def _related(a: str, b: str) -> bool:
+    """Two normalised values name the same thing (equal, or one contains the other)."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if not short or short.replace(".", "").isdigit():
+        return False
+    return len(short) >= 3 and re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
+
+
+def _phrase_in(phrase: str, text: str) -> bool:
+    p = " ".join(phrase.casefold().strip(" '\"").split())
+    return bool(p) and p in " ".join(text.casefold().split())
+
+
+def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
+    """The question filter as the merged spec keeps it: None when Q_e restates it with more
+    detail (a hint on its phrase, or the same value with a column), else with the column a
+    column-only hint gives it."""
+    qtext = " ".join(qf.text.casefold().split())
+    column = qf.column
+    for mp in e.mappings:
+        phrase = " ".join(mp.phrase.casefold().split())
+        if not qtext or not (
+            qtext in phrase or (qf.values and all(v in phrase for v in qf.values))
+        ):
+            continue
+        if mp.filters:
+            return None
+        if len(mp.columns) == 1 and column is None:
+            column = mp.columns[0]
+    for ef in e.spec.filters:
+        if ef.op != qf.op or ef.func != qf.func or len(ef.values) != len(qf.values):
+            continue
+        if (ef.column is None and column is not None) or not all(
+            _related(a, b) for a, b in zip(qf.values, ef.values, strict=True)
+        ):
+            continue
+        if ef.column is not None or ef.values == qf.values:
+            return None
+    return replace(qf, column=column)
+
+
+def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
+    """Merge a question's analysis with its enrichment's.
+
+    Q_e's column hints attach to Q_u's values; a question filter that a Q_e hint restates
+    (``"Germany refers to country = 'Germany'"``) gives way to the hint's filter; hints
+    whose phrase the question never uses (a glossary of codes) add no filter; filters are
+    deduplicated by (column, op, values, func), preferring the one with a column.
+    """
+    qs, es = q.spec, e.spec
+    q_words = _WORD_TOKEN.findall(q.text.casefold())
+    glossary = {
+        f
+        for mp in e.mappings
+        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, q.text)
+        for f in mp.filters
+    }
+    out = Spec()
+    kept = [f for f in (_supersede(qf, e) for qf in qs.filters) if f is not None]
+    for f in [*kept, *(f for f in es.filters if f not in glossary)]:
+        if f not in out.filters:
+            out.filters.append(f)
+    with_col = {(f.op, f.values, f.func) for f in out.filters if f.column is not None}
+    out.filters = [
+        f for f in out.filters if f.column is not None or (f.op, f.values, f.func) not in with_col
+    ]
+
+    for qa in qs.aggregations:
+        hint = next((ea for ea in es.aggregations if ea.func == qa.func and ea.arg), None)
+        agg = (
+            replace(qa, arg=hint.arg, distinct=qa.distinct or hint.distinct)
+            if hint and not qa.arg
+            else qa
+        )
+        if agg not in out.aggregations:
+            out.aggregations.append(agg)
+    out.aggregations += [
+        ea
+        for ea in es.aggregations
+        if not any(a.func == ea.func and a.arg == ea.arg for a in out.aggregations)
+    ]
+    out.group_by = list(dict.fromkeys([*qs.group_by, *es.group_by]))
+    out.order_by = list(qs.order_by) + [
+        eo for eo in es.order_by if not any(o.direction == eo.direction for o in qs.order_by)
+    ]
+    out.limit = qs.limit if qs.limit is not None else es.limit
+    out.offset = qs.offset if qs.offset is not None else es.offset
+    out.distinct = qs.distinct or es.distinct
+    out.columns = list(dict.fromkeys([*qs.columns, *es.columns]))
+    out.literals = list(dict.fromkeys([*qs.literals, *es.literals]))
+    out.formulas = list(dict.fromkeys([*qs.formulas, *es.formulas]))
+    out.cues = list(dict.fromkeys([*qs.cues, *es.cues]))
+    out.flags = {
+        k: bool(qs.flags.get(k))
+        if k in {"yes_no", "list"}
+        else bool(qs.flags.get(k) or es.flags.get(k))
+        for k in sorted(set(qs.flags) | set(es.flags))
+    }
+    return out
