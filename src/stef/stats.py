@@ -209,6 +209,32 @@ class Tally:
         for kind, severity in kinds.items():
             (self.excused if severity == "info" else self.findings)[kind] += sign
 
+    def add_cell(
+        self,
+        status: str,
+        score: float | None,
+        band: str | None,
+        filter_status: str | None,
+        verdict: str | None,
+        count: int,
+        confidence_sum: float,
+        confidence_n: int,
+    ) -> None:
+        """Count ``count`` evaluations sharing these columns (as a store groups them)."""
+        self.records += count
+        self.statuses[status] += count
+        if status == "ok":
+            if score is not None:
+                self.scores[float(score)] += count
+            if band:
+                self.bands[band] += count
+            if filter_status:
+                self.filters[filter_status] += count
+            if verdict:
+                self.verdicts[verdict] += count
+            self.confidence_sum += confidence_sum
+            self.confidence_n += confidence_n
+
     def merge(self, other: Tally) -> Tally:
         """Add ``other`` into this tally and return it."""
         self.records += other.records

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
@@ -274,6 +275,11 @@ class SQLiteStore:
             rollups: dict[tuple[str | None, str | None, str | None, int], Tally] = {}
             if replace and existing:
                 self._forget(list(existing.values()), rollups)
+            # Per rollup key: counts of (status, score, band, filter, verdict) cells,
+            # confidence sums and finding kinds, turned into tallies once per chunk.
+            cells: dict[Any, Counter[tuple[Any, ...]]] = {}
+            confs: dict[Any, list[float]] = {}
+            found: dict[Any, Counter[tuple[str, bool]]] = {}
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
             dumps = orjson.dumps
@@ -294,10 +300,25 @@ class SQLiteStore:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
                 # Same as rollup_key(ev, t), from the row's already normalised columns.
                 key = (row[2], row[3], row[4], int(t // ROLLUP_SECONDS) * ROLLUP_SECONDS)
-                tally = rollups.get(key)
-                if tally is None:
-                    tally = rollups[key] = Tally()
-                tally.add(ev, kinds=ev_kinds)
+                if key not in cells:
+                    cells[key], confs[key], found[key] = Counter(), [0.0, 0], Counter()
+                cells[key][row[8:13]] += 1
+                if row[13] is not None and row[8] == "ok":
+                    confs[key][0] += row[13]
+                    confs[key][1] += 1
+                for kind, severity in ev_kinds.items():
+                    found[key][(kind, severity == "info")] += 1
+            for key, counter in cells.items():
+                tally = Tally()
+                for (status, score, band, filt, verdict), count in counter.items():
+                    tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
+                tally.confidence_sum, tally.confidence_n = confs[key][0], int(confs[key][1])
+                for (kind, info), count in found[key].items():
+                    (tally.excused if info else tally.findings)[kind] += count
+                if key in rollups:
+                    rollups[key].merge(tally)
+                else:
+                    rollups[key] = tally
             marks = ", ".join("?" * 16)
             conn.executemany(
                 f"INSERT OR REPLACE INTO evaluations ({_COLUMNS}) VALUES ({marks})", rows
@@ -495,22 +516,10 @@ class SQLiteStore:
             f"GROUP BY {', '.join(str(i) for i in range(1, n + 6))}"
         )
         for row in self.conn.execute(sql, params):
-            status, score, band, filt, verdict, count, conf_sum, conf_n = row[n:]
-            tally = out.setdefault(key_of(row), Tally())
-            tally.records += count
-            tally.statuses[status] += count
-            if status == "ok":
-                if score is not None:
-                    tally.scores[float(score)] += count
-                for counter, value in (
-                    (tally.bands, band),
-                    (tally.filters, filt),
-                    (tally.verdicts, verdict),
-                ):
-                    if value is not None:
-                        counter[value] += count
-                tally.confidence_sum += conf_sum
-                tally.confidence_n += conf_n
+            key = key_of(row)
+            if key not in out:
+                out[key] = Tally()
+            out[key].add_cell(*row[n:])
         sql = (
             f"SELECT {lead}f.kind, f.severity = 'info', count(*) FROM findings f "
             f"JOIN evaluations e ON e.seq = f.seq{where} "
