@@ -41,11 +41,10 @@ from stef.spec import (
     Projection,
     Spec,
     normalize_column,
-    normalize_value,
 )
 from stef.sqlspec_parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sqlspec_parse import tokenize_and_parse as _tokenize_and_parse
-from stef.sqlspec_predicates import Conditions, JoinCondition, PredicateReader
+from stef.sqlspec_predicates import Conditions, JoinCondition, PredicateReader, cached_value
 from stef.sqlspec_text import TreeText
 
 __all__ = [
@@ -133,6 +132,19 @@ def canonical_expression(
 
 
 # ---------------------------------------------------------------------------- helpers
+_NAMES: dict[str, str] = {}
+
+
+def _column_name(raw: str, synonyms: dict[str, str] | None) -> str:
+    """``normalize_column(raw, synonyms)``, memoised on ``raw`` (synonyms apply last)."""
+    name = _NAMES.get(raw)
+    if name is None:
+        if len(_NAMES) > 50_000:
+            _NAMES.clear()
+        name = _NAMES[raw] = normalize_column(raw)
+    return synonyms.get(name, name) if synonyms else name
+
+
 def _is_string_column(node: exp.Expr, sql: str) -> bool:
     if type(node) is not exp.Column or node.args.get("table") is not None:
         return False
@@ -346,7 +358,7 @@ class _Extractor:
                     continue
                 name = names.get(raw)
                 if name is None:
-                    name = names[raw] = normalize_column(raw, synonyms) if raw else raw
+                    name = names[raw] = _column_name(raw, synonyms) if raw else raw
                 tt.add_column(node, name)
                 w.columns.append(cast(exp.Column, node))
             elif kind == _LITERAL:
@@ -431,9 +443,16 @@ class _Extractor:
 
         # filters and joins, all scopes, outer query first (before any rendering swaps)
         conds = Conditions()
-        cartesian = False
+        cartesian = having_alone = group_alone = False
         for sel in w.selects:
             cartesian = self._select_conditions(sel, conds) or cartesian
+            args = sel.args
+            if args.get("group") is None:
+                having_alone = having_alone or args.get("having") is not None
+            elif not group_alone:
+                group_alone = not any(
+                    a.clause in ("expressions", "having", "order") for a in aggs_in.get(id(sel), ())
+                )
 
         # projections of the query's result
         division = False
@@ -514,25 +533,16 @@ class _Extractor:
         spec.flags = {
             "select_star": isinstance(eff, exp.Select) and any(map(_is_star, eff.expressions)),
             "cartesian_join": cartesian,
-            "identical_set_sides": any(
-                tt.render(s.this) == tt.render(s.expression) for s in w.set_ops
-            ),
+            "identical_set_sides": bool(w.set_ops)
+            and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
             "duplicate_projections": len(set(exprs)) < len(exprs),
             "division": division,
             "case": w.case,
             "cast": w.cast,
             "nested_aggregate": any(a.nested for a in plain),
             "aggregate_in_where": any(a.clause == "where" for a in plain),
-            "having_without_group_by": any(
-                s.args.get("having") is not None and s.args.get("group") is None for s in w.selects
-            ),
-            "group_by_without_aggregate": any(
-                s.args.get("group") is not None
-                and not any(
-                    a.clause in ("expressions", "having", "order") for a in aggs_in.get(id(s), ())
-                )
-                for s in w.selects
-            ),
+            "having_without_group_by": having_alone,
+            "group_by_without_aggregate": group_alone,
             "order_by_aggregate": any(o.is_aggregate for o in spec.order_by),
             "count_star": w.count_star,
         }
@@ -776,5 +786,5 @@ class _Extractor:
                 text = tt.literal_value(node)
                 if type(parent) is exp.Neg:
                     text = "-" + text
-            out[normalize_value(text)] = None
+            out[cached_value(text)] = None
         return list(out)

@@ -22,6 +22,19 @@ from stef.findings import Finding
 from stef.spec import Filter, normalize_value
 from stef.sqlspec_text import TreeText
 
+_VALUES: dict[str, str] = {}
+
+
+def cached_value(text: str) -> str:
+    """``normalize_value(text)``, memoised."""
+    value = _VALUES.get(text)
+    if value is None:
+        if len(_VALUES) > 50_000:
+            _VALUES.clear()
+        value = _VALUES[text] = normalize_value(text)
+    return value
+
+
 #: Comparison node → operator.
 COMPARISONS: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
@@ -158,6 +171,9 @@ class PredicateReader:
         #: SELECT aliases (written name → aliased expression) a HAVING may refer to.
         self.aliases: dict[str, exp.Expr] = {}
 
+    def _text(self, src: exp.Expr | None) -> str:
+        return self.text.original(src) if src is not None else ""
+
     def _literal(self, node: exp.Expr) -> str:
         return self.text.literal_value(node) if type(node) is exp.Literal else node.name
 
@@ -242,9 +258,9 @@ class PredicateReader:
         core = strip(node)
         cls = type(core)
         if cls is exp.Literal:
-            return normalize_value(self.text.literal_value(core))
+            return cached_value(self.text.literal_value(core))
         if cls is exp.Neg and type(core.this) is exp.Literal:
-            return normalize_value("-" + self.text.literal_value(core.this))
+            return cached_value("-" + self.text.literal_value(core.this))
         if cls is exp.Boolean:
             return "true" if core.this else "false"
         if cls is exp.Null:
@@ -254,7 +270,7 @@ class PredicateReader:
         if cls is exp.Column:
             info = self.text.columns.get(id(core))
             if info is not None and info.string is not None:
-                return normalize_value(info.string)
+                return cached_value(info.string)
         return self.text.render(core)
 
     # --------------------------------------------------------------------- read
@@ -269,8 +285,7 @@ class PredicateReader:
         """Add the filters/joins of ``condition`` to ``out``; returns its join conditions."""
         found: list[JoinCondition] = []
         for node in conjuncts(condition):
-            text = self.text.original(node)
-            res = self._predicate(node, clause, text, kind)
+            res = self._predicate(node, clause, node, kind)
             if isinstance(res, JoinCondition):
                 if resolve is not None:
                     for q in (res.left_qualifier, res.right_qualifier):
@@ -280,6 +295,7 @@ class PredicateReader:
                 found.append(res)
                 out.joins.append(res)
             elif res is None:
+                text = self.text.original(node)
                 out.filters.append(Filter(None, "=", (), text, clause))
                 out.findings.append(
                     Finding(
@@ -296,8 +312,9 @@ class PredicateReader:
         return found
 
     def _predicate(
-        self, node: exp.Expr, clause: str, text: str, kind: str
+        self, node: exp.Expr, clause: str, src: exp.Expr | None, kind: str
     ) -> Filter | JoinCondition | None:
+        """One conjunct; ``src`` is the node whose original text a filter quotes."""
         negate = False
         core = node
         while True:
@@ -313,11 +330,11 @@ class PredicateReader:
             negate = not negate
         op = COMPARISONS.get(cls)
         if op is not None:
-            return self._comparison(core, op, negate, clause, text, kind)
+            return self._comparison(core, op, negate, clause, src, kind)
         if cls is exp.Or:
-            return None if negate else self._or(core, clause, text)
+            return None if negate else self._or(core, clause, src)
         if cls is exp.Exists:
-            return Filter(None, "not exists" if negate else "exists", (), text, clause)
+            return Filter(None, "not exists" if negate else "exists", (), self._text(src), clause)
         if cls is exp.In:
             column, func = self.describe(core.this)
             if core.args.get("query") is not None:
@@ -326,35 +343,39 @@ class PredicateReader:
                 return None
             else:
                 values = tuple(self.value(e) for e in core.expressions)
-            return Filter(column, "not in" if negate else "in", values, text, clause, func)
+            return Filter(
+                column, "not in" if negate else "in", values, self._text(src), clause, func
+            )
         if cls is exp.Between:
             column, func = self.describe(core.this)
             values = (self.value(core.args["low"]), self.value(core.args["high"]))
             op = "not between" if negate else "between"
-            return Filter(column, op, values, text, clause, func)
+            return Filter(column, op, values, self._text(src), clause, func)
         if cls in (exp.Like, exp.ILike):
             column, func = self.describe(core.this)
             value = (self.value(core.expression),)
-            return Filter(column, "not like" if negate else "like", value, text, clause, func)
+            return Filter(
+                column, "not like" if negate else "like", value, self._text(src), clause, func
+            )
         if cls is exp.Is:
             column, func = self.describe(core.this)
             rhs = core.expression
             if isinstance(rhs, exp.Null):
                 op = "is not null" if negate else "is null"
-                return Filter(column, op, (), text, clause, func)
+                return Filter(column, op, (), self._text(src), clause, func)
             if isinstance(rhs, exp.Boolean):
                 value = ("true" if rhs.this else "false",)
-                return Filter(column, "!=" if negate else "=", value, text, clause, func)
+                return Filter(column, "!=" if negate else "=", value, self._text(src), clause, func)
             return None
         if cls is exp.Column:
             info = self.text.columns.get(id(core))
             if info is None or info.string is None:
                 flag = ("false" if negate else "true",)
-                return Filter(self.text.canonical_column(core), "=", flag, text, clause)
+                return Filter(self.text.canonical_column(core), "=", flag, self._text(src), clause)
         return None
 
     def _comparison(
-        self, core: exp.Expr, op: str, negate: bool, clause: str, text: str, kind: str
+        self, core: exp.Expr, op: str, negate: bool, clause: str, src: exp.Expr | None, kind: str
     ) -> Filter | JoinCondition:
         if negate:
             op = _NEGATE[op]
@@ -381,17 +402,17 @@ class PredicateReader:
                 )
         column, func = self.describe(left, lnames)
         if isinstance(rcore, exp.Query):
-            return Filter(column, op, (), text, clause, func)
+            return Filter(column, op, (), self._text(src), clause, func)
         if rnames:
-            return Filter(column, op, (self.text.render(rcore),), text, clause, func)
-        return Filter(column, op, (self.value(right),), text, clause, func)
+            return Filter(column, op, (self.text.render(rcore),), self._text(src), clause, func)
+        return Filter(column, op, (self.value(right),), self._text(src), clause, func)
 
-    def _or(self, core: exp.Expr, clause: str, text: str) -> Filter | None:
+    def _or(self, core: exp.Expr, clause: str, src: exp.Expr | None) -> Filter | None:
         column: str | None = None
         func: str | None = None
         values: dict[str, None] = {}  # ordered set
         for i, part in enumerate(_disjuncts(core)):
-            res = self._predicate(part, clause, "", "inner")
+            res = self._predicate(part, clause, None, "inner")
             if (
                 not isinstance(res, Filter)
                 or res.op not in ("=", "in")
@@ -404,4 +425,4 @@ class PredicateReader:
             elif (res.column, res.func) != (column, func):
                 return None
             values.update(dict.fromkeys(res.values))
-        return Filter(column, "in", tuple(values), text, clause, func)
+        return Filter(column, "in", tuple(values), self._text(src), clause, func)

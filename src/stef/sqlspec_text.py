@@ -26,7 +26,7 @@ token positions sqlglot records on leaves and widened over parentheses and keywo
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +88,21 @@ _SIMPLE_AGGS: dict[type, str] = {
 }
 _SIMPLE_AGG_KEYS = frozenset({"this", "expressions", "big_int"})
 
+#: Binary operators rendered ``left op right`` once a dialect is shown to render them so.
+_BINARY: dict[type, str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.DPipe: "||",
+}
+_CAST_KEYS = frozenset({"this", "to"})
+
+#: (generator class, node class, flags) → the text template the generator was seen to use
+#: on a probe, or ``None`` when its output is not the plain ``a op b`` / ``CAST(a AS t)``.
+_CALIBRATED: dict[tuple[Any, ...], str | None] = {}
+
 
 @dataclass(slots=True)
 class ColumnInfo:
@@ -136,6 +151,7 @@ class TreeText:
         self._strings: list[str] = []
         self._starts: list[int] | None = None
         self._match: list[int] | None = None
+        self._parens: list[int] = []
         self._cache: dict[int, str] = {}
 
     # ------------------------------------------------------------------ columns
@@ -255,7 +271,12 @@ class TreeText:
         return quote_string(self._strings[i]) if i < len(self._strings) else m.group(0)
 
     def _fast(self, node: exp.Expr) -> str | None:
-        """Renderings of the commonest leaves without the generator (same output)."""
+        """Renderings of the commonest nodes without the generator (same output).
+
+        Columns, stars and literals directly; simple aggregates, arithmetic, parentheses
+        and casts by joining their children's renderings, once a probe showed the
+        dialect's generator writes them that way (sqlglot's SQLite CAST is slow).
+        """
         cls = type(node)
         if cls is exp.Column:
             info = self.columns.get(id(node))
@@ -286,9 +307,53 @@ class TreeText:
                 this, prefix = inner[0], "distinct "
             if this is None:
                 return None
-            arg = self._fast(this) if type(this) is not exp.Literal else None
-            return None if arg is None else f"{name}({prefix}{arg})"
+            if type(this) is exp.Literal:
+                return None
+            return f"{name}({prefix}{self.render(this)})"
+        op = _BINARY.get(cls)
+        if op is not None:
+            return self._fast_binary(node, op)
+        if cls is exp.Paren:
+            inner = node.this
+            return f"({self.render(inner)})" if isinstance(inner, exp.Expr) else None
+        if cls is exp.Cast:
+            return self._fast_cast(node)
         return None
+
+    def _fast_binary(self, node: exp.Expr, op: str) -> str | None:
+        args = node.args
+        flags = tuple(sorted(k for k, v in args.items() if v and k not in ("this", "expression")))
+        key = (type(self._gen), type(node), flags)
+        if key not in _CALIBRATED:
+            probe = type(node)(
+                this=exp.column("a"), expression=exp.column("b"), **{k: args[k] for k in flags}
+            )
+            _CALIBRATED[key] = "ok" if self._gen.sql(probe) == f"a {op} b" else None
+        if _CALIBRATED[key] is None:
+            return None
+        left, right = args.get("this"), args.get("expression")
+        if not isinstance(left, exp.Expr) or not isinstance(right, exp.Expr):
+            return None
+        return f"{self.render(left)} {op} {self.render(right)}"
+
+    def _fast_cast(self, node: exp.Expr) -> str | None:
+        args = node.args
+        to = args.get("to")
+        if type(to) is not exp.DataType or any(v for k, v in args.items() if k not in _CAST_KEYS):
+            return None
+        if any(v for k, v in to.args.items() if k not in ("this", "nested")):
+            return None  # DECIMAL(10, 2), arrays, user types: leave to the generator
+        key = (type(self._gen), exp.Cast, to.this)
+        if key not in _CALIBRATED:
+            written = self._gen.sql(to)
+            probe = exp.Cast(this=exp.column("a"), to=to.copy())
+            ok = self._gen.sql(probe) == f"CAST(a AS {written})"
+            _CALIBRATED[key] = written.lower() if ok else None
+        type_sql = _CALIBRATED[key]
+        inner = args.get("this")
+        if type_sql is None or not isinstance(inner, exp.Expr):
+            return None
+        return f"cast({self.render(inner)} as {type_sql})"
 
     # --------------------------------------------------------------- original text
     def _leaf_span(self, node: exp.Expr) -> tuple[int | None, int | None, bool]:
@@ -318,27 +383,32 @@ class TreeText:
 
     def _prepare(self) -> tuple[list[int], list[int]]:
         if self._starts is None or self._match is None:
-            self._starts = [t.start for t in self.tokens]
-            match = [-1] * len(self.tokens)
+            toks = self.tokens
+            self._starts = [t.start for t in toks]
+            lp, rp = TokenType.L_PAREN, TokenType.R_PAREN
+            parens = [k for k, t in enumerate(toks) if t.token_type is lp or t.token_type is rp]
+            match = [-1] * len(toks)
             stack: list[int] = []
-            for k, tok in enumerate(self.tokens):
-                if tok.token_type == TokenType.L_PAREN:
+            for k in parens:
+                if toks[k].token_type is lp:
                     stack.append(k)
-                elif tok.token_type == TokenType.R_PAREN and stack:
+                elif stack:
                     o = stack.pop()
                     match[o], match[k] = k, o
+            self._parens = [k for k in parens if match[k] >= 0]
             self._match = match
         return self._starts, self._match
 
     def _balance(self, i: int, j: int, match: list[int]) -> tuple[int, int]:
+        """Widen token span ``[i, j]`` until every parenthesis in it has its partner."""
+        parens = self._parens
         while True:
             lo, hi = i, j
-            for k in range(i, j + 1):
+            for k in parens[bisect_left(parens, i) : bisect_right(parens, j)]:
                 m = match[k]
-                if m >= 0:
-                    lo = m if m < lo else lo
-                    hi = m if m > hi else hi
-            if (lo, hi) == (i, j):
+                lo = m if m < lo else lo
+                hi = m if m > hi else hi
+            if lo == i and hi == j:
                 return i, j
             i, j = lo, hi
 
@@ -375,6 +445,7 @@ class TreeText:
         j = max(bisect_right(starts, hi) - 1, i)
         i, j = self._balance(i, j, match)
         if mode == "clause":
+            first = i
             while i > 0:
                 tt = toks[i - 1].token_type
                 if tt == TokenType.R_PAREN and match[i - 1] >= 0:
@@ -401,7 +472,8 @@ class TreeText:
                 if i >= 2 and toks[i - 2].token_type == TokenType.TOP:
                     break
                 i -= 1
-            i, j = self._balance(i, j, match)
+            if i < first:
+                i, j = self._balance(i, j, match)
             while j + 1 < n:
                 tt = toks[j + 1].token_type
                 if tt == TokenType.L_PAREN and match[j + 1] >= 0:
