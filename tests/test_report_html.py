@@ -41,7 +41,7 @@ def store(tmp_path):
     s.write(make_evaluations(300, seed=1, step_s=900, error_rate=0.05))
     s.write(make_evaluations(300, seed=2, agent_version="1.4", quality=-0.25, step_s=900))
     nasty = make_evaluations(1, seed=9, id_prefix="nasty")[0]
-    # The latest record, so it is the first example of its finding kind.
+    # Stored last, so it is the first example of its finding kind.
     nasty.update(
         question="<script>alert(1)</script> revenue?",
         timestamp="2024-06-01T00:00:00Z",

@@ -230,7 +230,7 @@ def build_report(
     kinds = []
     for kind, n, share in figures(overall, top=top_kinds).top_findings:
         examples = []
-        for ev in store.query(selection=sel.narrowed(finding=kind), order_by="-time", limit=2):
+        for ev in store.query(selection=sel.narrowed(finding=kind), order_by="-stored", limit=2):
             rec = _record(ev)
             rec["messages"] = [f.get("message", "") for f in _findings_of(ev, kind)]
             examples.append(rec)

@@ -49,6 +49,7 @@ _COLUMNS = (
 )
 _ORDERS = {
     None: "e.seq",
+    "-stored": "e.seq DESC",
     "time": "e.t, e.seq",
     "-time": "e.t DESC, e.seq DESC",
     "score": "e.score IS NULL, e.score, e.seq",
@@ -401,8 +402,8 @@ class SQLiteStore:
 
         Keywords: ``agent``, ``agent_version``, ``app``, ``status``, ``finding``, ``since``,
         ``until`` (epoch seconds or ISO/duration text), ``metadata={...}`` or
-        ``**{"metadata.KEY": value}``; ``order_by`` is ``time``, ``-time``, ``score``
-        or ``-score`` (default: storage order).
+        ``**{"metadata.KEY": value}``; ``order_by`` is ``time``, ``-time``, ``score``,
+        ``-score`` or ``-stored`` (newest stored first; default: storage order).
         """
         sel = selection.pop("selection", None) or Selection.from_kwargs(
             now=time.time(), **selection
