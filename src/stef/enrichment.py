@@ -40,6 +40,7 @@ __all__ = ["EnrichmentResult", "check_enrichment"]
 
 _RULE = "enrichment_check"
 _AGG_KINDS = frozenset({"count", "sum", "avg"})
+_BOUNDS = frozenset({">", ">=", "<", "<="})
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)")
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
@@ -73,13 +74,14 @@ class _Text:
         numbers = {n for n in (normalize_number(m.group(0)) for m in _NUMBER.finditer(low)) if n}
         return cls(low, _TOKEN.findall(low), numbers)
 
-    def states(self, value: str, literals: list[str]) -> bool:
-        """Is a normalised value stated here, or related to one of ``literals``?"""
+    def states(self, value: str, literals: list[str], bound: bool = False) -> bool:
+        """Is a normalised value stated here, or related to one of ``literals``? A ``bound``
+        (the value of ``>``, ``<=`` …) may move by one: "more than 10" is ">= 11"."""
         v = value.strip("%").strip()
         if not v or re.search(rf"(?<!\w){re.escape(v)}(?!\w)", self.low):
             return True
         if _is_number(v):
-            return any(_near(v, n) for n in self.numbers)
+            return any(_near(v, n) for n in self.numbers) if bound else v in self.numbers
         if _is_date(v):  # a date or month: its year is enough ("2005-09" vs YEAR(date) = 2005)
             return v[:4] in self.numbers or any(lit.startswith(v[:4]) for lit in literals)
         words = _TOKEN.findall(v)
@@ -181,7 +183,7 @@ def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]:
     seen: set[str] = set()
     for f in q.spec.filters:
         for v in f.values:
-            if v in seen or et.states(v, e.spec.literals):
+            if v in seen or et.states(v, e.spec.literals, f.op in _BOUNDS):
                 continue
             seen.add(v)
             if restated:
@@ -239,8 +241,11 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]
         for f in hint.filters:
             if f.column:
                 per_column[f.column] = per_column.get(f.column, 0) + 1
+    q_has_year = any(_years(f.values) for f in q.spec.filters)
     seen: set[str] = set()
     for f in e.spec.filters:
+        if q_has_year and (f.func == "year" or _is_date(f.values[0] if f.values else "")):
+            continue  # years are compared by _dropped
         m = _mapping_of(f, e.mappings)
         if m is not None and (grounded(m.phrase, q_words) or m.phrase.casefold() in qt.low):
             continue  # a stated mapping of a question phrase
@@ -251,7 +256,7 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]
         if m is None and not restated and not _is_code_filter(f):
             continue  # prose notes
         for v in f.values:
-            if v in seen or _is_code_value(v) or qt.states(v, q.spec.literals):
+            if v in seen or _is_code_value(v) or qt.states(v, q.spec.literals, f.op in _BOUNDS):
                 continue
             seen.add(v)
             out.append(

@@ -141,6 +141,9 @@ PHRASE_STOPS = _words(
     "refers refer means mean the a an"
 )
 
+#: Words between a column name and its value ("whose country is Germany").
+COLUMN_LINKS = _words("the is are was as named called a an")
+
 #: Determiners skipped at the start of a noun phrase.
 DETERMINERS = _words("the a an all any this that these those its their his her")
 

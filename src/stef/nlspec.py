@@ -159,6 +159,7 @@ _YEAR_OP = re.compile(
     re.I,
 )
 _YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
+_YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
 _MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
 _RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
@@ -282,6 +283,10 @@ _HINT_STYLE = re.compile(
 )
 _IDENT_LIST = re.compile(
     r"^\s*(?:the\s+)?(?P<ids>[A-Za-z_`][\w.`]*(?:\s*(?:,|\band\b|&|\+)\s*[A-Za-z_`][\w.`]*)*)\s*\.?\s*$"
+)
+_COLUMN_WORD = re.compile(
+    r"(?:the\s+)?(?P<a>[\w.`]+)\s+(?:column|field)|(?:the\s+)?(?:column|field)\s+(?P<b>[\w.`]+)",
+    re.I,
 )
 _QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
 _CODE_TOKEN = re.compile(
@@ -545,25 +550,17 @@ def _match_column(phrase: str, known: dict[str, str]) -> str | None:
     return None
 
 
+_CODE_ID = re.compile(r"[A-Z]{1,4}\d")  # TR007_4_19: a code value despite its underscores
+
+
 def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:
-    """A known column named right before a value (``region 'North'``, ``country of X``) or after."""
+    """A known column named right before a value (``region 'North'``, ``whose country is X``)
+    or right after it (``the 'North' territory``). ``the X of V`` names what is asked
+    about V, not V's column, so ``of`` is no link."""
     if not ctx.known:
         return None
     prev = _prev_words(ctx.low, start, 4)
-    while prev and prev[-1] in {
-        "the",
-        "of",
-        "is",
-        "are",
-        "was",
-        "as",
-        "named",
-        "called",
-        "a",
-        "an",
-        "with",
-        "in",
-    }:
+    while prev and prev[-1] in lx.COLUMN_LINKS:
         prev.pop()
     for size in (3, 2, 1):
         if len(prev) >= size and " ".join(prev[-size:]) in ctx.known:
@@ -650,6 +647,23 @@ def _matching(toks: list[_Tok], i: int, step: int) -> int:
     return len(toks) - 1 if step == 1 else -1
 
 
+def _column_tokens(toks: list[_Tok]) -> list[_Tok]:
+    """The tokens of a call's arguments that name columns (``Date`` in ``YEAR(Date)``)."""
+    return [
+        t
+        for k, t in enumerate(toks)
+        if t.kind == "bq"
+        or (
+            t.kind == "id"
+            and (
+                t.text.casefold() not in lx.CODE_WORDS
+                or t.text.casefold() in lx.CODE_NAMES_AS_COLUMNS
+            )
+            and not (k + 1 < len(toks) and toks[k + 1].kind == "lp")
+        )
+    ]
+
+
 def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, int] | None:
     """(column, function, first token index) of the operand that ends before token ``i``."""
     if i == 0:
@@ -675,9 +689,7 @@ def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, i
             return None if lp < 0 else (None, None, lp)
         func: str | None = toks[lp - 1].text.casefold()
         inner = toks[lp + 1 : i - 1]
-        ids = [
-            t for t in inner if t.kind in {"id", "bq"} and t.text.casefold() not in lx.CODE_WORDS
-        ]
+        ids = _column_tokens(inner)
         fmt = next((t.text.strip("'\"").casefold() for t in inner if t.kind == "str"), None)
         if func == "strftime" and fmt:
             func = _STRFTIME_FUNCS.get(fmt, "strftime")
@@ -817,7 +829,7 @@ def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
     if any(t is not None and t.kind in {"arith", "op"} for t in neighbours):
         return  # part of a formula or a comparison, not the asked-for aggregate
     inner = toks[i + 2 : rp]
-    ids = [x for x in inner if x.kind in {"id", "bq"} and x.text.casefold() not in lx.CODE_WORDS]
+    ids = _column_tokens(inner)
     arg: str | None = None
     if not ids and any(x.text == "*" for x in inner):
         arg = "*"
@@ -990,6 +1002,9 @@ def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
         f = Filter(None, "=", (ctx.value(raw.replace("''", "'")),), rhs.strip(), ctx.source)
         ctx.add_filter(f)
         return [f], []
+    named = _COLUMN_WORD.fullmatch(rhs.strip())
+    if named:  # "Germany refers to the country column"
+        return [], [ctx.column(named.group("a") or named.group("b"))]
     ids = _IDENT_LIST.match(rhs)
     if not ids:
         return [], []
@@ -1217,11 +1232,13 @@ def _step_years(ctx: _Ctx) -> None:
             continue
         prev = _prev_words(ctx.low, m.start(), 1)
         nxt = (ctx.low[m.end() : m.end() + 20].split() or [""])[0].strip(",.?!;:)")
-        lead = bool(prev) and prev[-1] in lx.YEAR_LEADS
-        if not lead and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
+        led = bool(prev) and prev[-1] in lx.YEAR_LEADS
+        if not led and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
             continue
+        prep = _YEAR_PREP.search(ctx.text, max(0, m.start() - 10), m.start())
+        text = ctx.text[prep.start() if prep else m.start() : m.end()]
         ctx.add_filter(
-            Filter(None, "=", (m.group(0),), m.group(0), ctx.source, "year"), m.start(), m.end()
+            Filter(None, "=", (m.group(0),), text, ctx.source, "year"), m.start(), m.end()
         )
 
 
@@ -1328,7 +1345,7 @@ def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
         first.casefold() in lx.NOT_VALUES or re.fullmatch(r"[A-Z]-\d+", first) or first == "I"
     ):
         return False
-    if any("_" in r[2] for r in run) or first[0].isdigit():
+    if any("_" in w and not _CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
         return False
     end = run[-1][1]
     nxt = (ctx.low[end : end + 20].split() or [""])[0].strip(",.?!;:")
@@ -1435,7 +1452,7 @@ def _step_topk(ctx: _Ctx) -> None:
             direction = "asc" if m.group("fl") == "first" else "desc"
         else:
             direction = "desc"
-        _set_topk(ctx, int(parsed[0]), direction, m)
+        _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or "top")
         return
     if _SUP_RE.search(low):
         for m in _WHICH_N_RE.finditer(low):
@@ -1450,12 +1467,12 @@ def _step_topk(ctx: _Ctx) -> None:
                 return
 
 
-def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str]) -> None:
+def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "top") -> None:
     ctx.spec.limit = k
     ctx.spec.flags["superlative"] = True
     target, _ = _noun_phrase(ctx.low, m.end(), 3)
-    key = _order_key(ctx, target) if target else "?"
-    text = " ".join(m.group(0).split())
+    key = _superlative_key(ctx, word, target) if target else "?"
+    text = " ".join(f"{m.group(0)} {target}".split())
     ctx.topk_index = len(ctx.spec.order_by)
     ctx.spec.order_by.append(OrderKey(key, direction, False, text))
     ctx.cue(text)
@@ -1535,7 +1552,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
         key = _superlative_key(ctx, word, target)
         text = " ".join(f"{ctx.text[m.start() : end]} {target}".split())
         ctx.cue(text)
-        if base not in {"first", "last"} and _VALUE_FORM.search(low[max(0, start - 60) : start]):
+        if _value_form(low, start, word, target):
             func = "max" if direction == "desc" else "min"
             agg = Aggregation(func, _match_column(target, ctx.known), False, text)
             if agg not in spec.aggregations:
@@ -1556,6 +1573,16 @@ def _step_superlatives(ctx: _Ctx) -> None:
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
         elif spec.limit is None and not _plural_subject(low, start):
             spec.limit = 1
+
+
+def _value_form(low: str, start: int, word: str, target: str) -> bool:
+    """``what is the highest salary`` asks for a value (MAX), not for a row. A temporal
+    superlative asks for a value only when its target is a date (``the latest date``)."""
+    base = word.split()[0]
+    if base in {"first", "last"} or not _VALUE_FORM.search(low[max(0, start - 60) : start]):
+        return False
+    temporal = base in lx.TEMPORAL_SUPERLATIVES or word.startswith("most recent")
+    return not temporal or (target.split() or [""])[-1] in {"date", "time", "year", "day", "month"}
 
 
 _SUBJECT_VERB = re.compile(

@@ -1,0 +1,142 @@
+"""stef.nlspec: golden cases from tests/fixtures/nl_spec/cases.txt, one test per title,
+plus properties every extraction must keep (determinism, no wall clock, no crash)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stef.nlspec import analyze_text, extract_nl_spec, extract_text_spec
+from stef.rules import Rules
+from stef.spec import Spec
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nl_spec"
+sys.path.insert(0, str(FIXTURES))
+from blocks import load_blocks  # noqa: E402
+
+CASES = load_blocks(FIXTURES / "cases.txt")
+
+
+def _spec_of(case: dict[str, str]) -> Spec:
+    rules = Rules.model_validate(json.loads(case["rules"])) if case.get("rules") else None
+    now = datetime.fromisoformat(case["now"]) if case.get("now") else None
+    if case.get("enriched"):
+        return extract_nl_spec(case["question"], case["enriched"], rules, now)
+    return extract_text_spec(case["question"], "question", rules, now)
+
+
+def _project(items: list[dict[str, Any]], keys: list[str]) -> Counter[str]:
+    return Counter(json.dumps({k: item.get(k) for k in keys}, sort_keys=True) for item in items)
+
+
+def _check_objects(key: str, got: list[dict[str, Any]], want: list[dict[str, Any]]) -> None:
+    """Multiset equality of ``got`` and ``want`` on the sub-keys each wanted object names."""
+    assert len(got) == len(want), f"{key}: got {got}, want {want}"
+    remaining = list(got)
+    for w in want:
+        hit = next((g for g in remaining if all(g.get(k) == v for k, v in w.items())), None)
+        assert hit is not None, f"{key}: no match for {w} in {remaining}"
+        remaining.remove(hit)
+
+
+def check_spec(spec: Spec, expect: dict[str, Any]) -> None:
+    """Compare a spec with the keys an expectation names (see cases.txt)."""
+    got = spec.to_dict()
+    for key, want in expect.items():
+        if key in ("filters", "aggregations"):
+            _check_objects(key, got[key], want)
+        elif key == "order_by":
+            assert len(got[key]) == len(want), f"order_by: got {got[key]}, want {want}"
+            for g, w in zip(got[key], want, strict=True):
+                assert {k: g[k] for k in w} == w, f"order_by: got {got[key]}, want {want}"
+        elif key == "flags":
+            assert {k: got["flags"].get(k) for k in want} == want
+        elif key.endswith("_include"):
+            field = key.removesuffix("_include")
+            missing = [v for v in want if v not in got[field]]
+            assert not missing, f"{field}: {missing} not in {got[field]}"
+        else:
+            assert got[key] == want, f"{key}: got {got[key]!r}, want {want!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["title"] for c in CASES])
+def test_golden_case(case: dict[str, str]) -> None:
+    check_spec(_spec_of(case), json.loads(case["expect"]))
+
+
+def test_titles_are_unique_and_plenty() -> None:
+    titles = [c["title"] for c in CASES]
+    assert len(titles) == len(set(titles))
+    assert len(titles) >= 45
+
+
+def test_every_filter_carries_its_source_clause() -> None:
+    q = "List the top 5 customers in Germany with more than 10 orders in 2023."
+    assert {f.clause for f in extract_text_spec(q).filters} == {"question"}
+    e = "Customers where country = 'Germany' and orders > 10"
+    assert {f.clause for f in extract_text_spec(e, "enriched").filters} == {"enriched"}
+
+
+def test_aggregation_and_order_texts_quote_the_question() -> None:
+    spec = extract_text_spec("Which 3 wineries produce the most wines?")
+    assert spec.order_by[0].text.startswith("which 3")
+    spec = extract_text_spec("What is the average salary per department?")
+    assert [a.text for a in spec.aggregations] == ["average salary"]
+
+
+def test_enrichment_style() -> None:
+    assert analyze_text("women refers to SEX = 'F'", "enriched").style == "hints"
+    assert analyze_text("How many women are there?", "enriched").style == "restatement"
+    assert analyze_text("Usually, administrators manage schools.", "enriched").style == "hints"
+    assert analyze_text("How many women are there?").style == "question"
+
+
+def test_empty_enrichment_is_the_question_alone() -> None:
+    q = "How many orders were placed in 2023?"
+    assert extract_nl_spec(q, None) == extract_nl_spec(q, "  ") == extract_text_spec(q)
+
+
+def test_relative_dates_never_read_the_clock() -> None:
+    q = "How many orders were placed this year?"
+    assert extract_text_spec(q).filters[0].values == ()
+    assert extract_text_spec(q, now=datetime(2021, 6, 1)).filters[0].values == ("2021",)
+
+
+def test_every_spec_carries_every_flag() -> None:
+    flags = extract_text_spec("").flags
+    assert set(flags) >= {
+        "superlative",
+        "ratio",
+        "division",
+        "percent",
+        "yes_no",
+        "list",
+        "count_question",
+        "negation",
+    }
+    assert not any(flags.values())
+
+
+_TEXT = st.lists(
+    st.sampled_from(
+        [*"abcXYZ019 '\"`%$=<>();,.?-/_:", "refers to ", "top ", "in 2023 ", "How many ", "SUM("]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(question=_TEXT, enriched=_TEXT)
+def test_any_text_extracts_deterministically(question: str, enriched: str) -> None:
+    first = extract_nl_spec(question, enriched).to_dict()
+    assert first == extract_nl_spec(question, enriched).to_dict()
+    for f in first["filters"]:
+        assert f["clause"] in ("question", "enriched")
