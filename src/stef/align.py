@@ -83,11 +83,12 @@ _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 def searchable(*texts: str | None) -> str:
     """Question text prepared for literal look-ups: case-folded, punctuation spaced.
 
-    >>> searchable("Users in 'New  York'?", None)
-    ' users in new york '
+    >>> searchable("Users in 'New  York'?", "Since 2024.")
+    ' users in new york since 2024 '
     """
     joined = " ".join(t for t in texts if t)
-    return " " + " ".join(_WORD_CHARS.sub(" ", joined.casefold()).split()) + " "
+    tokens = (t.strip(".-/:") for t in _WORD_CHARS.sub(" ", joined.casefold()).split())
+    return " " + " ".join(t for t in tokens if t) + " "
 
 
 def _text_mentions(value: str, text: str) -> bool:
@@ -315,6 +316,7 @@ def align_filters(
                 None,
                 "filter_alignment",
             )
+    _absorb_year_bounds(matched, candidates, used)
     extra: list[Filter] = []
     benign_found: list[Filter] = []
     for i, f in enumerate(candidates):
@@ -366,6 +368,26 @@ def align_filters(
                 "benign_filter",
             )
     return matched, missing, extra, benign_found, bad
+
+
+def _absorb_year_bounds(
+    matched: list[tuple[Filter, Filter]], candidates: Sequence[Filter], used: set[int]
+) -> None:
+    """A year asked for as a date range (``d >= '2025-01-01' AND d < '2026-01-01'``): the
+    range's other bound belongs to the matched year, it is not an extra filter."""
+    for nl_f, s in list(matched):
+        if nl_f.func != "year" or not nl_f.values or not s.column:
+            continue
+        year = _int(nl_f.values[0])
+        if year is None:
+            continue
+        bounds = (str(year), f"{year + 1}-01-01")
+        for i, c in enumerate(candidates):
+            if i in used or c is s or _canon_col(c.column) != _canon_col(s.column):
+                continue
+            if c.op in ("<", "<=", ">", ">=") and any(v.startswith(bounds) for v in c.values):
+                used.add(i)
+                matched.append((nl_f, c))
 
 
 def _filter_status(n_required: int, n_matched_required: int, bad: int, extras: int) -> str:
@@ -579,6 +601,8 @@ def _check_grouping(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
         return
     nl_keys = {_canon_col(g) for g in nl.group_by}
     plain_proj = {_canon_col(c) for p in sql.projections if not p.is_aggregate for c in p.columns}
+    plain_proj |= {_canon_col(p.expr) for p in sql.projections if not p.is_aggregate}
+    plain_proj |= {_canon_col(p.alias) for p in sql.projections if p.alias and not p.is_aggregate}
     mixes = any(p.is_aggregate for p in sql.projections) and bool(plain_proj)
     pinned = _pinned_columns(sql)
     benign = {_canon_col(c) for c in rules.benign_group_by}
@@ -871,7 +895,7 @@ def align(
     _check_aggregations(nl, sql, out)
     _check_grouping(nl, sql, out, r)
     _check_order_limit(nl, sql, out, r)
-    reported = {v for f in extra for v in f.values}
+    reported = {v for f in (*extra, *benign_found, *(s for _, s in matched)) for v in f.values}
     _check_literals_and_hints(nl, sql, out, text, reported)
     _check_structure(sql, out)
     evidence = (

@@ -41,7 +41,7 @@ KIND_WEIGHTS: Mapping[str, float] = {
 
 #: Risk thresholds: risk ≥ ``incorrect`` → incorrect; ≥ ``potential`` → potentially_incorrect;
 #: ≥ ``likely`` (or fewer than two checked cues) → likely_correct; otherwise correct.
-THRESHOLDS: Mapping[str, float] = {"likely": 0.45, "potential": 1.0, "incorrect": 1.5}
+THRESHOLDS: Mapping[str, float] = {"likely": 0.3, "potential": 1.0, "incorrect": 1.5}
 
 
 def finding_risk(f: Finding, weights: Mapping[str, float] = KIND_WEIGHTS) -> float:
