@@ -1,12 +1,13 @@
 """Typed diagnostics: what is missing, extra or wrong, with the evidence behind it.
 
->>> Finding("filter_missing", "error", "question asks for region = 'north'", nl="in the North").to_dict()["kind"]
+>>> f = Finding("filter_missing", "error", "question asks for region = 'north'", nl="in the North")
+>>> f.to_dict()["kind"]
 'filter_missing'
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 #: Severities, from harmless to damning.
@@ -32,7 +33,14 @@ class Finding:
     rule: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "nl": self.nl,
+            "sql": self.sql,
+            "rule": self.rule,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Finding:

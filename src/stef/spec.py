@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 #: Comparison operators a :class:`Filter` may carry.
@@ -66,9 +66,14 @@ class Filter:
     func: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["values"] = list(self.values)
-        return d
+        return {
+            "column": self.column,
+            "op": self.op,
+            "values": list(self.values),
+            "text": self.text,
+            "clause": self.clause,
+            "func": self.func,
+        }
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class Aggregation:
     text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"func": self.func, "arg": self.arg, "distinct": self.distinct, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,13 @@ class Projection:
     text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["columns"] = list(self.columns)
-        return d
+        return {
+            "expr": self.expr,
+            "alias": self.alias,
+            "columns": list(self.columns),
+            "is_aggregate": self.is_aggregate,
+            "text": self.text,
+        }
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,12 @@ class OrderKey:
     text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "key": self.key,
+            "direction": self.direction,
+            "is_aggregate": self.is_aggregate,
+            "text": self.text,
+        }
 
 
 @dataclass
@@ -208,10 +222,7 @@ def normalize_value(value: object) -> str:
     """
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        text = repr(value)
-    else:
-        text = str(value)
+    text = repr(value) if isinstance(value, (int, float)) else str(value)
     text = unicodedata.normalize("NFC", text).strip()
     while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
         text = text[1:-1].strip()
