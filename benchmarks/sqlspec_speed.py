@@ -1,7 +1,8 @@
 """Time extract_sql_spec against bare sqlglot.parse_one on the NL2SQL-Bugs SQL.
 
 Run: .venv/bin/python benchmarks/sqlspec_speed.py [path.jsonl] [dialect]
-Prints seconds for each and the ratio extraction/parse (extraction includes its parse).
+Prints CPU seconds for each (best of 3, interleaved per query) and the ratio
+extract/parse (extraction includes its own parse).
 """
 
 from __future__ import annotations

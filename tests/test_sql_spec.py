@@ -6,6 +6,7 @@ of each file); one pytest case per title.
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import re
 from dataclasses import dataclass
@@ -171,6 +172,13 @@ def test_error_status(sql: str, dialect: str | None, status: str, message: str) 
     assert info.value.status == status
     assert message in info.value.message
     assert len(info.value.message) < 600
+
+
+def test_sqlglot_runs_compiled() -> None:
+    """sqlglot[c] ships mypyc-compiled modules; the speed budget assumes they are in use."""
+    import sqlglot.parser
+
+    assert sqlglot.parser.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
 
 
 def test_trailing_semicolons_and_comments_are_one_statement() -> None:

@@ -462,7 +462,7 @@ class _Extractor:
                 node = e.this if type(e) is exp.Alias else e
                 alias = e.alias.lower() if type(e) is exp.Alias else None
                 names: list[str] = []
-                for n in node.dfs():
+                for n in (node,) if type(node) is exp.Column else node.dfs():
                     cls = type(n)
                     if cls is exp.Column:
                         info = tt.columns.get(id(n))
@@ -651,7 +651,7 @@ class _Extractor:
                 return 1
             n = _int_literal(value)
             if n is None:
-                text = self.tt.original(node)
+                text = self.tt.original(value).strip() if value is not None else "?"
                 self.findings.append(
                     Finding(
                         "non_literal_limit",

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from sqlglot import exp
@@ -77,6 +78,7 @@ _BOUNDARY = frozenset(
     }
 )
 _QUERY_START = frozenset({TokenType.SELECT, TokenType.WITH})
+_START = attrgetter("start")
 
 #: Aggregates whose one-argument call renders as ``name(arg)`` in every dialect.
 _SIMPLE_AGGS: dict[type, str] = {
@@ -146,6 +148,7 @@ class TreeText:
         self.columns: dict[int, ColumnInfo] = {}
         self.literal_text: dict[int, str] = {}
         self._gen = generator
+        generator.unsupported_messages.clear()  # the generator is reused: keep it from growing
         self._undo: list[tuple[exp.Expr, dict[str, Any]]] = []
         self._swapped: set[int] = set()
         self._strings: list[str] = []
@@ -382,11 +385,21 @@ class TreeText:
         return lo, hi, has_query
 
     def _prepare(self) -> tuple[list[int], list[int]]:
+        """Token start offsets and matching-parenthesis indexes (computed once)."""
         if self._starts is None or self._match is None:
             toks = self.tokens
-            self._starts = [t.start for t in toks]
+            starts = self._starts = list(map(_START, toks))
             lp, rp = TokenType.L_PAREN, TokenType.R_PAREN
-            parens = [k for k, t in enumerate(toks) if t.token_type is lp or t.token_type is rp]
+            sql = self.sql
+            parens: list[int] = []
+            for char in "()":  # find paren characters, keep those that are paren tokens
+                pos = sql.find(char)
+                while pos >= 0:
+                    k = bisect_left(starts, pos)
+                    if k < len(toks) and starts[k] == pos and toks[k].token_type in (lp, rp):
+                        parens.append(k)
+                    pos = sql.find(char, pos + 1)
+            parens.sort()
             match = [-1] * len(toks)
             stack: list[int] = []
             for k in parens:
