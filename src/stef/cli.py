@@ -230,11 +230,11 @@ def _eval_file(
         else:
             skipped_box = [0]
         batch: list[dict[str, Any]] = []
-        for e in evaluate_stream(ev, lines, workers=workers):
-            out.write(json.dumps(e, ensure_ascii=False) + "\n")
-            summary.add(e)
+        for evaluation in evaluate_stream(ev, lines, workers=workers):
+            out.write(json.dumps(evaluation, ensure_ascii=False) + "\n")
+            summary.add(evaluation)
             if store is not None:
-                batch.append(e)
+                batch.append(evaluation)
                 if len(batch) >= 500:
                     store.write(batch, replace=force)
                     batch.clear()

@@ -237,7 +237,9 @@ def load_rules(path: str | Path | None) -> Rules:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise RulesError([("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")], str(p)) from None
+        raise RulesError(
+            [("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")], str(p)
+        ) from None
     return load_rules_dict(data, str(p))
 
 
