@@ -29,6 +29,9 @@ NUMBER_WORDS: dict[str, int] = {
     )
 } | {"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "thousand": 1000}
 
+#: Number words as a set, for a cheap "does the text hold a number" test.
+NUMBER_WORD_SET = frozenset(NUMBER_WORDS)
+
 #: Ordinals -> position ("the second highest" -> offset 1).
 ORDINALS: dict[str, int] = {
     w: i + 2
@@ -50,6 +53,9 @@ MONTHS: dict[str, int] = (
     | {"sept": 9}
 )
 
+#: Month names and abbreviations as a set.
+MONTH_WORDS = frozenset(MONTHS)
+
 #: Superlatives -> sort direction of the thing they rank by.
 SUPERLATIVES: dict[str, str] = dict.fromkeys(
     _list(
@@ -62,8 +68,34 @@ SUPERLATIVES: dict[str, str] = dict.fromkeys(
     "asc",
 )
 
+#: Words that trigger the superlative step.
+SUPERLATIVE_WORDS = frozenset(SUPERLATIVES) | _words("first last recent")
+
+#: Words that trigger the aggregation step (rules' term_functions trigger it too).
+AGGREGATE_WORDS = _words(
+    "how total number no count sum summed average avg mean maximum max minimum min"
+)
+
+#: Words that trigger the DISTINCT step.
+DISTINCT_WORDS = _words("different unique distinct kind kinds type types sort sorts")
+
+#: Words that trigger the GROUP BY step.
+GROUP_WORDS = _words("group grouped broken split per each every by")
+
+#: Words that trigger the explicit-ordering step.
+ORDER_WORDS = _words("by order alphabetically from")
+
+#: Words of relative dates ("last year", "today").
+RELATIVE_DATE_WORDS = _words("last this current previous past next prior recent today yesterday")
+
 #: Superlatives that rank by a date ("the most recent order").
 TEMPORAL_SUPERLATIVES = _words("latest newest earliest oldest youngest recent")
+
+#: Words after "the first"/"the last" that make it no ranking ("the first name").
+NOT_RANKED = _words(
+    "name names and or half quarter time letter letters character characters word words day "
+    "days year month week season"
+)
 
 #: Words after "most"/"least" that rank by frequency ("the most common genre").
 FREQUENCY_WORDS = _words("common popular frequent frequently often used")

@@ -140,9 +140,8 @@ _DATE_RANGE = re.compile(
     rf"(?:the\s+)?(?P<b>{_ANY_DATE})(?![\w/-])",
     re.I,
 )
-_DATE_RE = re.compile(
-    rf"(?:\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?)?(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I
-)
+_DATE_RE = re.compile(rf"(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I)
+_DATE_OP_BEFORE = re.compile(rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?$", re.I)
 _YEAR = r"(?:1[89]\d\d|20\d\d)"
 _YEAR_RANGE = re.compile(
     rf"\b(?:between|from)\s+(?:the\s+)?(?:years?\s+)?(?P<a>{_YEAR})\s*"
@@ -158,6 +157,7 @@ _YEAR_OP = re.compile(
     r"onwards?|earlier|before)|onwards?)\b",
     re.I,
 )
+_FOUR_DIGITS = re.compile(r"\d{4}")
 _YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
 _YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
 _MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
@@ -182,7 +182,8 @@ _POSTFIX_RE = re.compile(
 _BETWEEN_RE = re.compile(
     rf"\b(?:between|from|ranging\s+from|in\s+the\s+range\s+(?:of\s+)?)\s+(?P<a>{_NUM})\s+"
     rf"(?:and|to|-)\s+(?P<b>{_NUM})"
-    rf"|(?<![\w.$/-])(?P<c>{_NUM})\s*(?:-|to|through)\s*(?P<d>{_NUM})(?=\s+[a-z])",
+    rf"|(?<![\w.$/-])(?P<c>{_CURRENCY}{_DIGITS})\s*(?:-|to|through)\s*(?P<d>{_CURRENCY}{_DIGITS})"
+    r"(?=\s+[a-z])",
     re.I,
 )
 
@@ -198,10 +199,8 @@ _WHICH_N_RE = re.compile(
     rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
     re.I,
 )
-_SUP_RE = re.compile(
-    rf"\b(?:(?P<ord>{_alt(lx.ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+)?(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b",
-    re.I,
-)
+_SUP_RE = re.compile(rf"\b(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b", re.I)
+_ORDINAL_BEFORE = re.compile(rf"\b(?P<ord>{_alt(lx.ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+$", re.I)
 _VALUE_FORM = re.compile(
     r"(?:^|[,;:.?!]\s*|\band\s+|\bof\s+)(?:(?:what|find|show|give|list|return|state|tell\s+me|"
     r"calculate|compute|provide|identify|get|determine|display|indicate|mention)\s+)?"
@@ -289,6 +288,10 @@ _COLUMN_WORD = re.compile(
     re.I,
 )
 _QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
+_CODE_OPS = re.compile(r"[=<>]")
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile(r"[A-Z]")
+_QUOTE_CHARS = re.compile(r"[`'\"]")
 _CODE_TOKEN = re.compile(
     r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
     r"|(?P<bq>`[^`\n]*`)"
@@ -356,9 +359,14 @@ class _Ctx:
     now: datetime | None
     known: dict[str, str]
     mask: bytearray
+    words: frozenset[str] = frozenset()
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None
+
+    def has(self, words: frozenset[str]) -> bool:
+        """Does the text contain one of ``words`` (cheap test before a costly regex)?"""
+        return not self.words.isdisjoint(words)
 
     def free(self, start: int, end: int) -> bool:
         return self.mask.find(1, start, end) == -1
@@ -761,7 +769,8 @@ def _operand_values(
 
 
 def _scan_code(ctx: _Ctx, text: str, offset: int, symbol_only: bool = False) -> list[str]:
-    """Add the comparisons and aggregates written as code in ``text``; return its columns.
+    """Add the comparisons and aggregates written as code in ``text``; return its columns
+    (compared ones first, then every identifier-like operand or argument).
 
     ``symbol_only`` (for questions) keeps only ``col > 5``-style comparisons on
     identifier-like columns.
@@ -814,7 +823,7 @@ def _scan_code(ctx: _Ctx, text: str, offset: int, symbol_only: bool = False) -> 
         i = end_idx
     for start, end in calls:
         ctx.take(start, end)
-    return columns
+    return columns if symbol_only else columns + _code_columns(ctx, toks)
 
 
 def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
@@ -844,9 +853,8 @@ def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
     ctx.cue(text)
 
 
-def _code_columns(ctx: _Ctx, text: str, offset: int) -> list[str]:
+def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
     """Identifier-like names in code: function arguments and arithmetic operands."""
-    toks = _code_tokens(text, offset)
     out: list[str] = []
     for k, t in enumerate(toks):
         if t.kind == "bq":
@@ -881,8 +889,6 @@ def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
         ctx.spec.flags["division"] = True
     if (name and _RATIO_RE.search(name)) or _PERCENT_FORMULA.search(bare):
         ctx.spec.flags["ratio"] = True
-    for c in _code_columns(ctx, code, 0):
-        ctx.add_column(c)
     ctx.cue(norm if len(norm) <= 80 else norm[:77] + "...")
 
 
@@ -949,7 +955,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
             _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
             return True
         if _CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
-            for c in _scan_code(ctx, clause, offset) + _code_columns(ctx, clause, offset):
+            for c in _scan_code(ctx, clause, offset):
                 ctx.add_column(c)
             _formula(ctx, clause, None)
         return False
@@ -959,7 +965,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
         (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "element = 'cl' means Chlorine"
     phrase, rhs = ctx.text[ls:le], ctx.text[rs:re_]
     before, aggs_before = len(ctx.spec.filters), len(ctx.spec.aggregations)
-    cols = _scan_code(ctx, rhs, rs) + _code_columns(ctx, rhs, rs)
+    cols = _scan_code(ctx, rhs, rs)
     filters = ctx.spec.filters[before:]
     if not filters and not cols:
         filters, cols = _plain_rhs(ctx, rhs)
@@ -1104,6 +1110,12 @@ def _clock(tm: str) -> str:
 def _step_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, year ranges, decades, seasons, years after a temporal cue."""
     src = ctx.source
+    if ctx.has(lx.RELATIVE_DATE_WORDS):
+        _relative_dates(ctx)
+    if not _FOUR_DIGITS.search(ctx.text):
+        if ctx.has(lx.MONTH_WORDS):
+            _months(ctx)
+        return
     for m in _DATE_RANGE.finditer(ctx.text):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
@@ -1113,9 +1125,12 @@ def _step_dates(ctx: _Ctx) -> None:
             )
     for m in _DATE_RE.finditer(ctx.text):
         dv = _date_value(m.group("d"))
-        if dv and ctx.free(m.start("d"), m.end("d")):
-            op = lx.YEAR_OPS.get(" ".join((m.group("op") or "").casefold().split()), "=")
-            ctx.add_filter(Filter(None, op, (dv[0],), m.group(0), src, dv[1]), m.start(), m.end())
+        if dv and ctx.free(m.start(), m.end()):
+            o = _DATE_OP_BEFORE.search(ctx.text, max(0, m.start() - 25), m.start())
+            op = lx.YEAR_OPS.get(" ".join(o.group("op").casefold().split()), "=") if o else "="
+            start = o.start() if o else m.start()
+            f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
+            ctx.add_filter(f, start, m.end())
     for m in _YEAR_RANGE.finditer(ctx.text):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
@@ -1139,18 +1154,26 @@ def _step_dates(ctx: _Ctx) -> None:
             op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
             y = m.group("y2")
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
+    if ctx.has(lx.MONTH_WORDS):
+        _months(ctx)
+
+
+def _relative_dates(ctx: _Ctx) -> None:
     for m in _RELATIVE.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
-            f = _relative_date(m, ctx.now, src)
+            f = _relative_date(m, ctx.now, ctx.source)
             ctx.add_filter(f, m.start(), m.end())
             if not f.values:
                 ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+
+
+def _months(ctx: _Ctx) -> None:
+    """``in March``: a month without a year."""
     for m in _MONTH_ALONE.finditer(ctx.text):
         if ctx.free(m.start("m"), m.end("m")):
             month = str(lx.MONTHS[m.group("m").casefold()])
-            ctx.add_filter(
-                Filter(None, "=", (month,), m.group(0), src, "month"), m.start("m"), m.end("m")
-            )
+            f = Filter(None, "=", (month,), m.group(0), ctx.source, "month")
+            ctx.add_filter(f, m.start("m"), m.end("m"))
 
 
 def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
@@ -1505,41 +1528,18 @@ def _step_superlatives(ctx: _Ctx) -> None:
     low, spec = ctx.low, ctx.spec
     for m in ctx.free_matches(_SUP_RE):
         word = " ".join(m.group("w").split())
-        start, end = m.start("w"), m.end()
-        prev = _prev_words(low, m.start(), 1)
+        start, end = m.start(), m.end()
+        ordinal = _ORDINAL_BEFORE.search(low, max(0, start - 15), start)
+        prev = _prev_words(low, start, 1)
         nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:")
         if word in {"most", "least"} and (
             (prev and prev[-1] == "at") or nxt in {"of", "likely", "part"}
         ):
             continue
         if word in {"first", "last"} and (
-            not prev
-            or prev[-1] != "the"
-            or low[end : end + 1] == "-"
-            or nxt
-            in {
-                "name",
-                "names",
-                "and",
-                "or",
-                "half",
-                "quarter",
-                "time",
-                "letter",
-                "letters",
-                "character",
-                "characters",
-                "word",
-                "words",
-                "day",
-                "days",
-                "year",
-                "month",
-                "week",
-                "season",
-            }
+            not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
         ):
-            continue
+            continue  # "first name", "the first half", "first-grade"
         if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
             continue
         base = word.split()[0]
@@ -1550,7 +1550,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
         )
         target, _ = _noun_phrase(low, end, 3)
         key = _superlative_key(ctx, word, target)
-        text = " ".join(f"{ctx.text[m.start() : end]} {target}".split())
+        text = " ".join(f"{ctx.text[ordinal.start() if ordinal else start : end]} {target}".split())
         ctx.cue(text)
         if _value_form(low, start, word, target):
             func = "max" if direction == "desc" else "min"
@@ -1568,8 +1568,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue
         if not any(o.key == key and o.direction == direction for o in spec.order_by):
             spec.order_by.append(OrderKey(key, direction, False, text))
-        if m.group("ord") and spec.limit is None:
-            o = m.group("ord").casefold()
+        if ordinal and spec.limit is None:
+            o = ordinal.group("ord").casefold()
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
         elif spec.limit is None and not _plural_subject(low, start):
             spec.limit = 1
@@ -1808,30 +1808,44 @@ def analyze_text(
         known=_known_index(synonyms, known_columns),
         mask=bytearray(len(norm)),
     )
+    ctx.words = frozenset(_WORD_TOKEN.findall(low))
+    digits = bool(_DIGIT.search(norm))
+    numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
     style = "question"
     if source == "question":
-        for c in _scan_code(ctx, norm, 0, symbol_only=True):
-            ctx.add_column(c)
+        if _CODE_OPS.search(norm):
+            for c in _scan_code(ctx, norm, 0, symbol_only=True):
+                ctx.add_column(c)
     else:
         _step_hints(ctx)
         style = "restatement" if not ctx.mappings and _is_request(norm) else "hints"
         if ctx.spec.columns:
             ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns])
-    _step_quoted(ctx)
+    if _QUOTE_CHARS.search(norm):
+        _step_quoted(ctx)
     _step_dates(ctx)
-    _step_comparatives(ctx)
-    _step_years(ctx)
-    _step_order(ctx)
-    _step_topk(ctx)
-    _step_superlatives(ctx)
-    _step_attribute_numbers(ctx)
-    if style != "hints":
+    if numeric:
+        _step_comparatives(ctx)
+    if digits:
+        _step_years(ctx)
+    if ctx.has(lx.ORDER_WORDS):
+        _step_order(ctx)
+    if numeric:
+        _step_topk(ctx)
+    if ctx.has(lx.SUPERLATIVE_WORDS):
+        _step_superlatives(ctx)
+    if digits:
+        _step_attribute_numbers(ctx)
+    if style != "hints" and _UPPER.search(norm, 1):
         _step_capitalised(ctx)
     _step_value_synonyms(ctx)
     _step_synonym_columns(ctx)
-    _step_aggregations(ctx)
-    _step_distinct(ctx)
-    _step_group_by(ctx)
+    if ctx.terms or ctx.has(lx.AGGREGATE_WORDS):
+        _step_aggregations(ctx)
+    if ctx.has(lx.DISTINCT_WORDS):
+        _step_distinct(ctx)
+    if ctx.has(lx.GROUP_WORDS):
+        _step_group_by(ctx)
     _step_flags(ctx, style)
     for k in FLAGS:
         ctx.spec.flags.setdefault(k, False)
