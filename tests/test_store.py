@@ -60,6 +60,7 @@ def test_migration_from_v1_backfills_findings_and_rollups(tmp_path, evaluations)
     # A store written by the first schema: columns and documents, no findings, no rollups.
     from stef.store.migrations import record_time
 
+    conn.execute("BEGIN")
     for seq, ev in enumerate(evaluations, start=1):
         conn.execute(
             "INSERT INTO evaluations (seq, id, agent, agent_version, app, t, status, score) "
@@ -76,6 +77,7 @@ def test_migration_from_v1_backfills_findings_and_rollups(tmp_path, evaluations)
             ),
         )
         conn.execute("INSERT INTO evaluation_docs VALUES (?, ?)", (seq, orjson.dumps(ev).decode()))
+    conn.execute("COMMIT")
     conn.close()
 
     store = SQLiteStore(path)
