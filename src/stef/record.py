@@ -109,6 +109,12 @@ def _text(
         )
     if "\x00" in value:
         raise RecordError("invalid_record", f"field {name!r} contains a NUL byte")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError(
+            "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
+        ) from None
     if limit is not None and len(value) > limit:
         raise RecordError(
             "invalid_record", f"field {name!r} is too long ({len(value):,} characters > {limit:,})"
@@ -129,6 +135,12 @@ def _label(data: dict[str, Any], name: str) -> str | None:
     text = str(value)
     if len(text) > 1000 or "\x00" in text:
         raise RecordError("invalid_record", f"field {name!r} is not a short label")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError(
+            "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
+        ) from None
     return text
 
 
@@ -160,6 +172,14 @@ def parse_record(data: Any) -> Record:
         raise RecordError(
             "invalid_record", f"field 'metadata' must be an object, got {type(metadata).__name__}"
         )
+    if metadata is not None:
+        try:
+            json.dumps(metadata, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+            raise RecordError(
+                "invalid_record",
+                "field 'metadata' is not plain JSON text (invalid Unicode or too deep)",
+            ) from None
     raw_id = data.get("id")
     rid = _label(data, "id") if raw_id is not None else record_id(data)
     assert question is not None and sql is not None
@@ -210,7 +230,10 @@ def salvage(data: Any) -> dict[str, Any]:
     """Best-effort pass-through fields of a record that failed validation."""
     if not isinstance(data, dict):
         return {}
-    out: dict[str, Any] = {"id": data.get("id")}
+    rid = data.get("id")
+    out: dict[str, Any] = {"id": rid if isinstance(rid, (str, int)) else None}
+    if isinstance(rid, str):
+        out["id"] = rid[:200].encode("utf-8", "replace").decode("utf-8")
     for k in PASSTHROUGH:
         v = data.get(k)
         if (
@@ -218,7 +241,9 @@ def salvage(data: Any) -> dict[str, Any]:
             or isinstance(v, (str, int, float, bool))
             or (k == "metadata" and isinstance(v, dict))
         ):
-            if isinstance(v, str) and len(v) > MAX_TEXT_CHARS:
-                v = v[:200] + f"… [{len(v):,} characters]"
+            if isinstance(v, str):
+                if len(v) > MAX_TEXT_CHARS:
+                    v = v[:200] + f"… [{len(v):,} characters]"
+                v = v.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
             out[k] = v
     return out
