@@ -134,7 +134,7 @@ NOT_VALUES = _words(
 )
 
 #: Lower-case words allowed inside a capitalised value ("Bank of America", "Wizards of the Coast").
-VALUE_CONNECTORS = _words("of de del der la le du da van von y & on upon the")
+VALUE_CONNECTORS = _words("of de del der la le du da van von y & on upon the a an")
 
 #: A word after a capitalised phrase that makes it an attribute, not a value ("TG level").
 ATTRIBUTE_NOUNS = _words(
@@ -170,7 +170,7 @@ PHRASE_STOPS = _words(
     "above below into as if each every all between during since before after until there "
     "it they them their its can will would should could not also then along including "
     "respectively ever so far overall please what how sorted ordered grouped ranked listed "
-    "refers refer means mean the a an"
+    "refers refer means mean the a an get gets got make makes take takes"
 )
 
 #: Words between a column name and its value ("whose country is Germany").

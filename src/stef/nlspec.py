@@ -104,11 +104,11 @@ _PARENS = re.compile(r"\([^()\n]{0,80}\)")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;\n]|[\"'(])\s*$")
 
 _LIKE_CUES = re.compile(
-    r"(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
+    r"\b(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
     r"|(?P<starts>(?:start|begin)(?:s|ning|ing)?\s+with|prefix(?:ed)?(?:\s+with)?)"
-    r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>\blike))"
-    r"(?:\s+(?:the|a|an))?(?:\s+(?:word|phrase|string|substring|letter|character|text|pattern)s?)?"
-    r"\s*$",
+    r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>like))"
+    r"(?:\s+(?:the|a|an))?(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
+    r"pattern)s?)?\s*$",
     re.I,
 )
 _NEGATION_BEFORE = re.compile(
@@ -1048,17 +1048,24 @@ def _step_quoted(ctx: _Ctx) -> None:
                 ctx.add_column(ctx.column(inner))  # Find the "date became customers" of ...
                 ctx.take(m.start(), m.end())
                 continue
-            value, op = ctx.value(inner), "="
-            like = _LIKE_CUES.search(before)
-            if like:
-                op = "like"
-                value = {"starts": f"{value}%", "ends": f"%{value}"}.get(
-                    like.lastgroup or "", f"%{value}%"
-                )
-            if _NEGATION_BEFORE.search(before):
-                op = "not like" if op == "like" else "!="
-            col = _adjacent_column(ctx, m.start(), m.end())
-            ctx.add_filter(Filter(col, op, (value,), m.group(0), ctx.source), m.start(), m.end())
+            _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True)
+
+
+def _add_value(ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False) -> None:
+    """A value the text names: ``=``, or ``like``/``!=`` after a cue (``contains 'Led'``,
+    ``not from Germany``), tied to a known column next to it. An unquoted value is a
+    pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality)."""
+    before = ctx.low[max(0, start - 40) : start]
+    op = "="
+    like = _LIKE_CUES.search(before)
+    kind = next((k for k in ("contains", "starts", "ends", "like") if like and like.group(k)), "")
+    if like and (quoted or like.group("noun") or kind in {"starts", "ends"}):
+        op = "like"
+        value = {"starts": f"{value}%", "ends": f"%{value}"}.get(kind, f"%{value}%")
+    if _NEGATION_BEFORE.search(before):
+        op = "not like" if op == "like" else "!="
+    col = _adjacent_column(ctx, start, end)
+    ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source), start, end)
 
 
 def _date_value(raw: str) -> tuple[str, str | None] | None:
@@ -1320,11 +1327,9 @@ def _step_capitalised(ctx: _Ctx) -> None:
             run = run[:-1]
         if run and _is_value_run(ctx, run):
             start, end = run[0][0], run[-1][1]
-            raw = text[start:end].removesuffix("'s")
-            value = ctx.value(raw)
-            op = "!=" if _NEGATION_BEFORE.search(ctx.low[max(0, start - 40) : start]) else "="
-            col = _adjacent_column(ctx, start, end)
-            ctx.add_filter(Filter(col, op, (value,), raw, ctx.source), start, end)
+            if text.endswith("'s", start, end):
+                end -= 2
+            _add_value(ctx, ctx.value(text[start:end]), start, end)
 
 
 def _capitalised_run(
@@ -1387,16 +1392,7 @@ def _step_value_synonyms(ctx: _Ctx) -> None:
         return
     for m in re.finditer(rf"(?<!\w)(?:{_alt(keys)})(?!\w)", ctx.low):
         if ctx.free(m.start(), m.end()):
-            v = ctx.values[" ".join(m.group(0).split())]
-            op = (
-                "!="
-                if _NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 40) : m.start()])
-                else "="
-            )
-            col = _adjacent_column(ctx, m.start(), m.end())
-            ctx.add_filter(
-                Filter(col, op, (v,), ctx.text[m.start() : m.end()], ctx.source), m.start(), m.end()
-            )
+            _add_value(ctx, ctx.values[" ".join(m.group(0).split())], m.start(), m.end())
 
 
 def _step_synonym_columns(ctx: _Ctx) -> None:
@@ -1579,12 +1575,21 @@ def _value_form(low: str, start: int, word: str, target: str) -> bool:
     """``what is the highest salary`` asks for a value (MAX), not for a row. A temporal
     superlative asks for a value only when its target is a date (``the latest date``)."""
     base = word.split()[0]
-    if base in {"first", "last"} or not _VALUE_FORM.search(low[max(0, start - 60) : start]):
+    before = low[max(0, start - 60) : start]
+    # "the average and minimum price", "minimum and maximum salaries"
+    listed = _AGG_LIST.search(before) or _AGG_LIST_AFTER.match(low, start + len(word))
+    if base in {"first", "last"} or not (listed or _VALUE_FORM.search(before)):
         return False
     temporal = base in lx.TEMPORAL_SUPERLATIVES or word.startswith("most recent")
     return not temporal or (target.split() or [""])[-1] in {"date", "time", "year", "day", "month"}
 
 
+_AGG_LIST = re.compile(
+    r"\b(?:average|avg|mean|maximum|max|minimum|min|total|highest|lowest)\s*(?:,|and|or)\s*$"
+)
+_AGG_LIST_AFTER = re.compile(
+    r"\s*(?:,|and|or)\s*(?:and\s+)?(?:the\s+)?(?:average|avg|mean|maximum|max|minimum|min|total)\b"
+)
 _SUBJECT_VERB = re.compile(
     r"^\W*(?:(?:please\s+)?(?:list|name|show|give|find|provide|state)\s+)?(?:which|what)\s+"
     r"(?P<np>(?:[\w\-]+\s+){0,4}?)(?P<v>has|have|is|are|was|were|does|do|did|had)\b"
