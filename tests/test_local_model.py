@@ -275,3 +275,14 @@ def test_stef_local_serve_is_found_by_the_local_judge_and_stops_on_sigterm(
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     assert not state.exists()
+
+
+def test_a_rerun_answered_from_the_cache_starts_no_server(tmp_path: Path) -> None:
+    judge = build_judge("local", local_model="smollm2-135m", cache=str(tmp_path / "c.sqlite"))
+    assert isinstance(judge, LLMJudge) and judge.cache is not None and judge.server is not None
+    _, key = judge.request_for(case())
+    answer = {"verdict": "incorrect", "confidence": 0.7, "rationale": "r", "issues": []}
+    judge.cache.put(key, {"answers": [answer], "usage": {}})
+    j = judge.judge(case())
+    assert (j.verdict, j.usage["cached"], judge.server.running) == ("incorrect", True, False)
+    judge.close()

@@ -271,27 +271,15 @@ class LLMJudge(Judge):
 
     async def ajudge(self, case: JudgeInput) -> Judgment:
         """Ask the model (or the cache) for a verdict on one record."""
-        await self.ensure_server()
         started = time.perf_counter()
-        messages = self.prompt.render(**prompt_context(case))
-        key = cache_key(
-            self.client.model,
-            self.prompt.version,
-            {
-                "prompt_sha256": self.prompt.sha256,
-                "messages": messages,
-                "samples": self.samples,
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-                "constrained": self.constrained,
-            },
-        )
+        messages, key = self.request_for(case)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             answers = [JudgeAnswer.model_validate(a) for a in hit["answers"]]
             usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0}
             cached = True
         else:
+            await self.ensure_server()  # a re-run answered from the cache starts no server
             answers, usage = await self._ask(messages)
             cached = False
             if self.cache is not None:
@@ -324,6 +312,23 @@ class LLMJudge(Judge):
                 "stated_confidence": v.stated_confidence,
             },
         )
+
+    def request_for(self, case: JudgeInput) -> tuple[list[dict[str, str]], str]:
+        """The chat messages for ``case`` and their cache key (model, prompt, sampling)."""
+        messages = self.prompt.render(**prompt_context(case))
+        key = cache_key(
+            self.client.model,
+            self.prompt.version,
+            {
+                "prompt_sha256": self.prompt.sha256,
+                "messages": messages,
+                "samples": self.samples,
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+                "constrained": self.constrained,
+            },
+        )
+        return messages, key
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -275,8 +275,6 @@ class LLMNLExtractor:
         return merge_specs(base, answer_to_spec(answer, rules))
 
     async def _answer(self, question: str, enriched: str | None, rules: Rules) -> NLSpecAnswer:
-        if self.before is not None:
-            await self.before()
         started = time.perf_counter()
         messages = self.prompt.render(
             question=question,
@@ -298,6 +296,8 @@ class LLMNLExtractor:
         if hit is not None:
             self.usage["cached"] += 1
             return NLSpecAnswer.model_validate(hit)
+        if self.before is not None:
+            await self.before()
         first = await self.client.chat(messages, temperature=0.0, max_tokens=self.max_tokens)
         self._count(first.prompt_tokens, first.completion_tokens)
         try:
