@@ -210,8 +210,10 @@ _VALUE_FORM = re.compile(
 _DIRECTION = re.compile(
     r"\b(?P<desc>desc(?:ending(?:ly)?)?|decreasing|reverse(?:\s+alphabetical)?|from\s+(?:the\s+)?"
     r"(?:highest|largest|most|biggest|greatest|high|large|big|newest|latest|most\s+recent)\s+to"
-    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b"
+    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?|(?:highest|largest|most|biggest|greatest|newest|"
+    r"latest)\s+(?:\w+\s+){0,2}first)\b"
     r"|\b(?P<asc>asc(?:ending(?:ly)?)?|increasing|alphabetical(?:ly)?|alphabetic|chronological|"
+    r"(?:lowest|smallest|least|fewest|oldest|earliest)\s+(?:\w+\s+){0,2}first|"
     r"from\s+(?:the\s+)?(?:lowest|smallest|least|fewest|low|small|oldest|earliest|a)\s+to"
     r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b",
     re.I,
@@ -1413,24 +1415,60 @@ def _step_order(ctx: _Ctx) -> None:
     """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``."""
     for rx in (_ORDER_BY_RE, _IN_ORDER_RE, _FROM_TO_RE):
         for m in ctx.free_matches(rx):
-            window = ctx.low[m.start() : m.end() + 40]
-            window = re.split(r"[.;?!]", window)[0]
-            d = _DIRECTION.search(window)
-            direction = "desc" if d and d.group("desc") else "asc"
-            raw_key = (m.groupdict().get("key") or "").casefold()
-            raw_key = _DIRECTION.sub(" ", raw_key)
-            raw_key = re.sub(
-                r"\b(?:in|order|by|first|then|and|the|their|its|his|her)\b", " ", raw_key
+            has_key = bool(m.groupdict().get("key"))
+            cue_end = m.start("key") if has_key else m.end()
+            if not ctx.free(m.start(), cue_end):
+                continue  # "in descending order" around an "order by X" already read
+            clause_start = m.start() - len(
+                re.split(r"[.;?!]", ctx.low[max(0, m.start() - 30) : m.start()])[-1]
             )
-            phrase, _ = _noun_phrase(" ".join(raw_key.split()), 0, 3)
-            if rx is _ORDER_BY_RE and not phrase:
+            clause_end = m.start() + len(re.split(r"[.;?!]", ctx.low[m.start() : m.end() + 40])[0])
+            d = _DIRECTION.search(ctx.low, m.start(), clause_end) or _DIRECTION.search(
+                ctx.low, clause_start, m.start()
+            )
+            direction = "desc" if d and d.group("desc") else "asc"
+            phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
+            if rx is _ORDER_BY_RE and not phrases:
                 continue
-            phrase = phrase or _prev_noun(ctx.low, m.start())
-            key = _order_key(ctx, phrase) if phrase else "?"
-            text = " ".join(ctx.text[m.start() : m.end()].split())
-            ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+            if d and d.start() >= end and ctx.free(end, d.end()):
+                end = d.end()  # "... by X in descending order": one cue
+            text = " ".join(ctx.text[m.start() : end].split())
+            for phrase in phrases or [_prev_noun(ctx.low, m.start())]:
+                key = _order_key(ctx, phrase) if phrase else "?"
+                ctx.spec.order_by.append(OrderKey(key, direction, False, text))
             ctx.cue(text)
-            ctx.take(m.start(), m.end())
+            ctx.take(m.start(), end)
+
+
+def _order_phrases(ctx: _Ctx, m: re.Match[str]) -> tuple[list[str], int]:
+    """The noun phrases an ordering cue sorts by (``by sales and profits`` → two) and where
+    they end; direction words and determiners are skipped."""
+    phrases: list[str] = []
+    words: list[str] = []
+    start = end = m.start("key")
+    for w in _LOW_WORD.finditer(ctx.low, start, m.end("key")):
+        token = w.group(0)
+        if token == "and" and words and len(phrases) < 2:
+            phrases.append(" ".join(words))
+            words = []
+            continue
+        if _DIRECTION.fullmatch(token) or token in {"in", "order"}:
+            if words:
+                break
+            continue
+        if token in lx.DETERMINERS or token in lx.SUPERLATIVES or token in {"each", "every"}:
+            end = w.end()
+            continue  # "by each city's highest latitude" sorts by latitude
+        if token in lx.PHRASE_STOPS or len(words) == 3 or (words and _is_participle(token)):
+            break
+        end = w.end()
+        if token.endswith(("'s", "'")):
+            words = []  # a possessive modifies the head that follows
+            continue
+        words.append(token)
+    if words:
+        phrases.append(" ".join(words))
+    return phrases, end
 
 
 def _prev_noun(low: str, pos: int) -> str:
@@ -1743,6 +1781,8 @@ def _step_group_by(ctx: _Ctx) -> None:
         phrase, pend = _noun_phrase(low, m.start("rest"), 3)
         if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
             continue
+        if cue == "by" and re.match(r"\s*(?:['\"]|[A-Z])", ctx.text[pend : pend + 3]):
+            continue  # "albums by the artist 'Metallica'": an agent, not a grouping
         if cue == "per" and (phrase.split()[0] in lx.RATE_UNITS or p.isdigit()):
             continue
         if phrase.split()[-1].endswith("ed"):
