@@ -1,13 +1,17 @@
-"""Word lists for the deterministic NL extractor (:mod:`stef.nlspec`).
+"""The vocabulary of the deterministic NL extractor (:mod:`stef.nlspec`).
 
 Plain data, no logic: cue words for aggregations, superlatives, comparatives, dates and
-the words that must never be read as values. Every entry is lower-case.
+the words that must never be read as values (every entry lower-case), then the regex
+patterns compiled from them, whose group names :mod:`stef.nlspec` reads.
 
 >>> NUMBER_WORDS["twelve"], SUPERLATIVES["fewest"], "phone" in NUMBER_LABELS
 (12, 'asc', True)
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 
 def _words(text: str) -> frozenset[str]:
@@ -299,3 +303,261 @@ CODE_BOUNDARIES = _words("where and or when then not if on else case with")
 
 #: Value codes a hint may use without the question stating them ("isPromo = 1").
 CODE_VALUES = _words("0 1 true false y n yes no t f null + -")
+
+
+# ----------------------------------------------------------------------------- patterns
+#
+# The cue patterns compiled from the lists above; group names are read by stef.nlspec.
+
+
+def alternation(words: Iterable[str]) -> str:
+    r"""Regex alternation of ``words``, longest first, spaces matching any whitespace.
+
+    >>> print(alternation(["at least", "at"]))
+    at\s+least|at
+    """
+    return "|".join(
+        re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=len, reverse=True)
+    )
+
+
+# Same-length rewrites keep every position valid: curly quotes, "> =" -> ">= ".
+TRANSLATE = str.maketrans(
+    {"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-", "′": "'"}
+)
+SPLIT_OPS = re.compile(r"([<>!])\s=")
+
+_NUMW = alternation(NUMBER_WORDS)
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_CURRENCY = r"(?:(?:us{1,2}\$|usd\s?|[$€£])\s?)?"
+_NUM = (
+    rf"{_CURRENCY}(?:{_DIGITS}|(?:{_NUMW})\b)"
+    r"(?:\s?(?:%|percent\b|per\s?cent\b))?(?:\s(?:million|thousand|billion)\b)?"
+)
+NUM_TEXT = re.compile(
+    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<pct>\s?(?:%|percent|per\s?cent))?"
+    r"(?:\s(?P<mult>million|thousand|billion))?$",
+    re.I,
+)
+MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
+BARE_NUMBER = re.compile(rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)")
+NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
+
+WORD = re.compile(r"[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&]")
+LOW_WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*")
+DQ = re.compile(r'"([^"\n]{1,150})"')
+SQ = re.compile(r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])")
+BQ = re.compile(r"`([^`\n]{1,150})`")
+PARENS = re.compile(r"\([^()\n]{0,80}\)")
+SENTENCE_START = re.compile(r"(?:^|[.?!:;\n]|[\"'(])\s*$")
+
+LIKE_CUES = re.compile(
+    r"\b(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
+    r"|(?P<starts>(?:start|begin)(?:s|ning|ing)?\s+with|prefix(?:ed)?(?:\s+with)?)"
+    r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>like))"
+    r"(?:\s+(?:the|a|an))?(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
+    r"pattern)s?)?\s*$",
+    re.I,
+)
+NEGATION_BEFORE = re.compile(
+    r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
+    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
+    r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
+    r"including|include|have|has|with|for|by|made\s+by)){0,3}\s*$",
+    re.I,
+)
+NEGATION_ANY = re.compile(
+    r"\b(?:not|no|never|without|except|excluding|none|neither|nor|other\s+than|\w+n't)\b", re.I
+)
+
+# Dates ------------------------------------------------------------------------------------
+_MONTH_ALT = alternation(MONTHS)
+_FULL_MONTHS = alternation(m.title() for m in MONTHS if len(m) > 3 and m != "sept")
+_TIME = r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp][Mm])?)?"
+_ISO_DATE = rf"\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}{_TIME}"
+_US_DATE = rf"\d{{1,2}}/\d{{1,2}}/\d{{4}}{_TIME}"
+_TEXT_DATE = (
+    rf"(?:(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\.?,?\s+\d{{4}})"
+)
+_MONTH_YEAR = rf"(?:{_MONTH_ALT})\.?,?\s+(?:of\s+)?\d{{4}}"
+_ANY_DATE = rf"(?:{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE}|{_MONTH_YEAR})"
+_DATE_OPS = alternation(YEAR_OPS)
+DATE_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_ANY_DATE})\s+(?:and|to|until|till|through)\s+"
+    rf"(?:the\s+)?(?P<b>{_ANY_DATE})(?![\w/-])",
+    re.I,
+)
+DATE_RE = re.compile(rf"(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I)
+DATE_OP_BEFORE = re.compile(rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?$", re.I)
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+YEAR_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:the\s+)?(?:years?\s+)?(?P<a>{_YEAR})\s*"
+    rf"(?:and|to|until|till|through|-)\s*(?:the\s+)?(?:year\s+)?(?P<b>{_YEAR})\b(?![\w/%-])"
+    rf"|(?<![\w/.$-])(?P<c>{_YEAR})\s*(?:-|to|through|until)\s*(?P<d>{_YEAR})\b(?![\w/%-])",
+    re.I,
+)
+SEASON = re.compile(rf"(?<![\w/.-]){_YEAR}/(?:{_YEAR}|\d\d)(?![\w/-])")
+DECADE = re.compile(r"(?<![\w/.-])(?P<y>(?:1[89]|20)\d0)'?s\b")
+YEAR_OP = re.compile(
+    rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?(?:years?\s+(?:of\s+)?)?(?P<y>{_YEAR})\b(?![\w/%-]|\.\d)"
+    rf"|(?<![\w/.$-])(?P<y2>{_YEAR})\s+(?P<post>(?:or|and)\s+(?:later|after|afterwards|beyond|"
+    r"onwards?|earlier|before)|onwards?)\b",
+    re.I,
+)
+FOUR_DIGITS = re.compile(r"\d{4}")
+YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
+YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
+MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
+RELATIVE = re.compile(
+    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
+    rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
+    r"(?P<units>days|weeks|months|years)\b"
+    r"|\b(?P<day>today|yesterday)\b",
+    re.I,
+)
+
+# Comparatives -----------------------------------------------------------------------------
+CMP_RE = re.compile(
+    rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?(?P<n>{_NUM})",
+    re.I,
+)
+POSTFIX_RE = re.compile(
+    rf"(?<![\w.$/-])(?P<n>{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
+    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
+    r"|\+(?!\w))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)))\b",
+    re.I,
+)
+BETWEEN_RE = re.compile(
+    rf"\b(?:between|from|ranging\s+from|in\s+the\s+range\s+(?:of\s+)?)\s+(?P<a>{_NUM})\s+"
+    rf"(?:and|to|-)\s+(?P<b>{_NUM})"
+    rf"|(?<![\w.$/-])(?P<c>{_CURRENCY}{_DIGITS})\s*(?:-|to|through)\s*(?P<d>{_CURRENCY}{_DIGITS})"
+    r"(?=\s+[a-z])",
+    re.I,
+)
+
+# Top-k, superlatives, ordering ----------------------------------------------------------------
+_SUP_ALT = alternation(SUPERLATIVES)
+TOPK_RE = re.compile(
+    rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
+    rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
+    rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b",
+    re.I,
+)
+WHICH_N_RE = re.compile(
+    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
+    re.I,
+)
+SUP_RE = re.compile(rf"\b(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b", re.I)
+ORDINAL_BEFORE = re.compile(rf"\b(?P<ord>{alternation(ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+$", re.I)
+VALUE_FORM = re.compile(
+    r"(?:^|[,;:.?!]\s*|\band\s+|\bof\s+)(?:(?:what|find|show|give|list|return|state|tell\s+me|"
+    r"calculate|compute|provide|identify|get|determine|display|indicate|mention)\s+)?"
+    r"(?:(?:is|was|are|were|'s|me)\s+)?(?:the\s+)$",
+    re.I,
+)
+DIRECTION = re.compile(
+    r"\b(?P<desc>desc(?:ending(?:ly)?)?|decreasing|reverse(?:\s+alphabetical)?|from\s+(?:the\s+)?"
+    r"(?:highest|largest|most|biggest|greatest|high|large|big|newest|latest|most\s+recent)\s+to"
+    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?|(?:highest|largest|most|biggest|greatest|newest|"
+    r"latest)\s+(?:\w+\s+){0,2}first)\b"
+    r"|\b(?P<asc>asc(?:ending(?:ly)?)?|increasing|alphabetical(?:ly)?|alphabetic|chronological|"
+    r"(?:lowest|smallest|least|fewest|oldest|earliest)\s+(?:\w+\s+){0,2}first|"
+    r"from\s+(?:the\s+)?(?:lowest|smallest|least|fewest|low|small|oldest|earliest|a)\s+to"
+    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b",
+    re.I,
+)
+ORDER_BY_RE = re.compile(
+    r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange(?:d)?|list(?:ed)?|(?:first|then|and|lastly|"
+    r"finally)(?=\s+by))\s+(?:them\s+|it\s+|the\s+(?:results?|list|data)\s+)?"
+    r"(?:in\s+\w+\s+order\s+)?by\s+(?P<key>[^,.;?!]{1,60})",
+    re.I,
+)
+IN_ORDER_RE = re.compile(
+    r"\bin\s+(?:the\s+|an?\s+)?(?:(?:ascending|descending|increasing|decreasing|reverse\s+"
+    r"alphabetical|alphabetical|alphabetic|reverse\s+chronological|chronological|reverse|asc|"
+    r"desc)\s+)order(?:\s+(?:of|by)\s+(?P<key>[^,.;?!]{1,50}))?|\balphabetically\b",
+    re.I,
+)
+FROM_TO_RE = re.compile(
+    r"\bfrom\s+(?:the\s+)?(?:highest|largest|most|biggest|greatest|oldest|earliest|newest|latest|"
+    r"most\s+recent(?:ly)?|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\s+to\s+"
+    r"(?:the\s+)?(?:highest|largest|most(?:\s+recent(?:ly)?)?|biggest|greatest|oldest|earliest|"
+    r"newest|latest|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\b",
+    re.I,
+)
+
+# Aggregations, distinct, grouping, ratios ------------------------------------------------------
+AGG_RE = re.compile(
+    r"\b(?P<howmany>how\s+many)\b"
+    r"|\b(?P<total_number>total\s+(?:number|count|no\.?)\s+of|total\s+count)\b"
+    r"|\b(?P<number>number\s+of|no\.\s+of)\b"
+    r"|\b(?P<count>count)\b"
+    r"|\b(?P<sum>sum\s+of|the\s+sum|summ?ed\s+up|in\s+total|total)\b"
+    r"|(?<![\w-])(?P<avg>average|avg|mean)\b"
+    r"|\b(?P<max>maximum|max)\b"
+    r"|\b(?P<min>minimum|min)\b",
+    re.I,
+)
+DISTINCT_RE = re.compile(
+    r"\b(?:different|unique|distinct)\b(?!\s+(?:from|than|to)\b)|\b(?:kinds?|types?|sorts?)\s+of\b",
+    re.I,
+)
+GROUP_RE = re.compile(
+    r"\b(?P<cue>grouped\s+by|group\s+by|broken\s+down\s+by|split\s+by|per|for\s+each|in\s+each|"
+    r"of\s+each|on\s+each|for\s+every|each|by)\s+(?P<rest>[a-z])",
+    re.I,
+)
+RATIO_RE = re.compile(
+    rf"\b(?:{alternation(RATIO_WORDS)})\b|\bhow\s+many\s+percent|\bin\s+percentage", re.I
+)
+DIVIDED_RE = re.compile(r"\bdivided\s+by\b", re.I)
+
+# Enrichment hints ---------------------------------------------------------------------------
+CLAUSE_SPLIT = re.compile(r";|\n+|(?<=[a-z)'\"])\.\s+(?=[A-Z])")
+NEW_HINT = re.compile(r"[^,;()]{1,60}?\s+(?:refers?\s+to|means|stands\s+for)\b")
+MAPPING_VERB = re.compile(
+    r"\b(?:refer[a-z]*\s+to|refers?|means|mean|stands?\s+for|mapp?s?\s+to|"
+    r"(?:can\s+be\s+|is\s+)?(?:re)?presented\s+(?:as|by)|"
+    r"(?:can\s+be\s+|is\s+)?(?:computed|calculated)\s+(?:by|as)|can\s+(?:be\s+)?represent(?:ed)?"
+    r"(?:\s+(?:by|as))?|represents?|indicates?|implies|can\s+refer\s+to|"
+    r"contains?\s+the\s+information\s+(?:about|of)|is\s+equivalent\s+to|equals\s+to)\b",
+    re.I,
+)
+LHS_CODE = re.compile(r"^\s*[\w.`]+\s*(?:=|!=|<>|>=|<=|<|>)\s*\S")
+IS_MAPPING = re.compile(r"\s(?:is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<rhs>.+)$", re.I | re.S)
+DEFINITION = re.compile(r"^(?P<lhs>[^=<>!()'\"`]+?)\s*(?<![<>!])=(?!=)\s*(?P<rhs>.+)$", re.S)
+CODE_HINT = re.compile(r"[=<>]|`|\b[A-Za-z_]\w*\s*\(|\b\w+_\w+\b")
+HINT_STYLE = re.compile(
+    r"\brefers?\s+to\b|\bmeans\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|;|\b[A-Z]{3,}\s*\(", re.I
+)
+IDENT_LIST = re.compile(
+    r"^\s*(?:the\s+)?(?P<ids>[A-Za-z_`][\w.`]*(?:\s*(?:,|\band\b|&|\+)\s*[A-Za-z_`][\w.`]*)*)\s*\.?\s*$"
+)
+COLUMN_WORD = re.compile(
+    r"(?:the\s+)?(?P<a>[\w.`]+)\s+(?:column|field)|(?:the\s+)?(?:column|field)\s+(?P<b>[\w.`]+)",
+    re.I,
+)
+QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
+CODE_OPS = re.compile(r"[=<>]")
+DIGIT = re.compile(r"\d")
+UPPER = re.compile(r"[A-Z]")
+QUOTE_CHARS = re.compile(r"[`'\"]")
+CODE_TOKEN = re.compile(
+    r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
+    r"|(?P<bq>`[^`\n]*`)"
+    r"|(?P<num>\d+(?:\.\d+)?)"
+    r"|(?P<id>[A-Za-z_]\w*(?:\.[A-Za-z_`][\w`]*)*)"
+    r"|(?P<op>>=|<=|<>|!=|==|=|>|<)"
+    r"|(?P<lp>\()|(?P<rp>\))|(?P<comma>,)"
+    r"|(?P<arith>[*/+\-%])"
+)
+STRFTIME_FUNCS = {"%y": "year", "%m": "month", "%d": "day", "%y-%m": "month", "%y%m": "month"}
+CAMEL = re.compile(r"[a-z][A-Z]")
+FORMULA_OPS = re.compile(r"\b(?:divide|multiply|subtract|add)\s*\(|[/*+]|\)\s*-|\w\s+-\s+\w", re.I)
+FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
+DIVISION = re.compile(r"\bdivide\s*\(|/", re.I)
+PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
+STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+WORD_TOKEN = re.compile(r"[a-z0-9]+")

@@ -63,256 +63,6 @@ FLAGS = (
 )
 
 
-def _alt(words: Iterable[str]) -> str:
-    """Regex alternation, longest first, spaces matching any whitespace."""
-    return "|".join(
-        re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=len, reverse=True)
-    )
-
-
-# ----------------------------------------------------------------------------- patterns
-
-# Same-length rewrites keep every position valid: curly quotes, "> =" -> ">= ".
-_TRANSLATE = str.maketrans(
-    {"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-", "′": "'"}
-)
-_SPLIT_OPS = re.compile(r"([<>!])\s=")
-
-_NUMW = _alt(lx.NUMBER_WORDS)
-_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_CURRENCY = r"(?:(?:us{1,2}\$|usd\s?|[$€£])\s?)?"
-_NUM = (
-    rf"{_CURRENCY}(?:{_DIGITS}|(?:{_NUMW})\b)"
-    r"(?:\s?(?:%|percent\b|per\s?cent\b))?(?:\s(?:million|thousand|billion)\b)?"
-)
-_NUM_TEXT = re.compile(
-    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<pct>\s?(?:%|percent|per\s?cent))?"
-    r"(?:\s(?P<mult>million|thousand|billion))?$",
-    re.I,
-)
-_MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
-_SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
-_BARE_NUMBER = re.compile(rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)")
-_NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
-
-_WORD = re.compile(r"[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&]")
-_LOW_WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*")
-_DQ = re.compile(r'"([^"\n]{1,150})"')
-_SQ = re.compile(r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])")
-_BQ = re.compile(r"`([^`\n]{1,150})`")
-_PARENS = re.compile(r"\([^()\n]{0,80}\)")
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;\n]|[\"'(])\s*$")
-
-_LIKE_CUES = re.compile(
-    r"\b(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
-    r"|(?P<starts>(?:start|begin)(?:s|ning|ing)?\s+with|prefix(?:ed)?(?:\s+with)?)"
-    r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>like))"
-    r"(?:\s+(?:the|a|an))?(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
-    r"pattern)s?)?\s*$",
-    re.I,
-)
-_NEGATION_BEFORE = re.compile(
-    r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
-    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
-    r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
-    r"including|include|have|has|with|for|by|made\s+by)){0,3}\s*$",
-    re.I,
-)
-_NEGATION_ANY = re.compile(
-    r"\b(?:not|no|never|without|except|excluding|none|neither|nor|other\s+than|\w+n't)\b", re.I
-)
-
-# Dates ------------------------------------------------------------------------------------
-_MONTH_ALT = _alt(lx.MONTHS)
-_FULL_MONTHS = _alt(m.title() for m in lx.MONTHS if len(m) > 3 and m != "sept")
-_TIME = r"(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp][Mm])?)?"
-_ISO_DATE = rf"\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}{_TIME}"
-_US_DATE = rf"\d{{1,2}}/\d{{1,2}}/\d{{4}}{_TIME}"
-_TEXT_DATE = (
-    rf"(?:(?:{_MONTH_ALT})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_ALT})\.?,?\s+\d{{4}})"
-)
-_MONTH_YEAR = rf"(?:{_MONTH_ALT})\.?,?\s+(?:of\s+)?\d{{4}}"
-_ANY_DATE = rf"(?:{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE}|{_MONTH_YEAR})"
-_DATE_OPS = _alt(lx.YEAR_OPS)
-_DATE_RANGE = re.compile(
-    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_ANY_DATE})\s+(?:and|to|until|till|through)\s+"
-    rf"(?:the\s+)?(?P<b>{_ANY_DATE})(?![\w/-])",
-    re.I,
-)
-_DATE_RE = re.compile(rf"(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I)
-_DATE_OP_BEFORE = re.compile(rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?$", re.I)
-_YEAR = r"(?:1[89]\d\d|20\d\d)"
-_YEAR_RANGE = re.compile(
-    rf"\b(?:between|from)\s+(?:the\s+)?(?:years?\s+)?(?P<a>{_YEAR})\s*"
-    rf"(?:and|to|until|till|through|-)\s*(?:the\s+)?(?:year\s+)?(?P<b>{_YEAR})\b(?![\w/%-])"
-    rf"|(?<![\w/.$-])(?P<c>{_YEAR})\s*(?:-|to|through|until)\s*(?P<d>{_YEAR})\b(?![\w/%-])",
-    re.I,
-)
-_SEASON = re.compile(rf"(?<![\w/.-]){_YEAR}/(?:{_YEAR}|\d\d)(?![\w/-])")
-_DECADE = re.compile(r"(?<![\w/.-])(?P<y>(?:1[89]|20)\d0)'?s\b")
-_YEAR_OP = re.compile(
-    rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?(?:years?\s+(?:of\s+)?)?(?P<y>{_YEAR})\b(?![\w/%-]|\.\d)"
-    rf"|(?<![\w/.$-])(?P<y2>{_YEAR})\s+(?P<post>(?:or|and)\s+(?:later|after|afterwards|beyond|"
-    r"onwards?|earlier|before)|onwards?)\b",
-    re.I,
-)
-_FOUR_DIGITS = re.compile(r"\d{4}")
-_YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
-_YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
-_MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
-_RELATIVE = re.compile(
-    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
-    rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
-    r"(?P<units>days|weeks|months|years)\b"
-    r"|\b(?P<day>today|yesterday)\b",
-    re.I,
-)
-
-# Comparatives -----------------------------------------------------------------------------
-_CMP_RE = re.compile(
-    rf"\b(?P<cue>{_alt(lx.COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?(?P<n>{_NUM})", re.I
-)
-_POSTFIX_RE = re.compile(
-    rf"(?<![\w.$/-])(?P<n>{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
-    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
-    r"|\+(?!\w))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)))\b",
-    re.I,
-)
-_BETWEEN_RE = re.compile(
-    rf"\b(?:between|from|ranging\s+from|in\s+the\s+range\s+(?:of\s+)?)\s+(?P<a>{_NUM})\s+"
-    rf"(?:and|to|-)\s+(?P<b>{_NUM})"
-    rf"|(?<![\w.$/-])(?P<c>{_CURRENCY}{_DIGITS})\s*(?:-|to|through)\s*(?P<d>{_CURRENCY}{_DIGITS})"
-    r"(?=\s+[a-z])",
-    re.I,
-)
-
-# Top-k, superlatives, ordering ----------------------------------------------------------------
-_SUP_ALT = _alt(lx.SUPERLATIVES)
-_TOPK_RE = re.compile(
-    rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
-    rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
-    rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b",
-    re.I,
-)
-_WHICH_N_RE = re.compile(
-    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
-    re.I,
-)
-_SUP_RE = re.compile(rf"\b(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b", re.I)
-_ORDINAL_BEFORE = re.compile(rf"\b(?P<ord>{_alt(lx.ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+$", re.I)
-_VALUE_FORM = re.compile(
-    r"(?:^|[,;:.?!]\s*|\band\s+|\bof\s+)(?:(?:what|find|show|give|list|return|state|tell\s+me|"
-    r"calculate|compute|provide|identify|get|determine|display|indicate|mention)\s+)?"
-    r"(?:(?:is|was|are|were|'s|me)\s+)?(?:the\s+)$",
-    re.I,
-)
-_DIRECTION = re.compile(
-    r"\b(?P<desc>desc(?:ending(?:ly)?)?|decreasing|reverse(?:\s+alphabetical)?|from\s+(?:the\s+)?"
-    r"(?:highest|largest|most|biggest|greatest|high|large|big|newest|latest|most\s+recent)\s+to"
-    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?|(?:highest|largest|most|biggest|greatest|newest|"
-    r"latest)\s+(?:\w+\s+){0,2}first)\b"
-    r"|\b(?P<asc>asc(?:ending(?:ly)?)?|increasing|alphabetical(?:ly)?|alphabetic|chronological|"
-    r"(?:lowest|smallest|least|fewest|oldest|earliest)\s+(?:\w+\s+){0,2}first|"
-    r"from\s+(?:the\s+)?(?:lowest|smallest|least|fewest|low|small|oldest|earliest|a)\s+to"
-    r"\s+(?:the\s+)?\w+(?:\s+recent(?:ly)?)?)\b",
-    re.I,
-)
-_ORDER_BY_RE = re.compile(
-    r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange(?:d)?|list(?:ed)?|(?:first|then|and|lastly|"
-    r"finally)(?=\s+by))\s+(?:them\s+|it\s+|the\s+(?:results?|list|data)\s+)?"
-    r"(?:in\s+\w+\s+order\s+)?by\s+(?P<key>[^,.;?!]{1,60})",
-    re.I,
-)
-_IN_ORDER_RE = re.compile(
-    r"\bin\s+(?:the\s+|an?\s+)?(?:(?:ascending|descending|increasing|decreasing|reverse\s+"
-    r"alphabetical|alphabetical|alphabetic|reverse\s+chronological|chronological|reverse|asc|"
-    r"desc)\s+)order(?:\s+(?:of|by)\s+(?P<key>[^,.;?!]{1,50}))?|\balphabetically\b",
-    re.I,
-)
-_FROM_TO_RE = re.compile(
-    r"\bfrom\s+(?:the\s+)?(?:highest|largest|most|biggest|greatest|oldest|earliest|newest|latest|"
-    r"most\s+recent(?:ly)?|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\s+to\s+"
-    r"(?:the\s+)?(?:highest|largest|most(?:\s+recent(?:ly)?)?|biggest|greatest|oldest|earliest|"
-    r"newest|latest|lowest|least|smallest|fewest|youngest|high|low|large|small|big)\b",
-    re.I,
-)
-
-# Aggregations, distinct, grouping, ratios ------------------------------------------------------
-_AGG_RE = re.compile(
-    r"\b(?P<howmany>how\s+many)\b"
-    r"|\b(?P<total_number>total\s+(?:number|count|no\.?)\s+of|total\s+count)\b"
-    r"|\b(?P<number>number\s+of|no\.\s+of)\b"
-    r"|\b(?P<count>count)\b"
-    r"|\b(?P<sum>sum\s+of|the\s+sum|summ?ed\s+up|in\s+total|total)\b"
-    r"|(?<![\w-])(?P<avg>average|avg|mean)\b"
-    r"|\b(?P<max>maximum|max)\b"
-    r"|\b(?P<min>minimum|min)\b",
-    re.I,
-)
-_DISTINCT_RE = re.compile(
-    r"\b(?:different|unique|distinct)\b(?!\s+(?:from|than|to)\b)|\b(?:kinds?|types?|sorts?)\s+of\b",
-    re.I,
-)
-_GROUP_RE = re.compile(
-    r"\b(?P<cue>grouped\s+by|group\s+by|broken\s+down\s+by|split\s+by|per|for\s+each|in\s+each|"
-    r"of\s+each|on\s+each|for\s+every|each|by)\s+(?P<rest>[a-z])",
-    re.I,
-)
-_RATIO_RE = re.compile(
-    rf"\b(?:{_alt(lx.RATIO_WORDS)})\b|\bhow\s+many\s+percent|\bin\s+percentage", re.I
-)
-_DIVIDED_RE = re.compile(r"\bdivided\s+by\b", re.I)
-
-# Enrichment hints ---------------------------------------------------------------------------
-_CLAUSE_SPLIT = re.compile(r";|\n+|(?<=[a-z)'\"])\.\s+(?=[A-Z])")
-_NEW_HINT = re.compile(r"[^,;()]{1,60}?\s+(?:refers?\s+to|means|stands\s+for)\b")
-_MAPPING_VERB = re.compile(
-    r"\b(?:refer[a-z]*\s+to|refers?|means|mean|stands?\s+for|mapp?s?\s+to|"
-    r"(?:can\s+be\s+|is\s+)?(?:re)?presented\s+(?:as|by)|"
-    r"(?:can\s+be\s+|is\s+)?(?:computed|calculated)\s+(?:by|as)|can\s+(?:be\s+)?represent(?:ed)?"
-    r"(?:\s+(?:by|as))?|represents?|indicates?|implies|can\s+refer\s+to|"
-    r"contains?\s+the\s+information\s+(?:about|of)|is\s+equivalent\s+to|equals\s+to)\b",
-    re.I,
-)
-_LHS_CODE = re.compile(r"^\s*[\w.`]+\s*(?:=|!=|<>|>=|<=|<|>)\s*\S")
-_IS_MAPPING = re.compile(r"\s(?:is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<rhs>.+)$", re.I | re.S)
-_DEFINITION = re.compile(r"^(?P<lhs>[^=<>!()'\"`]+?)\s*(?<![<>!])=(?!=)\s*(?P<rhs>.+)$", re.S)
-_CODE_HINT = re.compile(r"[=<>]|`|\b[A-Za-z_]\w*\s*\(|\b\w+_\w+\b")
-_HINT_STYLE = re.compile(
-    r"\brefers?\s+to\b|\bmeans\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|;|\b[A-Z]{3,}\s*\(", re.I
-)
-_IDENT_LIST = re.compile(
-    r"^\s*(?:the\s+)?(?P<ids>[A-Za-z_`][\w.`]*(?:\s*(?:,|\band\b|&|\+)\s*[A-Za-z_`][\w.`]*)*)\s*\.?\s*$"
-)
-_COLUMN_WORD = re.compile(
-    r"(?:the\s+)?(?P<a>[\w.`]+)\s+(?:column|field)|(?:the\s+)?(?:column|field)\s+(?P<b>[\w.`]+)",
-    re.I,
-)
-_QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
-_CODE_OPS = re.compile(r"[=<>]")
-_DIGIT = re.compile(r"\d")
-_UPPER = re.compile(r"[A-Z]")
-_QUOTE_CHARS = re.compile(r"[`'\"]")
-_CODE_TOKEN = re.compile(
-    r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
-    r"|(?P<bq>`[^`\n]*`)"
-    r"|(?P<num>\d+(?:\.\d+)?)"
-    r"|(?P<id>[A-Za-z_]\w*(?:\.[A-Za-z_`][\w`]*)*)"
-    r"|(?P<op>>=|<=|<>|!=|==|=|>|<)"
-    r"|(?P<lp>\()|(?P<rp>\))|(?P<comma>,)"
-    r"|(?P<arith>[*/+\-%])"
-)
-_STRFTIME_FUNCS = {"%y": "year", "%m": "month", "%d": "day", "%y-%m": "month", "%y%m": "month"}
-_CAMEL = re.compile(r"[a-z][A-Z]")
-_FORMULA_OPS = re.compile(r"\b(?:divide|multiply|subtract|add)\s*\(|[/*+]|\)\s*-|\w\s+-\s+\w", re.I)
-_FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
-_DIVISION = re.compile(r"\bdivide\s*\(|/", re.I)
-_PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
-_STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
-_WORD_TOKEN = re.compile(r"[a-z0-9]+")
-
-
 # ----------------------------------------------------------------------------- results
 
 
@@ -447,7 +197,9 @@ def grounded(phrase: str, text_words: Iterable[str]) -> bool:
     True
     """
     words = [
-        w for w in _WORD_TOKEN.findall(phrase.casefold()) if len(w) > 1 and w not in lx.PHRASE_STOPS
+        w
+        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        if len(w) > 1 and w not in lx.PHRASE_STOPS
     ]
     if not words:
         return False
@@ -458,7 +210,7 @@ def grounded(phrase: str, text_words: Iterable[str]) -> bool:
 
 def _parse_number(text: str) -> tuple[str, bool] | None:
     """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``."""
-    m = _NUM_TEXT.match(text.strip())
+    m = lx.NUM_TEXT.match(text.strip())
     if not m:
         return None
     raw = m.group("n").casefold()
@@ -466,7 +218,7 @@ def _parse_number(text: str) -> tuple[str, bool] | None:
     if num is None:
         return None
     if m.group("mult"):
-        val = float(num) * _MULTIPLIERS[m.group("mult").casefold()]
+        val = float(num) * lx.MULTIPLIERS[m.group("mult").casefold()]
         num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
     return num, bool(m.group("pct"))
 
@@ -475,7 +227,7 @@ def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
     """Up to ``max_words`` words from ``start`` (determiners skipped) until a stop word."""
     words: list[str] = []
     pos = end = start
-    for m in _LOW_WORD.finditer(low, start):
+    for m in lx.LOW_WORD.finditer(low, start):
         if low[pos : m.start()].strip() not in {"", "-"}:
             break
         w = m.group(0).rstrip("'")
@@ -606,7 +358,7 @@ class _Tok:
 def _code_tokens(text: str, offset: int) -> list[_Tok]:
     return [
         _Tok(m.lastgroup or "", m.group(0), m.start() + offset, m.end() + offset)
-        for m in _CODE_TOKEN.finditer(text)
+        for m in lx.CODE_TOKEN.finditer(text)
     ]
 
 
@@ -617,7 +369,7 @@ def _is_codey(tok: _Tok) -> bool:
         tok.kind == "bq"
         or "_" in t
         or "." in t
-        or bool(_CAMEL.search(t))
+        or bool(lx.CAMEL.search(t))
         or (t.isupper() and len(t) >= 2)
         or any(ch.isdigit() for ch in t)
     )
@@ -702,7 +454,7 @@ def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, i
         ids = _column_tokens(inner)
         fmt = next((t.text.strip("'\"").casefold() for t in inner if t.kind == "str"), None)
         if func == "strftime" and fmt:
-            func = _STRFTIME_FUNCS.get(fmt, "strftime")
+            func = lx.STRFTIME_FUNCS.get(fmt, "strftime")
         if func in lx.ARITHMETIC_FUNCS:
             func = None
         nested = any(t.kind == "lp" for t in inner)
@@ -880,16 +632,16 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
 
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
-    bare = _STRINGS.sub("''", code)
-    if not (_FORMULA_OPS.search(bare) and _FORMULA_SHAPE.search(bare)):
+    bare = lx.STRINGS.sub("''", code)
+    if not (lx.FORMULA_OPS.search(bare) and lx.FORMULA_SHAPE.search(bare)):
         return
     norm = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(code.split()).casefold()))
     norm = norm.strip(" .;")
     if norm not in ctx.spec.formulas:
         ctx.spec.formulas.append(norm)
-    if _DIVISION.search(bare):
+    if lx.DIVISION.search(bare):
         ctx.spec.flags["division"] = True
-    if (name and _RATIO_RE.search(name)) or _PERCENT_FORMULA.search(bare):
+    if (name and lx.RATIO_RE.search(name)) or lx.PERCENT_FORMULA.search(bare):
         ctx.spec.flags["ratio"] = True
     ctx.cue(norm if len(norm) <= 80 else norm[:77] + "...")
 
@@ -900,14 +652,14 @@ def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
 def _clauses(text: str) -> list[tuple[int, int]]:
     """Clause spans of an enrichment: split at ``;``, newlines, sentence ends, and at commas
     outside parentheses that open a new hint (``..., element = 's' means Sulfur``)."""
-    cuts = [(m.start(), m.end()) for m in _CLAUSE_SPLIT.finditer(text)]
+    cuts = [(m.start(), m.end()) for m in lx.CLAUSE_SPLIT.finditer(text)]
     depth = 0
     for i, ch in enumerate(text):
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        elif ch == "," and depth == 0 and _NEW_HINT.match(text, i + 1):
+        elif ch == "," and depth == 0 and lx.NEW_HINT.match(text, i + 1):
             cuts.append((i, i + 1))
     out: list[tuple[int, int]] = []
     pos = 0
@@ -936,10 +688,10 @@ def _step_hints(ctx: _Ctx) -> None:
 
 def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     """(lhs start, lhs end, rhs start, rhs end) of ``X refers to Y`` or ``name = formula``."""
-    verb = _MAPPING_VERB.search(clause)
+    verb = lx.MAPPING_VERB.search(clause)
     if verb:
         return 0, verb.start(), verb.end(), len(clause)
-    d = _DEFINITION.match(clause)
+    d = lx.DEFINITION.match(clause)
     if d:
         lhs, rhs = d.group("lhs").strip(), d.group("rhs")
         named = lhs.casefold() in lx.CODE_WORDS | {"formula", "difference"}
@@ -952,18 +704,18 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
     parts = _split_hint(clause)
     if parts is None:
-        im = _IS_MAPPING.search(clause)
+        im = lx.IS_MAPPING.search(clause)
         if im and _names_value(clause[: im.start()].strip()) and len(im.group("rhs").split()) <= 6:
             _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
             return True
-        if _CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
+        if lx.CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
             for c in _scan_code(ctx, clause, offset):
                 ctx.add_column(c)
             _formula(ctx, clause, None)
         return False
     ls, le = _strip_span(ctx.text, offset + parts[0], offset + parts[1])
     rs, re_ = _strip_span(ctx.text, offset + parts[2], offset + parts[3])
-    if _LHS_CODE.search(ctx.text[ls:le]) and not _CODE_HINT.search(ctx.text[rs:re_]):
+    if lx.LHS_CODE.search(ctx.text[ls:le]) and not lx.CODE_HINT.search(ctx.text[rs:re_]):
         (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "element = 'cl' means Chlorine"
     phrase, rhs = ctx.text[ls:le], ctx.text[rs:re_]
     before, aggs_before = len(ctx.spec.filters), len(ctx.spec.aggregations)
@@ -976,7 +728,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     _formula(ctx, rhs, phrase)
     if re.search(r"\bdistinct\b", rhs, re.I):
         ctx.spec.distinct = True
-    for qm in _STRINGS.finditer(phrase):
+    for qm in lx.STRINGS.finditer(phrase):
         ctx.add_literal(ctx.value(qm.group(0)))
     aggs = tuple(ctx.spec.aggregations[aggs_before:])
     clause_text = " ".join(clause.split())
@@ -989,7 +741,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
 
 def _names_value(subj: str) -> bool:
     """A subject that names a value: quoted, or a few capitalised words (``Elijah Allen``)."""
-    if not subj or _CODE_HINT.search(subj):
+    if not subj or lx.CODE_HINT.search(subj):
         return False
     if subj[0] in "'\"":
         return True
@@ -1003,17 +755,17 @@ def _names_value(subj: str) -> bool:
 
 def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
     """A hint's right side without code: a lone literal, or a list of column names."""
-    q = _QUOTED_ONLY.fullmatch(rhs)
+    q = lx.QUOTED_ONLY.fullmatch(rhs)
     num = _parse_number(rhs)
     raw = num[0] if num else q.group(1) or q.group(2) if q else None
     if raw:
         f = Filter(None, "=", (ctx.value(raw.replace("''", "'")),), rhs.strip(), ctx.source)
         ctx.add_filter(f)
         return [f], []
-    named = _COLUMN_WORD.fullmatch(rhs.strip())
+    named = lx.COLUMN_WORD.fullmatch(rhs.strip())
     if named:  # "Germany refers to the country column"
         return [], [ctx.column(named.group("a") or named.group("b"))]
-    ids = _IDENT_LIST.match(rhs)
+    ids = lx.IDENT_LIST.match(rhs)
     if not ids:
         return [], []
     names = [t for t in re.split(r"\s*(?:,|\band\b|&|\+)\s*", ids.group("ids")) if t]
@@ -1035,14 +787,14 @@ def _is_hint(ctx: _Ctx, subj: str, rhs: str, clause: str) -> None:
 
 def _step_quoted(ctx: _Ctx) -> None:
     """Backquoted names are columns; quoted strings are values (``=``, ``like``, ``!=``)."""
-    for m in _BQ.finditer(ctx.text):
+    for m in lx.BQ.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             ctx.add_column(ctx.column(m.group(1)))
             ctx.cue(m.group(0))
             ctx.take(m.start(), m.end())
-    for rx in (_DQ, _SQ):
+    for rx in (lx.DQ, lx.SQ):
         for m in rx.finditer(ctx.text):
-            inner = m.group(1).replace("''", "'") if rx is _SQ else m.group(1)
+            inner = m.group(1).replace("''", "'") if rx is lx.SQ else m.group(1)
             if not ctx.free(m.start(), m.end()) or not inner.strip():
                 continue
             before = ctx.low[max(0, m.start() - 40) : m.start()]
@@ -1059,12 +811,12 @@ def _add_value(ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False
     pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality)."""
     before = ctx.low[max(0, start - 40) : start]
     op = "="
-    like = _LIKE_CUES.search(before)
+    like = lx.LIKE_CUES.search(before)
     kind = next((k for k in ("contains", "starts", "ends", "like") if like and like.group(k)), "")
     if like and (quoted or like.group("noun") or kind in {"starts", "ends"}):
         op = "like"
         value = {"starts": f"{value}%", "ends": f"%{value}"}.get(kind, f"%{value}%")
-    if _NEGATION_BEFORE.search(before):
+    if lx.NEGATION_BEFORE.search(before):
         op = "not like" if op == "like" else "!="
     col = _adjacent_column(ctx, start, end)
     ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source), start, end)
@@ -1121,40 +873,40 @@ def _step_dates(ctx: _Ctx) -> None:
     src = ctx.source
     if ctx.has(lx.RELATIVE_DATE_WORDS):
         _relative_dates(ctx)
-    if not _FOUR_DIGITS.search(ctx.text):
+    if not lx.FOUR_DIGITS.search(ctx.text):
         if ctx.has(lx.MONTH_WORDS):
             _months(ctx)
         return
-    for m in _DATE_RANGE.finditer(ctx.text):
+    for m in lx.DATE_RANGE.finditer(ctx.text):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
             func = a[1] if a[1] == b[1] else None
             ctx.add_filter(
                 Filter(None, "between", (a[0], b[0]), m.group(0), src, func), m.start(), m.end()
             )
-    for m in _DATE_RE.finditer(ctx.text):
+    for m in lx.DATE_RE.finditer(ctx.text):
         dv = _date_value(m.group("d"))
         if dv and ctx.free(m.start(), m.end()):
-            o = _DATE_OP_BEFORE.search(ctx.text, max(0, m.start() - 25), m.start())
+            o = lx.DATE_OP_BEFORE.search(ctx.text, max(0, m.start() - 25), m.start())
             op = lx.YEAR_OPS.get(" ".join(o.group("op").casefold().split()), "=") if o else "="
             start = o.start() if o else m.start()
             f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
             ctx.add_filter(f, start, m.end())
-    for m in _YEAR_RANGE.finditer(ctx.text):
+    for m in lx.YEAR_RANGE.finditer(ctx.text):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
             ctx.add_filter(
                 Filter(None, "between", (lo, hi), m.group(0), src, "year"), m.start(), m.end()
             )
-    for m in _DECADE.finditer(ctx.text):
+    for m in lx.DECADE.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             decade = int(m.group("y"))
             f = Filter(None, "between", (str(decade), str(decade + 9)), m.group(0), src, "year")
             ctx.add_filter(f, m.start(), m.end())
-    for m in _SEASON.finditer(ctx.text):
+    for m in lx.SEASON.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             ctx.add_filter(Filter(None, "=", (m.group(0),), m.group(0), src), m.start(), m.end())
-    for m in _YEAR_OP.finditer(ctx.text):
+    for m in lx.YEAR_OP.finditer(ctx.text):
         if not ctx.free(m.start(), m.end()):
             continue
         if m.group("y"):
@@ -1168,7 +920,7 @@ def _step_dates(ctx: _Ctx) -> None:
 
 
 def _relative_dates(ctx: _Ctx) -> None:
-    for m in _RELATIVE.finditer(ctx.text):
+    for m in lx.RELATIVE.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             f = _relative_date(m, ctx.now, ctx.source)
             ctx.add_filter(f, m.start(), m.end())
@@ -1178,7 +930,7 @@ def _relative_dates(ctx: _Ctx) -> None:
 
 def _months(ctx: _Ctx) -> None:
     """``in March``: a month without a year."""
-    for m in _MONTH_ALONE.finditer(ctx.text):
+    for m in lx.MONTH_ALONE.finditer(ctx.text):
         if ctx.free(m.start("m"), m.end("m")):
             month = str(lx.MONTHS[m.group("m").casefold()])
             f = Filter(None, "=", (month,), m.group(0), ctx.source, "month")
@@ -1230,7 +982,7 @@ def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> Non
 
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
-    for m in _BETWEEN_RE.finditer(ctx.text):
+    for m in lx.BETWEEN_RE.finditer(ctx.text):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if m.group("c"):
             nxt = ctx.low[m.end() : m.end() + 12].split()
@@ -1239,7 +991,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         pa, pb = _parse_number(lo), _parse_number(hi)
         if pa and pb and float(pa[0]) <= float(pb[0]) and ctx.free(m.start(), m.end()):
             _number_filter(ctx, "between", [lo, hi], m)
-    for m in _CMP_RE.finditer(ctx.text):
+    for m in lx.CMP_RE.finditer(ctx.text):
         if not ctx.free(m.start(), m.end()):
             continue
         cue = " ".join(m.group("cue").casefold().split())
@@ -1248,18 +1000,18 @@ def _step_comparatives(ctx: _Ctx) -> None:
             ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
             ctx.take(m.start(), m.end())
             continue
-        negated = _NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 12) : m.start()])
+        negated = lx.NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 12) : m.start()])
         if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
             op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
         _number_filter(ctx, op, [m.group("n")], m)
-    for m in _POSTFIX_RE.finditer(ctx.text):
+    for m in lx.POSTFIX_RE.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
 
 
 def _step_years(ctx: _Ctx) -> None:
     """A remaining 19xx/20xx read as a year unless a lower-case noun follows (``2000 students``)."""
-    for m in _YEAR_ALONE.finditer(ctx.text):
+    for m in lx.YEAR_ALONE.finditer(ctx.text):
         if not ctx.free(m.start(), m.end()):
             continue
         prev = _prev_words(ctx.low, m.start(), 1)
@@ -1267,7 +1019,7 @@ def _step_years(ctx: _Ctx) -> None:
         led = bool(prev) and prev[-1] in lx.YEAR_LEADS
         if not led and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
             continue
-        prep = _YEAR_PREP.search(ctx.text, max(0, m.start() - 10), m.start())
+        prep = lx.YEAR_PREP.search(ctx.text, max(0, m.start() - 10), m.start())
         text = ctx.text[prep.start() if prep else m.start() : m.end()]
         ctx.add_filter(
             Filter(None, "=", (m.group(0),), text, ctx.source, "year"), m.start(), m.end()
@@ -1276,12 +1028,12 @@ def _step_years(ctx: _Ctx) -> None:
 
 def _step_attribute_numbers(ctx: _Ctx) -> None:
     """``district 5``, ``user ID 13``, ``No. 5`` → ``=`` filters; other numbers → literals."""
-    for m in _NO_NUMBER.finditer(ctx.text):
+    for m in lx.NO_NUMBER.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             num = normalize_number(m.group("n")) or m.group("n")
             col = _adjacent_column(ctx, m.start(), m.end())
             ctx.add_filter(Filter(col, "=", (num,), m.group(0), ctx.source), m.start(), m.end())
-    for m in _BARE_NUMBER.finditer(ctx.text):
+    for m in lx.BARE_NUMBER.finditer(ctx.text):
         num = normalize_number(m.group(0))
         if num is None or not ctx.free(m.start(), m.end()):
             continue
@@ -1308,9 +1060,9 @@ def _step_attribute_numbers(ctx: _Ctx) -> None:
 def _step_capitalised(ctx: _Ctx) -> None:
     """Capitalised phrases inside a sentence are values: ``customers in Germany``."""
     text = ctx.text
-    words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
+    words = [(m.start(), m.end(), m.group(0)) for m in lx.WORD.finditer(text)]
     parens = bytearray(len(text))
-    for p in _PARENS.finditer(text):
+    for p in lx.PARENS.finditer(text):
         parens[p.start() : p.end()] = b"\x01" * (p.end() - p.start())
     i, n = 0, len(words)
     while i < n:
@@ -1319,7 +1071,7 @@ def _step_capitalised(ctx: _Ctx) -> None:
             i += 1
             continue
         run, i = _capitalised_run(ctx, words, i, parens)
-        if _SENTENCE_START.search(text[max(0, s - 3) : s]):
+        if lx.SENTENCE_START.search(text[max(0, s - 3) : s]):
             run = run[1:]  # the first word of a sentence is capitalised anyway
         while run and (
             run[0][2].casefold() in lx.NOT_VALUES or run[0][2].casefold().rstrip(".") in lx.MONTHS
@@ -1392,7 +1144,7 @@ def _step_value_synonyms(ctx: _Ctx) -> None:
     keys = [k for k in ctx.values if len(k) >= 2]
     if not keys:
         return
-    for m in re.finditer(rf"(?<!\w)(?:{_alt(keys)})(?!\w)", ctx.low):
+    for m in re.finditer(rf"(?<!\w)(?:{lx.alternation(keys)})(?!\w)", ctx.low):
         if ctx.free(m.start(), m.end()):
             _add_value(ctx, ctx.values[" ".join(m.group(0).split())], m.start(), m.end())
 
@@ -1402,7 +1154,7 @@ def _step_synonym_columns(ctx: _Ctx) -> None:
     keys = [k for k in ctx.synonyms if len(k) >= 2]
     if not keys:
         return
-    for m in re.finditer(rf"(?<!\w)(?:{_alt(keys)})(?!\w)", ctx.low):
+    for m in re.finditer(rf"(?<!\w)(?:{lx.alternation(keys)})(?!\w)", ctx.low):
         if ctx.free(m.start(), m.end()):
             ctx.add_column(ctx.synonyms[" ".join(m.group(0).split())])
             ctx.cue(ctx.text[m.start() : m.end()])
@@ -1413,7 +1165,7 @@ def _step_synonym_columns(ctx: _Ctx) -> None:
 
 def _step_order(ctx: _Ctx) -> None:
     """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``."""
-    for rx in (_ORDER_BY_RE, _IN_ORDER_RE, _FROM_TO_RE):
+    for rx in (lx.ORDER_BY_RE, lx.IN_ORDER_RE, lx.FROM_TO_RE):
         for m in ctx.free_matches(rx):
             has_key = bool(m.groupdict().get("key"))
             cue_end = m.start("key") if has_key else m.end()
@@ -1423,12 +1175,12 @@ def _step_order(ctx: _Ctx) -> None:
                 re.split(r"[.;?!]", ctx.low[max(0, m.start() - 30) : m.start()])[-1]
             )
             clause_end = m.start() + len(re.split(r"[.;?!]", ctx.low[m.start() : m.end() + 40])[0])
-            d = _DIRECTION.search(ctx.low, m.start(), clause_end) or _DIRECTION.search(
+            d = lx.DIRECTION.search(ctx.low, m.start(), clause_end) or lx.DIRECTION.search(
                 ctx.low, clause_start, m.start()
             )
             direction = "desc" if d and d.group("desc") else "asc"
             phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
-            if rx is _ORDER_BY_RE and not phrases:
+            if rx is lx.ORDER_BY_RE and not phrases:
                 continue
             if d and d.start() >= end and ctx.free(end, d.end()):
                 end = d.end()  # "... by X in descending order": one cue
@@ -1446,13 +1198,13 @@ def _order_phrases(ctx: _Ctx, m: re.Match[str]) -> tuple[list[str], int]:
     phrases: list[str] = []
     words: list[str] = []
     start = end = m.start("key")
-    for w in _LOW_WORD.finditer(ctx.low, start, m.end("key")):
+    for w in lx.LOW_WORD.finditer(ctx.low, start, m.end("key")):
         token = w.group(0)
         if token == "and" and words and len(phrases) < 2:
             phrases.append(" ".join(words))
             words = []
             continue
-        if _DIRECTION.fullmatch(token) or token in {"in", "order"}:
+        if lx.DIRECTION.fullmatch(token) or token in {"in", "order"}:
             if words:
                 break
             continue
@@ -1483,7 +1235,7 @@ def _prev_noun(low: str, pos: int) -> str:
 def _step_topk(ctx: _Ctx) -> None:
     """``top 5``, ``first 3``, ``the three largest``, ``which 3 wineries ... the most``."""
     low = ctx.low
-    for m in _TOPK_RE.finditer(low):
+    for m in lx.TOPK_RE.finditer(low):
         g = "a" if m.group("a") else "b" if m.group("b") else "c"
         parsed = _parse_number(m.group(g))
         if (
@@ -1511,8 +1263,8 @@ def _step_topk(ctx: _Ctx) -> None:
             direction = "desc"
         _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or "top")
         return
-    if _SUP_RE.search(low):
-        for m in _WHICH_N_RE.finditer(low):
+    if lx.SUP_RE.search(low):
+        for m in lx.WHICH_N_RE.finditer(low):
             parsed = _parse_number(m.group("n"))
             if (
                 parsed
@@ -1560,10 +1312,10 @@ def _step_superlatives(ctx: _Ctx) -> None:
     """``the highest X`` → order key (+ limit 1 for a singular target); ``what is the highest X``
     → ``max``; ``the second highest`` → offset 1."""
     low, spec = ctx.low, ctx.spec
-    for m in ctx.free_matches(_SUP_RE):
+    for m in ctx.free_matches(lx.SUP_RE):
         word = " ".join(m.group("w").split())
         start, end = m.start(), m.end()
-        ordinal = _ORDINAL_BEFORE.search(low, max(0, start - 15), start)
+        ordinal = lx.ORDINAL_BEFORE.search(low, max(0, start - 15), start)
         prev = _prev_words(low, start, 1)
         nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:")
         if word in {"most", "least"} and (
@@ -1616,7 +1368,7 @@ def _value_form(low: str, start: int, word: str, target: str) -> bool:
     before = low[max(0, start - 60) : start]
     # "the average and minimum price", "minimum and maximum salaries"
     listed = _AGG_LIST.search(before) or _AGG_LIST_AFTER.match(low, start + len(word))
-    if base in {"first", "last"} or not (listed or _VALUE_FORM.search(before)):
+    if base in {"first", "last"} or not (listed or lx.VALUE_FORM.search(before)):
         return False
     temporal = base in lx.TEMPORAL_SUPERLATIVES or word.startswith("most recent")
     return not temporal or (target.split() or [""])[-1] in {"date", "time", "year", "day", "month"}
@@ -1666,7 +1418,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
     found: list[tuple[int, int, str]] = []
-    for m in ctx.free_matches(_AGG_RE):
+    for m in ctx.free_matches(lx.AGG_RE):
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
             found.append((m.start(), m.end(), func))
@@ -1699,14 +1451,14 @@ def _step_aggregations(ctx: _Ctx) -> None:
 
 
 def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
-    """The aggregate an :data:`_AGG_RE` match asks for, or None when it names an attribute."""
+    """The aggregate an :data:`lx.AGG_RE` match asks for, or None when it names an attribute."""
     low = ctx.low
     kind = m.lastgroup or ""
     start, end = m.start(), m.end()
     prev = _prev_words(low, start, 1)
     p = prev[-1] if prev else ""
     rest = low[end : end + 40]
-    value_form = bool(_VALUE_FORM.search(low[max(0, start - 60) : start]))
+    value_form = bool(lx.VALUE_FORM.search(low[max(0, start - 60) : start]))
     if kind == "howmany":
         if re.match(r"\s+(?:percent|percentage|%|times)\b", rest):
             ctx.spec.flags["ratio"] = True
@@ -1719,7 +1471,7 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             return None
         return "count"
     if kind == "count":
-        initial = start == 0 or bool(_SENTENCE_START.search(low[max(0, start - 3) : start]))
+        initial = start == 0 or bool(lx.SENTENCE_START.search(low[max(0, start - 3) : start]))
         nxt = (rest.split() or [""])[0]
         lead = p in {"the", "a", "total"} and nxt == "of"
         verb = nxt in {"the", "how", "all", "distinct", "different", "unique", "number", "each"}
@@ -1751,7 +1503,7 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
 
 
 def _step_distinct(ctx: _Ctx) -> None:
-    for m in ctx.free_matches(_DISTINCT_RE):
+    for m in ctx.free_matches(lx.DISTINCT_RE):
         word = m.group(0)
         if word[0] in "kts" and not re.search(
             r"how\s+many\s+(?:different\s+)?$", ctx.low[max(0, m.start() - 20) : m.start()]
@@ -1766,7 +1518,7 @@ def _step_group_by(ctx: _Ctx) -> None:
     spec, low = ctx.spec, ctx.low
     if not spec.aggregations and not re.search(r"\bgroup(?:ed)?\s+by\b", low):
         return
-    for m in ctx.free_matches(_GROUP_RE):
+    for m in ctx.free_matches(lx.GROUP_RE):
         cue = " ".join(m.group("cue").casefold().split())
         prev = _prev_words(low, m.start(), 4)
         p = prev[-1] if prev else ""
@@ -1800,7 +1552,7 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS and not (w1 != "is" and w2 == "there")
         spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
-    for m in ctx.free_matches(_RATIO_RE):
+    for m in ctx.free_matches(lx.RATIO_RE):
         prev = _prev_words(low, m.start(), 1)
         word = m.group(0).split()[0]
         if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
@@ -1809,9 +1561,9 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
             spec.flags["ratio"] = True
             ctx.cue(m.group(0))
             break
-    if _DIVIDED_RE.search(low):
+    if lx.DIVIDED_RE.search(low):
         spec.flags["division"] = True
-    if any(ctx.mask[m.start()] == 0 for m in _NEGATION_ANY.finditer(low)) or any(
+    if any(ctx.mask[m.start()] == 0 for m in lx.NEGATION_ANY.finditer(low)) or any(
         f.op in {"!=", "not in", "not like", "not between"} for f in spec.filters
     ):
         spec.flags["negation"] = True
@@ -1837,7 +1589,7 @@ def analyze_text(
     ('hints', [('male', ('sex',)), ('average age', ('age',))], ['avg'])
     """
     rules = rules or _DEFAULT_RULES
-    norm = _SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(_TRANSLATE))
+    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
@@ -1853,12 +1605,12 @@ def analyze_text(
         known=_known_index(synonyms, known_columns),
         mask=bytearray(len(norm)),
     )
-    ctx.words = frozenset(_WORD_TOKEN.findall(low))
-    digits = bool(_DIGIT.search(norm))
+    ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
+    digits = bool(lx.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
     style = "question"
     if source == "question":
-        if _CODE_OPS.search(norm):
+        if lx.CODE_OPS.search(norm):
             for c in _scan_code(ctx, norm, 0, symbol_only=True):
                 ctx.add_column(c)
     else:
@@ -1866,7 +1618,7 @@ def analyze_text(
         style = "restatement" if not ctx.mappings and _is_request(norm) else "hints"
         if ctx.spec.columns:
             ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns])
-    if _QUOTE_CHARS.search(norm):
+    if lx.QUOTE_CHARS.search(norm):
         _step_quoted(ctx)
     _step_dates(ctx)
     if numeric:
@@ -1881,7 +1633,7 @@ def analyze_text(
         _step_superlatives(ctx)
     if digits:
         _step_attribute_numbers(ctx)
-    if style != "hints" and _UPPER.search(norm, 1):
+    if style != "hints" and lx.UPPER.search(norm, 1):
         _step_capitalised(ctx)
     _step_value_synonyms(ctx)
     _step_synonym_columns(ctx)
@@ -1900,9 +1652,9 @@ def analyze_text(
 
 def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
-    if _HINT_STYLE.search(text):
+    if lx.HINT_STYLE.search(text):
         return False
-    first = (_WORD_TOKEN.findall(text.casefold()) or [""])[0]
+    first = (lx.WORD_TOKEN.findall(text.casefold()) or [""])[0]
     return text.rstrip().endswith("?") or first in _REQUEST_OPENERS
 
 
@@ -1998,7 +1750,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     deduplicated by (column, op, values, func), preferring the one with a column.
     """
     qs, es = q.spec, e.spec
-    q_words = _WORD_TOKEN.findall(q.text.casefold())
+    q_words = lx.WORD_TOKEN.findall(q.text.casefold())
     glossary = {
         f
         for mp in e.mappings
