@@ -92,6 +92,15 @@ ORDER_WORDS = _words("by order alphabetically from")
 #: Words of relative dates ("last year", "today").
 RELATIVE_DATE_WORDS = _words("last this current previous past next prior recent today yesterday")
 
+#: Words before "N most"/"N highest" that make N a top-k ("the 3 most", not "room 111 most").
+TOPK_LEADS = _words(
+    "the a an all any this that these those its their his her top what are with of by"
+)
+TOPK_LEADS |= _words("list show name display enumerate which give find provide")
+
+#: Endings of adjectives that a superlative ranks by ("the most expensive").
+ADJECTIVE_SUFFIXES = ("ive", "ous", "ful", "able", "ible", "ic", "ent", "ant")
+
 #: Superlatives that rank by a date ("the most recent order").
 TEMPORAL_SUPERLATIVES = _words("latest newest earliest oldest youngest recent")
 
@@ -179,6 +188,12 @@ PHRASE_STOPS = _words(
 
 #: Words between a column name and its value ("whose country is Germany").
 COLUMN_LINKS = _words("the is are was as named called a an")
+
+#: Verb forms that end a noun phrase although they do not end in -ed ("wines made from").
+IRREGULAR_PARTICIPLES = _words("made taught bought sold held won written given taken done")
+
+#: Plural nouns without a final s.
+IRREGULAR_PLURALS = _words("people children men women data")
 
 #: Determiners skipped at the start of a noun phrase.
 DETERMINERS = _words("the a an all any this that these those its their his her")
@@ -326,6 +341,8 @@ TRANSLATE = str.maketrans(
     {"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " ", "–": "-", "—": "-", "′": "'"}
 )
 SPLIT_OPS = re.compile(r"([<>!])\s=")
+PREV_WORD = re.compile(r"[a-z0-9_'\-]+")
+CODE_ID = re.compile(r"[A-Z]{1,4}\d")  # TR007_4_19: a code value despite its underscores
 
 _NUMW = alternation(NUMBER_WORDS)
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"

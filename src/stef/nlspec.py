@@ -247,26 +247,16 @@ def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
 
 def _is_participle(word: str) -> bool:
     """``made``, ``published``, ``taught``: a verb form that ends a noun phrase."""
-    return (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")) or word in {
-        "made",
-        "taught",
-        "bought",
-        "sold",
-        "held",
-        "won",
-        "written",
-        "given",
-        "taken",
-        "done",
-    }
+    regular = len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")
+    return regular or word in lx.IRREGULAR_PARTICIPLES
 
 
 def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
-    return re.findall(r"[a-z0-9_'\-]+", low[max(0, pos - 60) : pos])[-n:]
+    return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
 def _is_plural(word: str) -> bool:
-    if word in {"people", "children", "men", "women", "data"}:
+    if word in lx.IRREGULAR_PLURALS:
         return True
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
 
@@ -310,9 +300,6 @@ def _match_column(phrase: str, known: dict[str, str]) -> str | None:
             if cand.endswith("s") and cand[:-1] in known:
                 return known[cand[:-1]]
     return None
-
-
-_CODE_ID = re.compile(r"[A-Z]{1,4}\d")  # TR007_4_19: a code value despite its underscores
 
 
 def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:
@@ -869,14 +856,18 @@ def _clock(tm: str) -> str:
 
 
 def _step_dates(ctx: _Ctx) -> None:
-    """Dates, date ranges, year ranges, decades, seasons, years after a temporal cue."""
-    src = ctx.source
+    """Relative dates, dates with a year, months alone."""
     if ctx.has(lx.RELATIVE_DATE_WORDS):
         _relative_dates(ctx)
-    if not lx.FOUR_DIGITS.search(ctx.text):
-        if ctx.has(lx.MONTH_WORDS):
-            _months(ctx)
-        return
+    if lx.FOUR_DIGITS.search(ctx.text):
+        _absolute_dates(ctx)
+    if ctx.has(lx.MONTH_WORDS):
+        _months(ctx)
+
+
+def _absolute_dates(ctx: _Ctx) -> None:
+    """Dates, date ranges, year ranges, decades, seasons, years after a temporal cue."""
+    src = ctx.source
     for m in lx.DATE_RANGE.finditer(ctx.text):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
@@ -915,8 +906,6 @@ def _step_dates(ctx: _Ctx) -> None:
             op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
             y = m.group("y2")
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
-    if ctx.has(lx.MONTH_WORDS):
-        _months(ctx)
 
 
 def _relative_dates(ctx: _Ctx) -> None:
@@ -1127,7 +1116,7 @@ def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
         first.casefold() in lx.NOT_VALUES or re.fullmatch(r"[A-Z]-\d+", first) or first == "I"
     ):
         return False
-    if any("_" in w and not _CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
+    if any("_" in w and not lx.CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
         return False
     end = run[-1][1]
     nxt = (ctx.low[end : end + 20].split() or [""])[0].strip(",.?!;:")
@@ -1171,13 +1160,9 @@ def _step_order(ctx: _Ctx) -> None:
             cue_end = m.start("key") if has_key else m.end()
             if not ctx.free(m.start(), cue_end):
                 continue  # "in descending order" around an "order by X" already read
-            clause_start = m.start() - len(
-                re.split(r"[.;?!]", ctx.low[max(0, m.start() - 30) : m.start()])[-1]
-            )
-            clause_end = m.start() + len(re.split(r"[.;?!]", ctx.low[m.start() : m.end() + 40])[0])
-            d = lx.DIRECTION.search(ctx.low, m.start(), clause_end) or lx.DIRECTION.search(
-                ctx.low, clause_start, m.start()
-            )
+            lo, hi = _sentence_span(ctx.low, m.start())
+            d = lx.DIRECTION.search(ctx.low, m.start(), min(hi, m.end() + 40))
+            d = d or lx.DIRECTION.search(ctx.low, max(lo, m.start() - 30), m.start())
             direction = "desc" if d and d.group("desc") else "asc"
             phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
             if rx is lx.ORDER_BY_RE and not phrases:
@@ -1190,6 +1175,13 @@ def _step_order(ctx: _Ctx) -> None:
                 ctx.spec.order_by.append(OrderKey(key, direction, False, text))
             ctx.cue(text)
             ctx.take(m.start(), end)
+
+
+def _sentence_span(low: str, pos: int) -> tuple[int, int]:
+    """Start and end of the sentence (or clause) around ``pos``."""
+    start = max(low.rfind(c, 0, pos) for c in ".;?!") + 1
+    ends = [i for i in (low.find(c, pos) for c in ".;?!") if i >= 0]
+    return start, min(ends, default=len(low))
 
 
 def _order_phrases(ctx: _Ctx, m: re.Match[str]) -> tuple[list[str], int]:
@@ -1247,14 +1239,7 @@ def _step_topk(ctx: _Ctx) -> None:
             continue
         if g == "c":
             prev = _prev_words(low, m.start(), 1)
-            if prev and prev[-1] not in lx.DETERMINERS | lx.LIST_OPENERS | {
-                "top",
-                "what",
-                "are",
-                "with",
-                "of",
-                "by",
-            }:
+            if prev and prev[-1] not in lx.TOPK_LEADS:
                 continue  # "room 111 most recently"
             direction = lx.SUPERLATIVES[m.group("sup")]
         elif g == "b":
@@ -1299,9 +1284,7 @@ def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
         or first in lx.TEMPORAL_SUPERLATIVES
     ):
         return _match_column(target, ctx.known) or "date"
-    if base in {"most", "least"} and first.endswith(
-        ("ive", "ous", "ful", "able", "ible", "ic", "ent", "ant")
-    ):
+    if base in {"most", "least"} and first.endswith(lx.ADJECTIVE_SUFFIXES):
         return _match_column(first, ctx.known) or first  # "the most expensive"
     if target.startswith(("number of ", "count of ", "amount of ")):
         target = target.split(" of ", 1)[1]
@@ -1550,7 +1533,7 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     first = re.match(r"\W*([a-z']+)(?:\s+([a-z']+))?", low)
     w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
     if style != "hints":
-        spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS and not (w1 != "is" and w2 == "there")
+        spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
         spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
     for m in ctx.free_matches(lx.RATIO_RE):
         prev = _prev_words(low, m.start(), 1)
