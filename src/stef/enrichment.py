@@ -41,12 +41,26 @@ __all__ = ["EnrichmentResult", "check_enrichment"]
 _RULE = "enrichment_check"
 _AGG_KINDS = frozenset({"count", "sum", "avg"})
 _BOUNDS = frozenset({">", ">=", "<", "<="})
+# Words that say how to ask, not what about: a restatement may word them differently.
+_NOT_TOPIC = (
+    lx.PHRASE_STOPS
+    | lx.RELATIVE_DATE_WORDS
+    | lx.TIME_UNITS
+    | lx.AGGREGATE_WORDS
+    | lx.DISTINCT_WORDS
+    | lx.SUPERLATIVE_WORDS
+    | lx.REQUEST_OPENERS
+    | lx.LIST_OPENERS
+    | frozenset({"many", "much", "there", "are", "all"})
+)
 _TOKEN = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)")
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"")
-_FORMAT_MASK = re.compile(r"^(?:(?:hh|mm|ss|dd|yy|yyyy|m|s|h|d|mmm)[:./ -]?)+$")
+_FORMAT_MASK = re.compile(r"^(?=.*[:./])(?:(?:hh|mm|ss|dd|yy|yyyy|m|s|h|d|mmm)[:./ -]?)+$")
 _CODE_TEXT = re.compile(r"[=<>()]")
+_WORDS = re.compile(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*")
+_SHORT_CODE = re.compile(r"[^\W\d_]{1,3}")
 
 
 @dataclass
@@ -82,20 +96,29 @@ class _Text:
             return True
         if _is_number(v):
             return any(_near(v, n) for n in self.numbers) if bound else v in self.numbers
-        if _is_date(v):  # a date or month: its year is enough ("2005-09" vs YEAR(date) = 2005)
-            return v[:4] in self.numbers or any(lit.startswith(v[:4]) for lit in literals)
+        if _is_date(v):
+            return self._states_date(v, literals)
         words = _TOKEN.findall(v)
         long_words = [w for w in words if len(w) > 2 or w.isdigit()]
         if words and all(self._has_word(w) for w in (long_words or words)):
             return True
         return any(_related(v, lit.strip("%")) for lit in literals)
 
+    def _states_date(self, v: str, literals: list[str]) -> bool:
+        """A date or month is stated by the same date, a date inside it, or its year alone
+        ("2005-09" vs ``YEAR(date) = 2005``) unless another date of that year is given."""
+        dates = [lit for lit in literals if _is_date(lit)]
+        if any(lit.startswith(v) or v.startswith(lit) for lit in dates):
+            return True
+        same_year = [lit for lit in dates if lit[:4] == v[:4]]
+        return not same_year and (v[:4] in self.numbers or v[:4] in literals)
+
     def _has_word(self, w: str) -> bool:
         if w.isdigit():
             return w in self.numbers or any(n.startswith(w) and len(n) >= 6 for n in self.numbers)
         if len(w) <= 2:  # an abbreviation: "f" for female, "po" for post office
-            initials = "".join(x[0] for x in self.words if not x.isdigit())
-            return w in initials or any(x.startswith(w) for x in self.words)
+            content = [x for x in self.words if not x.isdigit() and x not in _NOT_TOPIC]
+            return w in "".join(x[0] for x in content) or any(x.startswith(w) for x in content)
         return any(same_word(w, x) for x in self.words)
 
 
@@ -155,21 +178,26 @@ def _years(values: tuple[str, ...]) -> set[str]:
 
 
 def _restated(q: TextAnalysis, e: TextAnalysis) -> bool:
-    """Is Q_e a reformulation of Q_u (a request sharing half of its content words)?"""
+    """Is Q_e a reformulation of Q_u: a request sharing a quarter of the question's topic
+    words (its values, cue words and dates left out, since those are what may drift)?"""
     if e.style != "restatement":
         return False
+    values = {w for f in q.spec.filters for v in f.values for w in _TOKEN.findall(v)}
     words = {
-        w for w in _TOKEN.findall(q.text.casefold()) if len(w) > 2 and w not in lx.PHRASE_STOPS
+        w
+        for w in _TOKEN.findall(q.text.casefold())
+        if len(w) > 2 and w.isalpha() and w not in values and w not in _NOT_TOPIC
     }
     if not words:
         return True
     e_words = _TOKEN.findall(e.text.casefold())
-    return sum(1 for w in words if any(same_word(w, x) for x in e_words)) / len(words) >= 0.5
+    shared = sum(1 for w in words if any(same_word(w, x) for x in e_words))
+    return shared / len(words) >= 0.25
 
 
-def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]:
+def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Question values Q_e drops (restatement) or replaces with another year (hints)."""
-    out: list[Finding] = []
+    out: list[tuple[str, Finding]] = []
     et = _Text.of(e.text)
     mapped = {f for m in e.mappings for f in m.filters}
     e_years = sorted(
@@ -187,21 +215,17 @@ def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]:
                 continue
             seen.add(v)
             if restated:
-                out.append(
-                    _finding(
-                        "enrichment_dropped_value",
-                        f"the question states {v!r}; the enrichment drops it",
-                        f.text,
-                    )
-                )
+                message = f"the question states {v!r}; the enrichment drops it"
+                out.append((v, _finding("enrichment_dropped_value", message, f.text)))
             elif _years((v,)) and e_years:
-                out.append(
-                    _finding(
-                        "enrichment_changed_value",
-                        f"the question states {v!r}; the enrichment uses {', '.join(e_years)}",
-                        f.text,
-                    )
-                )
+                message = f"the question states {v!r}; the enrichment uses {', '.join(e_years)}"
+                out.append((v, _finding("enrichment_changed_value", message, f.text)))
+    return out
+
+
+def _remapped_years(e: TextAnalysis) -> list[Finding]:
+    """Hints that restate a question phrase's year with another year."""
+    out: list[Finding] = []
     for m in e.mappings:
         said = set(_YEAR.findall(m.phrase))
         got = {y for f in m.filters for y in _years(f.values)}
@@ -223,9 +247,9 @@ def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]:
     return out
 
 
-def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]:
+def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Q_e filters on values the question never states nor implies."""
-    out: list[Finding] = []
+    out: list[tuple[str, Finding]] = []
     qt = _Text.of(q.text)
     q_words = _TOKEN.findall(q.text.casefold())
     # a hint grounded in the question grounds the words it maps to ("active loan refers to
@@ -259,14 +283,29 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]
             if v in seen or _is_code_value(v) or qt.states(v, q.spec.literals, f.op in _BOUNDS):
                 continue
             seen.add(v)
-            out.append(
-                _finding(
-                    "enrichment_invented_value",
-                    f"the enrichment filters on {v!r} ({f.text!r}), "
-                    "which the question never states",
-                )
+            message = (
+                f"the enrichment filters on {v!r} ({f.text!r}), which the question never states"
             )
+            out.append((v, _finding("enrichment_invented_value", message)))
     return out
+
+
+def _unpaired(
+    dropped: list[tuple[str, Finding]], invented: list[tuple[str, Finding]]
+) -> list[Finding]:
+    """Drop each dropped word that an invented short code replaces: "Germany" restated as
+    ``country = 'DE'`` is a mapping, "Germany" restated as "France" is not."""
+    words = [
+        i
+        for i, (v, f) in enumerate(dropped)
+        if f.kind == "enrichment_dropped_value" and _WORDS.fullmatch(v)
+    ]
+    codes = [i for i, (v, _) in enumerate(invented) if _SHORT_CODE.fullmatch(v)]
+    pairs = min(len(words), len(codes))
+    gone_d, gone_i = set(words[:pairs]), set(codes[:pairs])
+    return [f for i, (_, f) in enumerate(dropped) if i not in gone_d] + [
+        f for i, (_, f) in enumerate(invented) if i not in gone_i
+    ]
 
 
 def _agg_text(t: TextAnalysis, funcs: set[str]) -> str:
@@ -367,8 +406,8 @@ def check_enrichment(
     e = analyze_text(enriched, "enriched", rules, now)
     restated = _restated(q, e)
     findings = [
-        *_dropped(q, e, restated),
-        *_invented(q, e, restated),
+        *_unpaired(_dropped(q, e, restated), _invented(q, e, restated)),
+        *_remapped_years(e),
         *_aggregation(q, e, restated),
         *_topk(q, e, restated),
         *_distinct(q, e, restated),

@@ -83,11 +83,26 @@ AGGREGATE_WORDS = _words(
 #: Words that trigger the DISTINCT step.
 DISTINCT_WORDS = _words("different unique distinct kind kinds type types sort sorts")
 
+#: Words that make an "X = Y" clause a condition, not a definition ("... where country = 'DE'").
+CONDITION_WORDS = _words("where whose having")
+
+#: Imperatives that open a request: "Count visitors where country = 'DE'" is no definition.
+IMPERATIVES = _words(
+    "list show display enumerate give find provide count calculate compute return get select "
+    "retrieve fetch"
+)
+
 #: Words that trigger the GROUP BY step.
 GROUP_WORDS = _words("group grouped broken split per each every by")
 
 #: Words that trigger the explicit-ordering step.
 ORDER_WORDS = _words("by order alphabetically from")
+
+#: Units of time.
+TIME_UNITS = _words("year years month months week weeks day days quarter quarters")
+
+#: Ordinal words of quarters ("the first quarter of 2023").
+QUARTER_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 #: Words of relative dates ("last year", "today").
 RELATIVE_DATE_WORDS = _words("last this current previous past next prior recent today yesterday")
@@ -426,6 +441,10 @@ YEAR_OP = re.compile(
 FOUR_DIGITS = re.compile(r"\d{4}")
 YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
 YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
+QUARTER = re.compile(
+    rf"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
+    re.I,
+)
 MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
 RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
@@ -463,7 +482,8 @@ TOPK_RE = re.compile(
     re.I,
 )
 WHICH_N_RE = re.compile(
-    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
+    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?:me\s+)?(?:the\s+)?"
+    rf"(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
     re.I,
 )
 SUP_RE = re.compile(rf"\b(?P<w>most\s+recent(?:ly)?|{_SUP_ALT}|first|last)\b", re.I)

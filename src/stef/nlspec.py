@@ -682,7 +682,9 @@ def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     if d:
         lhs, rhs = d.group("lhs").strip(), d.group("rhs")
         named = lhs.casefold() in lx.CODE_WORDS | {"formula", "difference"}
-        if " " in lhs or named or (lhs.islower() and re.search(r"[=<>(]", rhs)):
+        lhs_words = lhs.casefold().split()
+        condition = not lx.CONDITION_WORDS.isdisjoint(lhs_words) or lhs_words[0] in lx.IMPERATIVES
+        if not condition and (" " in lhs or named or (lhs.islower() and re.search(r"[=<>(]", rhs))):
             return d.start("lhs"), d.end("lhs"), d.start("rhs"), d.end("rhs")
     return None
 
@@ -866,8 +868,15 @@ def _step_dates(ctx: _Ctx) -> None:
 
 
 def _absolute_dates(ctx: _Ctx) -> None:
-    """Dates, date ranges, year ranges, decades, seasons, years after a temporal cue."""
+    """Dates, date ranges, quarters, year ranges, decades, seasons, years after a temporal cue."""
     src = ctx.source
+    for m in lx.QUARTER.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
+            first = date(int(m.group("y")), 3 * q - 2, 1)
+            last = first + relativedelta(months=3) - timedelta(days=1)
+            f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
+            ctx.add_filter(f, m.start(), m.end())
     for m in lx.DATE_RANGE.finditer(ctx.text):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
