@@ -441,6 +441,7 @@ YEAR_OP = re.compile(
 FOUR_DIGITS = re.compile(r"\d{4}")
 YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
 YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
+RANKED_BY = re.compile(r"\s+(?:by|based\s+on|in\s+terms\s+of|according\s+to)\s+", re.I)
 QUARTER = re.compile(
     rf"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
     re.I,

@@ -114,7 +114,7 @@ class _Ctx:
     words: frozenset[str] = frozenset()
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
-    topk_index: int | None = None
+    topk_index: int | None = None  # the top-k's order key, until a superlative names it
 
     def has(self, words: frozenset[str]) -> bool:
         """Does the text contain one of ``words`` (cheap test before a costly regex)?"""
@@ -1271,11 +1271,19 @@ def _step_topk(ctx: _Ctx) -> None:
 
 
 def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "top") -> None:
+    """Record a top-k; ``top 5 customers by total sales`` ranks by what follows ``by``."""
     ctx.spec.limit = k
     ctx.spec.flags["superlative"] = True
-    target, _ = _noun_phrase(ctx.low, m.end(), 3)
+    target, tend = _noun_phrase(ctx.low, m.end(), 3)
     key = _superlative_key(ctx, word, target) if target else "?"
     text = " ".join(f"{m.group(0)} {target}".split())
+    by = lx.RANKED_BY.match(ctx.low, tend) if target else None
+    if by:
+        ranked, rend = _noun_phrase(ctx.low, by.end(), 3)
+        if ranked:
+            key = _order_key(ctx, ranked)
+            text = " ".join(ctx.text[m.start() : rend].split())
+            ctx.take(by.start(), by.end())  # "by" ranks here; the phrase may still aggregate
     ctx.topk_index = len(ctx.spec.order_by)
     ctx.spec.order_by.append(OrderKey(key, direction, False, text))
     ctx.cue(text)
@@ -1515,7 +1523,7 @@ def _step_group_by(ctx: _Ctx) -> None:
         prev = _prev_words(low, m.start(), 4)
         p = prev[-1] if prev else ""
         if cue == "by":
-            agg_near = any(w in lx.NUMBER_OWNERS or w in {"count", "number", "sum"} for w in prev)
+            agg_near = any(w in lx.AGGREGATE_WORDS for w in prev)
             if not agg_near or p in lx.NOT_GROUP_BY or p.endswith(("ed", "en", "ght")):
                 continue
             if ctx.text[m.start("rest")].isupper() or ctx.text[m.start("rest")] in "'\"":
