@@ -32,7 +32,14 @@ from typing import Any
 
 from stef import nl_lexicon as lx
 from stef.findings import Finding
-from stef.nlspec import Mapping, TextAnalysis, analyze_text, grounded, same_word
+from stef.nlspec import (
+    Mapping,
+    TextAnalysis,
+    analyze_text,
+    grounded,
+    related_values,
+    same_word,
+)
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
@@ -50,10 +57,9 @@ _NOT_TOPIC = (
     | lx.DISTINCT_WORDS
     | lx.SUPERLATIVE_WORDS
     | lx.REQUEST_OPENERS
-    | lx.LIST_OPENERS
-    | frozenset({"many", "much", "there", "are", "all"})
+    | frozenset({"many", "much", "there", "all"})
 )
-_TOKEN = re.compile(r"[a-z0-9]+")
+_TOKEN = lx.WORD_TOKEN
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)")
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"")
@@ -102,7 +108,7 @@ class _Text:
         long_words = [w for w in words if len(w) > 2 or w.isdigit()]
         if words and all(self._has_word(w) for w in (long_words or words)):
             return True
-        return any(_related(v, lit.strip("%")) for lit in literals)
+        return any(related_values(v, lit.strip("%")) for lit in literals)
 
     def _states_date(self, v: str, literals: list[str]) -> bool:
         """A date or month is stated by the same date, a date inside it, or its year alone
@@ -136,19 +142,6 @@ def _near(a: str, b: str) -> bool:
         return abs(float(a) - float(b)) <= 1
     except ValueError:
         return False
-
-
-def _related(a: str, b: str) -> bool:
-    """Equal, one contains the other, or one abbreviates the other (``po box``)."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    if not short or _is_number(short) or _is_number(long_):
-        return False
-    if len(short) >= 3 and re.search(rf"(?<!\w){re.escape(short)}", long_):
-        return True
-    words = long_.split()
-    return len(words) > 1 and short.replace(" ", "") == "".join(w[0] for w in words)
 
 
 def _finding(kind: str, message: str, nl: str | None = None) -> Finding:

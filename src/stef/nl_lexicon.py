@@ -140,14 +140,18 @@ RATIO_LEADS = _words(
 #: Words that open a yes/no question.
 YES_NO_OPENERS = _words("is are does do did was were can could has have had will should would")
 
-#: Other words that open a question or a request (a restated question, not notes).
-REQUEST_OPENERS = _words(
-    "what who whom whose when where why how count calculate compute return get tell identify "
-    "indicate determine please select retrieve fetch"
-)
-
 #: Words that open a request for rows.
 LIST_OPENERS = _words("list show name display enumerate which give find provide")
+
+#: Words that open a question or a request (a restated question, not notes).
+REQUEST_OPENERS = (
+    YES_NO_OPENERS
+    | LIST_OPENERS
+    | _words(
+        "what who whom whose when where why how count calculate compute return get tell "
+        "identify indicate determine please select retrieve fetch"
+    )
+)
 
 #: Capitalised words that are never values: question words, imperatives, pronouns, and the
 #: acronyms that name attributes ("ID", "URL").

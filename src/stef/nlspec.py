@@ -44,6 +44,7 @@ __all__ = [
     "extract_text_spec",
     "grounded",
     "merge_analyses",
+    "related_values",
     "same_word",
     "stem",
 ]
@@ -206,6 +207,24 @@ def grounded(phrase: str, text_words: Iterable[str]) -> bool:
     pool = set(text_words)
     hits = sum(1 for w in words if w in pool or any(same_word(w, x) for x in pool))
     return hits / len(words) >= 0.6
+
+
+def related_values(a: str, b: str) -> bool:
+    """Do two normalised values name the same thing: equal, one starting a word of the other
+    (``'alameda'``/``'alameda county'``), or one the initials of the other (``'us'``)?
+
+    >>> related_values("alameda", "alameda county"), related_values("us", "united states")
+    (True, True)
+    """
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if not short or normalize_number(short) is not None or normalize_number(long_) is not None:
+        return False
+    if len(short) >= 3 and re.search(rf"(?<!\w){re.escape(short)}", long_):
+        return True
+    words = long_.split()
+    return len(words) > 1 and short.replace(" ", "") == "".join(w[0] for w in words)
 
 
 def _parse_number(text: str) -> tuple[str, bool] | None:
@@ -1655,10 +1674,7 @@ def _is_request(text: str) -> bool:
     if lx.HINT_STYLE.search(text):
         return False
     first = (lx.WORD_TOKEN.findall(text.casefold()) or [""])[0]
-    return text.rstrip().endswith("?") or first in _REQUEST_OPENERS
-
-
-_REQUEST_OPENERS = lx.YES_NO_OPENERS | lx.LIST_OPENERS | lx.REQUEST_OPENERS
+    return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS
 
 
 def _position(text: str, f: Filter) -> int:
@@ -1698,16 +1714,6 @@ def extract_nl_spec(
     return merge_analyses(q, e)
 
 
-def _related(a: str, b: str) -> bool:
-    """Two normalised values name the same thing (equal, or one contains the other)."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    if not short or short.replace(".", "").isdigit():
-        return False
-    return len(short) >= 3 and re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
-
-
 def _phrase_in(phrase: str, text: str) -> bool:
     p = " ".join(phrase.casefold().strip(" '\"").split())
     return bool(p) and p in " ".join(text.casefold().split())
@@ -1733,7 +1739,7 @@ def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
         if ef.op != qf.op or ef.func != qf.func or len(ef.values) != len(qf.values):
             continue
         if (ef.column is None and column is not None) or not all(
-            _related(a, b) for a, b in zip(qf.values, ef.values, strict=True)
+            related_values(a, b) for a, b in zip(qf.values, ef.values, strict=True)
         ):
             continue
         if ef.column is not None or ef.values == qf.values:
