@@ -1753,7 +1753,8 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     Q_e's column hints attach to Q_u's values; a question filter that a Q_e hint restates
     (``"Germany refers to country = 'Germany'"``) gives way to the hint's filter; hints
     whose phrase the question never uses (a glossary of codes) add no filter; filters are
-    deduplicated by (column, op, values, func), preferring the one with a column.
+    deduplicated by (column, op, values, func), preferring the one with a column. Only a
+    restated question adds an order or a top-k of its own.
     """
     qs, es = q.spec, e.spec
     q_words = lx.WORD_TOKEN.findall(q.text.casefold())
@@ -1788,11 +1789,14 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         if not any(a.func == ea.func and a.arg == ea.arg for a in out.aggregations)
     ]
     out.group_by = list(dict.fromkeys([*qs.group_by, *es.group_by]))
-    out.order_by = list(qs.order_by) + [
-        eo for eo in es.order_by if not any(o.direction == eo.direction for o in qs.order_by)
-    ]
-    out.limit = qs.limit if qs.limit is not None else es.limit
-    out.offset = qs.offset if qs.offset is not None else es.offset
+    out.order_by = list(qs.order_by)
+    out.limit, out.offset = qs.limit, qs.offset
+    if e.style == "restatement":  # the ranking of hints' prose is commentary, not a request
+        out.order_by += [
+            eo for eo in es.order_by if not any(o.direction == eo.direction for o in qs.order_by)
+        ]
+        out.limit = qs.limit if qs.limit is not None else es.limit
+        out.offset = qs.offset if qs.offset is not None else es.offset
     out.distinct = qs.distinct or es.distinct
     out.columns = list(dict.fromkeys([*qs.columns, *es.columns]))
     out.literals = list(dict.fromkeys([*qs.literals, *es.literals]))
