@@ -152,3 +152,21 @@ def test_hostile_metadata_and_labels_become_errors_not_crashes() -> None:
     )
     assert bad_agent["error"] == "field 'id' is not valid Unicode (a lone surrogate)"
     json.dumps(bad_agent, ensure_ascii=False).encode("utf-8")  # the evaluation itself is writable
+
+
+def test_a_crashing_stage_costs_one_record_not_the_batch() -> None:
+    def fragile(question: str, enriched: str | None, rules: object, now: object) -> object:
+        if "boom" in question:
+            raise AttributeError("'NoneType' object has no attribute 'group'")
+        from stef.nlspec import extract_nl_spec
+
+        return extract_nl_spec(question, enriched)
+
+    ev = Evaluator(nl_extractor=fragile)  # type: ignore[arg-type]
+    lines = [json.dumps(GOOD), json.dumps({**GOOD, "question": "boom?"}), json.dumps(GOOD)]
+    results = list(evaluate_stream(ev, lines))
+    assert [e["status"] for e in results] == ["ok", "internal_error", "ok"]
+    assert results[1]["error"] == (
+        "internal error in STEF (AttributeError: 'NoneType' object has no attribute 'group'); "
+        "please report it"
+    )

@@ -556,7 +556,7 @@ def _check_aggregations(nl: Spec, sql: Spec, out: _Collector) -> None:
             None,
             "distinct",
         )
-    wants_ratio = nl.flags.get("ratio") or nl.flags.get("percent") or nl.flags.get("division")
+    wants_ratio = nl.flags.get("ratio") or nl.flags.get("division")
     if wants_ratio and not (sql.flags.get("division") or "avg" in aggs):
         severity = "error" if nl.flags.get("division") else "warning"
         out.add(
@@ -813,8 +813,102 @@ def _check_literals_and_hints(
             )
 
 
+_NAME_SPLIT = re.compile(r"[^0-9a-z]+")
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """Five-letter stems of the words of a :func:`searchable` text.
+
+    >>> sorted(text_stems(" list the schools in alameda county "))
+    ['alame', 'count', 'list', 'schoo', 'the']
+    """
+    return frozenset(t[:5] for t in _NAME_SPLIT.split(text) if len(t) >= 3)
+
+
+def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = ()) -> bool:
+    """Does the question mention a column name (or one of its synonyms)?
+
+    A word of the name whose five-letter stem the question uses, or — for a long name
+    written without separators — a question stem inside it, counts. Names with no word
+    of three letters or more (``id``, ``x``) cannot be checked and count as mentioned.
+
+    >>> s = text_stems(" how many students are enrolled ")
+    >>> [name_mentioned(n, s) for n in ("studentname", "enrollment_count", "salary")]
+    [True, True, False]
+    """
+    for candidate in (name, *synonyms):
+        words = [
+            w for w in _NAME_SPLIT.split(candidate.casefold()) if len(w) >= 3 and not w.isdigit()
+        ]
+        if not words:
+            return True
+        for w in words:
+            if w[:5] in stems:
+                return True
+            if len(w) >= 7 and any(len(st) >= 4 and st in w for st in stems):
+                return True
+    return False
+
+
+def _check_schema_linking(
+    sql: Spec, out: _Collector, text: str, rules: Rules, matched: Sequence[Filter] = ()
+) -> None:
+    """Columns the SQL selects or filters on that the question never names (filters that
+    apply a value the question states are explained by that value)."""
+    explained = {id(f) for f in matched}
+    stems = text_stems(text)
+    syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
+    seen: set[str] = set()
+    for p in sql.projections:
+        for col in p.columns:
+            if col in seen:
+                continue
+            seen.add(col)
+            if not name_mentioned(col, stems, syn.get(col, ())):
+                out.add(
+                    "projection_unexplained",
+                    "warning",
+                    f"selected column {col!r} is named nowhere in the question or its enrichment",
+                    None,
+                    p.text or p.expr,
+                    "schema_linking",
+                )
+    for f in sql.filters:
+        fcol = f.column
+        if not fcol or fcol in seen or f.clause == "join" or not f.values or id(f) in explained:
+            continue
+        seen.add(fcol)
+        if not name_mentioned(fcol, stems, syn.get(fcol, ())):
+            out.add(
+                "filter_column_unexplained",
+                "warning",
+                f"filtered column {fcol!r} is named nowhere in the question or its enrichment",
+                None,
+                f.text,
+                "schema_linking",
+            )
+
+
 def _check_structure(sql: Spec, out: _Collector) -> None:
     flags = sql.flags
+    for table in flags.get("redundant_tables") or ():
+        out.add(
+            "table_redundant",
+            "warning",
+            f"table {table!r} is joined but none of its columns is used",
+            None,
+            table,
+            "structure",
+        )
+    if flags.get("integer_division"):
+        out.add(
+            "integer_division",
+            "warning",
+            "integer operands are divided without a CAST: the dialect truncates the result",
+            None,
+            None,
+            "structure",
+        )
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -897,6 +991,7 @@ def align(
     _check_order_limit(nl, sql, out, r)
     reported = {v for f in (*extra, *benign_found, *(s for _, s in matched)) for v in f.values}
     _check_literals_and_hints(nl, sql, out, text, reported)
+    _check_schema_linking(sql, out, text, r, [s for _, s in matched])
     _check_structure(sql, out)
     evidence = (
         len(required)

@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from stef._version import __version__
-from stef.cli_llm import build_judge, judge_options
+from stef.cli_llm import build_judge, build_nl_extractor, judge_options
 from stef.errors import RulesError, StefError
 
 err_console = Console(stderr=True)
@@ -145,7 +145,13 @@ def eval_cmd(
         judge = build_judge(**judge_opts)
     except StefError as e:
         raise click.ClickException(e.message) from None
-    ev = Evaluator(rules=rules, judge=judge, calibration=cal)
+    extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
+    try:
+        nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)
+    except StefError as e:
+        judge.close()
+        raise click.ClickException(e.message) from None
+    ev = Evaluator(rules=rules, judge=judge, calibration=cal, nl_extractor=nl_extractor)
     try:
         if question is not None:
             assert sql is not None
@@ -155,6 +161,8 @@ def eval_cmd(
         summary = _eval_file(ev, file, output, workers, store_target, force, progress)
     finally:
         judge.close()
+        if nl_extractor is not None and hasattr(nl_extractor, "close"):
+            nl_extractor.close()
     if min_coverage is not None and summary["coverage"] < min_coverage:
         err_console.print(
             f"[bold red]coverage {summary['coverage']:.1%} is below {min_coverage:.1%}[/]"

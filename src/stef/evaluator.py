@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
 from stef.sqlspec import SqlSpecResult, extract_sql_spec, predicate_filters
+
+logger = logging.getLogger(__name__)
 
 NLExtractor = Callable[[str, "str | None", Rules, "datetime | None"], Spec]
 
@@ -152,23 +155,21 @@ class Evaluator:
         started = time.perf_counter()
         try:
             rec = data if isinstance(data, Record) else parse_record(data)
-            prepared = self.prepare(rec, started)
         except StefError as e:
             return self._error(e.status, e.message, salvage(data), None, started)
+        try:
+            prepared = self.prepare(rec, started)
+        except Exception as e:
+            return self._internal_error(e, rec, started)
         if isinstance(prepared, dict):
             return prepared
         try:
             judgment = await self.judge.ajudge(prepared.judge_input(self.rules))
+            return self.finish(prepared, judgment)
         except StefError as e:
-            return self._error(
-                e.status,
-                e.message,
-                prepared.record.passthrough(),
-                prepared.record,
-                started,
-                prepared,
-            )
-        return self.finish(prepared, judgment)
+            return self._judge_error(e, prepared, started)
+        except Exception as e:
+            return self._internal_error(e, prepared.record, started)
 
     def evaluate_many(self, records: Iterable[Any], workers: int = 1) -> Iterator[dict[str, Any]]:
         """Evaluate records (dicts, or JSONL lines as str) in order, optionally in parallel."""
@@ -260,14 +261,30 @@ class Evaluator:
         return out
 
     def _evaluate(self, rec: Record, started: float) -> dict[str, Any]:
-        prepared = self.prepare(rec, started)
-        if isinstance(prepared, dict):
-            return prepared
         try:
-            judgment = self.judge.judge(prepared.judge_input(self.rules))
-        except StefError as e:
-            return self._error(e.status, e.message, rec.passthrough(), rec, started, prepared)
-        return self.finish(prepared, judgment)
+            prepared = self.prepare(rec, started)
+            if isinstance(prepared, dict):
+                return prepared
+            try:
+                judgment = self.judge.judge(prepared.judge_input(self.rules))
+            except StefError as e:
+                return self._judge_error(e, prepared, started)
+            return self.finish(prepared, judgment)
+        except Exception as e:  # a bug in a stage must cost one record, never the batch
+            return self._internal_error(e, rec, started)
+
+    def _judge_error(self, e: StefError, prepared: Prepared, started: float) -> dict[str, Any]:
+        rec = prepared.record
+        out = self._error(e.status, e.message, rec.passthrough(), rec, started, prepared)
+        usage = getattr(e, "usage", None)
+        if isinstance(usage, dict) and usage:
+            out["provenance"]["usage"] = dict(usage)
+        return out
+
+    def _internal_error(self, e: BaseException, rec: Record, started: float) -> dict[str, Any]:
+        logger.exception("internal error while evaluating record %s", rec.id)
+        message = f"internal error in STEF ({type(e).__name__}: {e}); please report it"
+        return self._error("internal_error", message[:500], rec.passthrough(), rec, started)
 
     def _provenance(self, started: float, judgment: Judgment | None) -> dict[str, Any]:
         prov = self.describe()

@@ -238,6 +238,9 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
 # Node kinds the walk cares about, cached per class.
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
 _AGG, _SETOP, _CASE, _CAST, _COMPARE = 8, 9, 10, 11, 12
+
+#: Dialects whose ``/`` truncates when both operands are integers.
+INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
 _KINDS: dict[type, int] = {}
 
 
@@ -316,6 +319,7 @@ class _Extractor:
         self.scope_of: dict[int, Scope] = {}
         self.scopes: list[Scope] | None = None
         self.source_name: dict[int, str] = {}
+        self.redundant: list[str] = []
         self.w = _Walk()
 
     def run(self) -> SqlSpecResult:
@@ -545,8 +549,27 @@ class _Extractor:
             "group_by_without_aggregate": group_alone,
             "order_by_aggregate": any(o.is_aggregate for o in spec.order_by),
             "count_star": w.count_star,
+            "redundant_tables": list(dict.fromkeys(self.redundant)),
+            "integer_division": division and self._integer_division(eff),
         }
         return spec
+
+    def _integer_division(self, eff: exp.Expr) -> bool:
+        """A division of integer-valued operands (no CAST, no decimal literal) in a dialect
+        whose ``/`` truncates integers (SQLite, PostgreSQL, T-SQL …)."""
+        if (self.p.dialect_name or "").lower() not in INTEGER_DIVISION_DIALECTS:
+            return False
+        for div in eff.find_all(exp.Div):
+            exact = False
+            for n in div.walk():
+                if isinstance(n, exp.Cast) or (
+                    type(n) is exp.Literal and not n.is_string and "." in n.this
+                ):
+                    exact = True
+                    break
+            if not exact:
+                return True
+        return False
 
     def _agg_info(self, agg: exp.AggFunc) -> _AggInfo:
         windowed = isinstance(agg.parent, exp.Window)
@@ -744,9 +767,46 @@ class _Extractor:
                 self.reader.read(having.this, "having", out, "inner", resolve)
             finally:
                 self.reader.aliases = {}
+        if len(sources) >= 2:
+            self._redundant_sources(sel, sources, joins, tables)
         if len(sources) < 2 or linked_all:
             return False
         return len({find(i) for i in range(len(sources))}) > 1
+
+    def _redundant_sources(
+        self,
+        sel: exp.Select,
+        sources: list[exp.Expr],
+        joins: list[exp.Join],
+        tables: dict[str, str],
+    ) -> None:
+        """Joined base tables none of whose columns is used outside the join conditions.
+
+        Only decided when every column of the SELECT is qualified (otherwise a column
+        could belong to any source).
+        """
+        in_on: set[int] = set()
+        for j in joins:
+            on = j.args.get("on")
+            if on is not None:
+                in_on.update(id(n) for n in on.walk())
+        used: set[str] = set()
+        for col in sel.find_all(exp.Column):
+            if id(col) in in_on or type(col.this) is exp.Star:
+                continue
+            q = col.table.lower()
+            if not q:
+                return
+            used.add(q)
+        for star in sel.expressions:
+            if _is_star(star):
+                return
+        for src in sources:
+            if type(src) is not exp.Table:
+                continue
+            alias = self.source_name.get(id(src), "")
+            if alias and alias not in used:
+                self.redundant.append(tables.get(alias, alias))
 
     def _tables(self, w: _Walk) -> list[str]:
         base: set[int] | None = None

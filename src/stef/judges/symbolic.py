@@ -7,7 +7,7 @@ with no extractable cue never gets a confident pass.
 >>> from stef.align import Alignment
 >>> from stef.findings import Finding
 >>> a = Alignment("fully_applied", 5.0, findings=[], evidence=0)
->>> j = SymbolicJudge().verdict_for(a)
+>>> j = SymbolicJudge(fitted=False).verdict_for(a)
 >>> j.verdict, j.confidence
 ('likely_correct', 0.5)
 """
@@ -20,6 +20,7 @@ from typing import Any
 from stef.align import Alignment
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
+from stef.judges.weights import JudgeWeights, default_weights, features_of
 
 #: Risk carried by one finding of each severity, unless :data:`KIND_WEIGHTS` says otherwise.
 SEVERITY_WEIGHTS: Mapping[str, float] = {"info": 0.0, "warning": 0.4, "error": 1.0}
@@ -37,6 +38,10 @@ KIND_WEIGHTS: Mapping[str, float] = {
     "number_missing": 0.5,
     "filter_extra": 0.4,
     "cartesian_join": 0.6,
+    "projection_unexplained": 0.25,
+    "filter_column_unexplained": 0.25,
+    "table_redundant": 0.3,
+    "integer_division": 0.3,
 }
 
 #: Risk thresholds: risk ≥ ``incorrect`` → incorrect; ≥ ``potential`` → potentially_incorrect;
@@ -51,24 +56,67 @@ def finding_risk(f: Finding, weights: Mapping[str, float] = KIND_WEIGHTS) -> flo
     return float(weights.get(f.kind, SEVERITY_WEIGHTS.get(f.severity, 0.0)))
 
 
+#: γ never exceeds this when the question gave no checkable cue.
+THIN_EVIDENCE_MAX_CONFIDENCE = 0.6
+
+
 class SymbolicJudge(Judge):
-    """Rule-based judge over the alignment findings."""
+    """Rule-based judge over the alignment findings.
+
+    With fitted weights (by default the table shipped in ``stef/data``, fitted by
+    ``stef fit-judge``), P(correct) is a logistic function of the findings; the verdict
+    follows from p, and γ is the probability of the verdict's side (p for a pass, 1 − p
+    for a fail), never above 0.6 when nothing could be checked. Without fitted weights
+    (``fitted=False``) the hand-set risk table above decides.
+    """
 
     name = "symbolic"
-    version = "1"
+    version = "2"
 
     def __init__(
         self,
         weights: Mapping[str, float] | None = None,
         thresholds: Mapping[str, float] | None = None,
+        fitted: JudgeWeights | bool = True,
     ) -> None:
         self.weights = dict(KIND_WEIGHTS if weights is None else weights)
         self.thresholds = dict(THRESHOLDS if thresholds is None else thresholds)
+        self.fitted: JudgeWeights | None
+        if fitted is True:
+            self.fitted = default_weights()
+        elif isinstance(fitted, JudgeWeights):
+            self.fitted = fitted
+        else:
+            self.fitted = None
 
-    def verdict_for(self, alignment: Alignment, extra: list[Finding] | None = None) -> Judgment:
+    def verdict_for(self, alignment: Alignment) -> Judgment:
         """Verdict and γ from an alignment (pure)."""
-        findings = list(alignment.findings) + list(extra or [])
-        risky = [(f, finding_risk(f, self.weights)) for f in findings]
+        if self.fitted is not None:
+            return self._fitted_verdict(alignment, self.fitted)
+        return self._table_verdict(alignment)
+
+    def _fitted_verdict(self, alignment: Alignment, w: JudgeWeights) -> Judgment:
+        feats = features_of(alignment)
+        p = w.p_correct(feats)
+        verdict = w.verdict(p)
+        confidence = p if verdict in ("correct", "likely_correct") else 1.0 - p
+        evidence = alignment.evidence
+        if evidence == 0:
+            confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
+        by_kind = {f.kind: f for f in alignment.findings}
+        reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
+            :3
+        ]
+        return Judgment(
+            verdict=verdict,
+            confidence=round(confidence, 4),
+            rationale=_rationale(reasons, evidence),
+            issues=reasons,
+            usage={"p_correct": round(p, 4), "evidence": evidence},
+        )
+
+    def _table_verdict(self, alignment: Alignment) -> Judgment:
+        risky = [(f, finding_risk(f, self.weights)) for f in alignment.findings]
         risk = sum(r for _, r in risky)
         errors = sum(1 for f, r in risky if f.severity == "error" and r > 0)
         evidence = alignment.evidence
@@ -88,18 +136,10 @@ class SymbolicJudge(Judge):
             confidence = min(0.6 + 0.12 * errors + 0.05 * evidence, 0.95)
         confidence = round(max(0.0, min(confidence, 1.0)), 4)
         reasons = [f.message for f, r in sorted(risky, key=lambda x: -x[1]) if r > 0][:3]
-        if not reasons:
-            rationale = (
-                f"no contradiction found among {evidence} checked cue(s)"
-                if evidence
-                else "the question gives no checkable cue; nothing contradicts the SQL"
-            )
-        else:
-            rationale = "; ".join(reasons)
         return Judgment(
             verdict=verdict,
             confidence=confidence,
-            rationale=rationale,
+            rationale=_rationale(reasons, evidence),
             issues=reasons,
             usage={"risk": round(risk, 4), "evidence": evidence},
         )
@@ -108,4 +148,15 @@ class SymbolicJudge(Judge):
         return self.verdict_for(case.alignment)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version}
+        d: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.fitted is not None:
+            d["weights"] = self.fitted.meta.get("name", "custom")
+        return d
+
+
+def _rationale(reasons: list[str], evidence: int) -> str:
+    if reasons:
+        return "; ".join(reasons)
+    if evidence:
+        return f"no contradiction found among {evidence} checked cue(s)"
+    return "the question gives no checkable cue; nothing contradicts the SQL"

@@ -1,0 +1,164 @@
+"""Fit the symbolic judge's weights on labelled data, with held-out figures.
+
+Findings do not depend on the judge's weights, so each labelled row is aligned once; then,
+for every fold (grouped by question, so a question never sits on both sides), the weights
+and the verdict thresholds are fitted on the other folds and the held-out rows are scored
+with exactly the score formula. Labels are used only to fit and to measure.
+
+>>> from stef.align import Alignment
+>>> a = Alignment("fully_applied", 5.0, evidence=2)
+>>> phi(a, JudgeWeights(bias=3.0))
+100.0
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stef.align import Alignment
+from stef.calibrate import LabelledRow, assign_folds, style_normalise, to_record
+from stef.errors import StefError
+from stef.evaluator import Evaluator, Prepared
+from stef.judges.symbolic import SymbolicJudge
+from stef.judges.weights import JudgeWeights, features_of, fit_weights
+from stef.metrics import accuracy, auroc, balanced_accuracy, fit_threshold, predict
+from stef.record import parse_record
+from stef.rules import Rules
+from stef.score import compute_score
+
+#: Candidate verdict thresholds (correct, likely, potential) searched on training folds.
+THRESHOLD_GRID: tuple[tuple[float, float, float], ...] = tuple(
+    (c, li, po)
+    for c, li, po in itertools.product(
+        (0.6, 0.65, 0.7, 0.75, 0.8, 0.85),
+        (0.45, 0.5, 0.55, 0.6, 0.65),
+        (0.25, 0.3, 0.35, 0.4, 0.45),
+    )
+    if c > li > po
+)
+
+
+@dataclass
+class Aligned:
+    """One labelled row taken through alignment (``alignment`` None when not evaluable)."""
+
+    row: LabelledRow
+    dataset: str
+    alignment: Alignment | None
+    fold: int
+
+
+def align_rows(
+    rows: Sequence[LabelledRow],
+    dataset: str,
+    *,
+    dialect: str = "sqlite",
+    rules: Rules | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    normalise_style: bool = True,
+) -> list[Aligned]:
+    """Align every row (label-free records, style-normalised SQL)."""
+    ev = Evaluator(rules=rules, judge=SymbolicJudge(fitted=False))
+    fold_of = assign_folds(rows, folds, seed)
+    out: list[Aligned] = []
+    for r, fold in zip(rows, fold_of, strict=True):
+        sql = style_normalise(r.sql, dialect) if normalise_style else None
+        record = to_record(r, dialect, sql)
+        alignment: Alignment | None = None
+        try:
+            prepared = ev.prepare(parse_record(record), time.perf_counter())
+            if isinstance(prepared, Prepared):
+                alignment = prepared.alignment
+        except StefError:
+            alignment = None
+        out.append(Aligned(r, dataset, alignment, fold))
+    return out
+
+
+def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None) -> float:
+    """The score Φ a judge with ``weights`` gives this alignment."""
+    j = SymbolicJudge(fitted=weights).verdict_for(alignment)
+    scoring = (rules or Rules()).scoring
+    return compute_score(
+        alignment.filter_status,
+        j.verdict,
+        j.confidence,
+        benign_extras=alignment.benign_extras_only,
+        scoring=scoring,
+    ).score
+
+
+def fit(items: Sequence[Aligned], *, c: float = 0.5) -> JudgeWeights:
+    """Fit weights, then the verdict thresholds that rank the training rows best."""
+    usable = [a for a in items if a.alignment is not None]
+    feats = [features_of(a.alignment) for a in usable if a.alignment is not None]
+    labels = [a.row.correct for a in usable]
+    w = fit_weights(feats, labels, c=c)
+    best: tuple[float, tuple[float, float, float]] | None = None
+    for cut in THRESHOLD_GRID:
+        w.thresholds = {"correct": cut[0], "likely": cut[1], "potential": cut[2]}
+        scores = [phi(a.alignment, w) for a in usable if a.alignment is not None]
+        value = auroc(labels, scores) or 0.0
+        if best is None or value > best[0] + 1e-9:
+            best = (value, cut)
+    assert best is not None
+    w.thresholds = {"correct": best[1][0], "likely": best[1][1], "potential": best[1][2]}
+    return w
+
+
+@dataclass
+class HeldOut:
+    """Held-out figures of one dataset."""
+
+    dataset: str
+    rows: int
+    evaluated: int
+    auroc_score: float | None = None
+    auroc_p: float | None = None
+    accuracy: float | None = None
+    balanced_accuracy: float | None = None
+    accuracy_at_75: float | None = None
+    thresholds: list[float] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def cross_validate(items: Sequence[Aligned], folds: int, *, c: float = 0.5) -> list[HeldOut]:
+    """Fit on all folds but one, score the held-out one; figures per dataset."""
+    scores: dict[int, float] = {}
+    probs: dict[int, float] = {}
+    cut_of: dict[int, float] = {}
+    for k in range(folds):
+        train = [a for a in items if a.fold != k]
+        test = [(i, a) for i, a in enumerate(items) if a.fold == k and a.alignment is not None]
+        w = fit(train, c=c)
+        train_scores = [phi(a.alignment, w) for a in train if a.alignment is not None]
+        train_labels = [a.row.correct for a in train if a.alignment is not None]
+        cut = fit_threshold(train_scores, train_labels, objective="accuracy")
+        for i, a in test:
+            assert a.alignment is not None
+            scores[i] = phi(a.alignment, w)
+            probs[i] = w.p_correct(features_of(a.alignment))
+            cut_of[i] = cut
+    out = []
+    for dataset in dict.fromkeys(a.dataset for a in items):
+        idx = [i for i, a in enumerate(items) if a.dataset == dataset]
+        ok = [i for i in idx if i in scores]
+        labels = [items[i].row.correct for i in ok]
+        s = [scores[i] for i in ok]
+        pred = [scores[i] >= cut_of[i] for i in ok]
+        h = HeldOut(dataset, len(idx), len(ok))
+        h.auroc_score = auroc(labels, s)
+        h.auroc_p = auroc(labels, [probs[i] for i in ok])
+        h.accuracy = accuracy(labels, pred)
+        h.balanced_accuracy = balanced_accuracy(labels, pred)
+        h.accuracy_at_75 = accuracy(labels, predict(s, 75.0))
+        h.thresholds = sorted({cut_of[i] for i in ok})
+        out.append(h)
+    return out

@@ -1,0 +1,142 @@
+"""Weights of the symbolic judge: how much each finding kind says about correctness.
+
+The judge turns an alignment into P(correct) with a logistic function of its findings:
+``p = σ(bias + Σ weight[kind] · min(count(kind), 3) + evidence and filter-class terms)``.
+Every term is a finding (or the alignment's filter class and evidence count), so a
+verdict is explained by the findings that moved it. The weights are fitted on labelled
+data by ``stef fit-judge`` (folds grouped by question) and shipped as a JSON file; the
+thresholds map p to the four verdicts.
+
+>>> w = JudgeWeights(bias=1.0, weights={"filter_missing": -2.0})
+>>> round(w.p_correct({"filter_missing": 1.0}), 3)
+0.269
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from stef.align import FILTER_CLASSES, Alignment
+from stef.findings import Finding
+
+#: Counts above this add nothing more.
+COUNT_CAP = 3
+
+
+def alignment_features(
+    findings: Iterable[Finding], filter_status: str, evidence: int
+) -> dict[str, float]:
+    """The judge's inputs: finding-kind counts (capped), filter class, evidence bucket.
+
+    >>> f = [Finding("filter_missing", "error", "m"), Finding("filter_missing", "error", "m")]
+    >>> alignment_features(f, "not_applied", 0)
+    {'filter_missing': 2.0, 'filter:not_applied': 1.0, 'evidence:0': 1.0}
+    """
+    out: dict[str, float] = {}
+    for f in findings:
+        out[f.kind] = min(out.get(f.kind, 0.0) + 1.0, COUNT_CAP)
+    if filter_status != FILTER_CLASSES[0]:
+        out[f"filter:{filter_status}"] = 1.0
+    out[f"evidence:{min(evidence, 3)}"] = 1.0
+    return out
+
+
+@dataclass
+class JudgeWeights:
+    """A fitted weight table with its verdict thresholds on P(correct)."""
+
+    bias: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
+    #: p ≥ correct → correct; ≥ likely → likely_correct; ≥ potential → potentially_incorrect.
+    thresholds: dict[str, float] = field(
+        default_factory=lambda: {"correct": 0.7, "likely": 0.55, "potential": 0.35}
+    )
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def logit(self, features: Mapping[str, float]) -> float:
+        return self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+
+    def p_correct(self, features: Mapping[str, float]) -> float:
+        z = max(-30.0, min(30.0, self.logit(features)))
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def verdict(self, p: float) -> str:
+        t = self.thresholds
+        if p >= t["correct"]:
+            return "correct"
+        if p >= t["likely"]:
+            return "likely_correct"
+        if p >= t["potential"]:
+            return "potentially_incorrect"
+        return "incorrect"
+
+    def contributions(self, features: Mapping[str, float]) -> list[tuple[str, float]]:
+        """Each feature's push on the logit, strongest first (for the rationale)."""
+        parts = [(k, self.weights.get(k, 0.0) * v) for k, v in features.items()]
+        return sorted((x for x in parts if x[1]), key=lambda x: -abs(x[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "stef-judge-weights/1",
+            "bias": self.bias,
+            "weights": dict(sorted(self.weights.items())),
+            "thresholds": dict(self.thresholds),
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> JudgeWeights:
+        if d.get("format") != "stef-judge-weights/1":
+            raise ValueError("not a STEF judge-weights file (format stef-judge-weights/1)")
+        return cls(
+            bias=float(d["bias"]),
+            weights={str(k): float(v) for k, v in d["weights"].items()},
+            thresholds={str(k): float(v) for k, v in d["thresholds"].items()},
+            meta=dict(d.get("meta") or {}),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> JudgeWeights:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def default_weights() -> JudgeWeights | None:
+    """The weights shipped with STEF (``stef/data/judge_weights.json``), if present."""
+    try:
+        path = resources.files("stef").joinpath("data/judge_weights.json")
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        return None
+    return JudgeWeights.from_dict(json.loads(text))
+
+
+def features_of(alignment: Alignment) -> dict[str, float]:
+    """Features of an alignment (its findings, filter class and evidence)."""
+    return alignment_features(alignment.findings, alignment.filter_status, alignment.evidence)
+
+
+def fit_weights(
+    rows: Sequence[Mapping[str, float]], labels: Sequence[bool], *, c: float = 0.5
+) -> JudgeWeights:
+    """Fit an L2-regularised logistic regression of correctness on the features."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    vec = DictVectorizer(sparse=True)
+    x = vec.fit_transform(rows)
+    model = LogisticRegression(C=c, max_iter=2000)
+    model.fit(x, [bool(v) for v in labels])
+    coefs = model.coef_[0]
+    weights = {
+        name: round(float(w), 4) for name, w in zip(vec.get_feature_names_out(), coefs, strict=True)
+    }
+    return JudgeWeights(bias=round(float(model.intercept_[0]), 4), weights=weights)
