@@ -109,7 +109,8 @@ def test_one_pair_prints_a_readable_report() -> None:
         "postgres",
     )
     assert code == 0, out
-    assert "Score: 70.0  (marginal)" in out
+    # fully applied (5) + potentially_incorrect (2) = 7; γ < 0.65 → Γ = 0.5: 7/10 × 100 × 0.5
+    assert "Score: 35.0  (poor)" in out
     assert "limit_mismatch" in out and "LIMIT 10" in out and "top 5" in out
     assert "required_group_by" in out
 

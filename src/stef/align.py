@@ -55,6 +55,8 @@ class Alignment:
     extra_filters: list[Filter] = field(default_factory=list)
     benign_filters: list[Filter] = field(default_factory=list)
     evidence: int = 0
+    #: Whether the record came with an enriched question (Q_e) to check against.
+    enriched: bool = False
 
     @property
     def benign_extras_only(self) -> bool:
@@ -72,6 +74,7 @@ class Alignment:
             "extra_filters": [f.to_dict() for f in self.extra_filters],
             "benign_filters": [f.to_dict() for f in self.benign_filters],
             "evidence": self.evidence,
+            "enriched": self.enriched,
         }
 
 
@@ -819,10 +822,14 @@ _NAME_SPLIT = re.compile(r"[^0-9a-z]+")
 def text_stems(text: str) -> frozenset[str]:
     """Five-letter stems of the words of a :func:`searchable` text.
 
-    >>> sorted(text_stems(" list the schools in alameda county "))
-    ['alame', 'count', 'list', 'schoo', 'the']
+    Four-letter prefixes are kept too, so a short column word (``name``) matches its
+    plural or longer form (``names``).
+
+    >>> sorted(text_stems(" list the names "))
+    ['list', 'name', 'names', 'the']
     """
-    return frozenset(t[:5] for t in _NAME_SPLIT.split(text) if len(t) >= 3)
+    words = [t for t in _NAME_SPLIT.split(text) if len(t) >= 3]
+    return frozenset([w[:5] for w in words] + [w[:4] for w in words])
 
 
 def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = ()) -> bool:
@@ -851,11 +858,17 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
 
 
 def _check_schema_linking(
-    sql: Spec, out: _Collector, text: str, rules: Rules, matched: Sequence[Filter] = ()
+    sql: Spec,
+    out: _Collector,
+    text: str,
+    rules: Rules,
+    matched: Sequence[Filter] = (),
+    benign: Sequence[Filter] = (),
 ) -> None:
     """Columns the SQL selects or filters on that the question never names (filters that
     apply a value the question states are explained by that value)."""
     explained = {id(f) for f in matched}
+    benign_cols = {_canon_col(f.column) for f in benign if f.column}
     stems = text_stems(text)
     syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
     seen: set[str] = set()
@@ -875,7 +888,14 @@ def _check_schema_linking(
                 )
     for f in sql.filters:
         fcol = f.column
-        if not fcol or fcol in seen or f.clause == "join" or not f.values or id(f) in explained:
+        if (
+            not fcol
+            or fcol in seen
+            or f.clause == "join"
+            or not f.values
+            or id(f) in explained
+            or _canon_col(fcol) in benign_cols
+        ):
             continue
         seen.add(fcol)
         if not name_mentioned(fcol, stems, syn.get(fcol, ())):
@@ -886,6 +906,27 @@ def _check_schema_linking(
                 None,
                 f.text,
                 "schema_linking",
+            )
+
+
+def _check_value_case(sql: Spec, out: _Collector, question: str, enriched: str | None) -> None:
+    """String literals the question writes in another letter case: ``=`` on strings is
+    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'."""
+    raw = f"{question} {enriched or ''}"
+    folded = raw.casefold()
+    for s in sql.flags.get("string_literals") or ():
+        core = s.strip("%_ ")
+        if len(core) < 2 or not any(ch.isalpha() for ch in core) or core in raw:
+            continue
+        if core.casefold() in folded:
+            out.add(
+                "value_case_mismatch",
+                "warning",
+                f"SQL literal {core!r} is written with another letter case in the question; "
+                "string comparison is case-sensitive in most databases",
+                core,
+                s,
+                "literal",
             )
 
 
@@ -991,7 +1032,8 @@ def align(
     _check_order_limit(nl, sql, out, r)
     reported = {v for f in (*extra, *benign_found, *(s for _, s in matched)) for v in f.values}
     _check_literals_and_hints(nl, sql, out, text, reported)
-    _check_schema_linking(sql, out, text, r, [s for _, s in matched])
+    _check_schema_linking(sql, out, text, r, [s for _, s in matched], benign_found)
+    _check_value_case(sql, out, question, enriched_question)
     _check_structure(sql, out)
     evidence = (
         len(required)
@@ -1013,4 +1055,5 @@ def align(
         extra_filters=extra,
         benign_filters=benign_found,
         evidence=evidence,
+        enriched=bool(enriched_question and enriched_question.strip()),
     )

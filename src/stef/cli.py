@@ -330,5 +330,10 @@ for _command in MONITOR_COMMANDS:
     main.add_command(_command)
 
 
+from stef.cli_fit import fit_judge  # noqa: E402
+
+main.add_command(fit_judge)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -50,6 +50,13 @@ def judge_options(func: F) -> F:
             "the LLM only where it is unsure.",
         ),
         click.option(
+            "--judge-weights",
+            "judge_weights",
+            type=click.Path(exists=True, dir_okay=False),
+            default=None,
+            help="Offline-judge weights from `stef fit-judge` (default: the packaged ones).",
+        ),
+        click.option(
             "--base-url",
             default=None,
             metavar="URL",
@@ -172,16 +179,29 @@ def _local_judge(options: dict[str, Any]) -> Judge:
     return LLMJudge.from_settings(settings, name="local", server=server)
 
 
+def _symbolic(weights_path: str | None) -> Judge:
+    """The offline judge, with the packaged weights or those of ``weights_path``."""
+    from stef.judges.symbolic import SymbolicJudge
+    from stef.judges.weights import JudgeWeights
+
+    if not weights_path:
+        return SymbolicJudge()
+    try:
+        return SymbolicJudge(fitted=JudgeWeights.load(weights_path))
+    except (OSError, ValueError, KeyError) as e:
+        raise StefError("invalid_config", f"cannot use judge weights {weights_path}: {e}") from None
+
+
 def build_judge(judge: str = "symbolic", **options: Any) -> Judge:
     """Build the judge chosen on the command line (unknown options are ignored).
 
     ``hybrid`` asks the endpoint given by ``--base-url``/``STEF_LLM_BASE_URL`` (or the
     config file), or the local model when none is given.
     """
-    from stef.judges.symbolic import SymbolicJudge
 
+    offline = _symbolic(options.get("judge_weights"))
     if judge == "symbolic":
-        return SymbolicJudge()
+        return offline
     if judge == "openai":
         from stef.judges.llm import LLMJudge
 
@@ -197,7 +217,7 @@ def build_judge(judge: str = "symbolic", **options: Any) -> Judge:
             else _local_judge(options)
         )
         threshold = options.get("hybrid_threshold")
-        return HybridJudge(llm, SymbolicJudge(), threshold=0.85 if threshold is None else threshold)
+        return HybridJudge(llm, offline, threshold=0.85 if threshold is None else threshold)
     raise click.BadParameter(f"unknown judge {judge!r}", param_hint="--judge")
 
 

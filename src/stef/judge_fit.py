@@ -23,7 +23,7 @@ from stef.align import Alignment
 from stef.calibrate import LabelledRow, assign_folds, style_normalise, to_record
 from stef.errors import StefError
 from stef.evaluator import Evaluator, Prepared
-from stef.judges.symbolic import SymbolicJudge
+from stef.judges.symbolic import SymbolicJudge, verdict_from_p
 from stef.judges.weights import JudgeWeights, features_of, fit_weights
 from stef.metrics import accuracy, auroc, balanced_accuracy, fit_threshold, predict
 from stef.record import parse_record
@@ -82,27 +82,44 @@ def align_rows(
 
 def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None) -> float:
     """The score Φ a judge with ``weights`` gives this alignment."""
-    j = SymbolicJudge(fitted=weights).verdict_for(alignment)
-    scoring = (rules or Rules()).scoring
+    return _phi_from_p(weights.p_correct(features_of(alignment)), alignment, weights, rules)
+
+
+def _phi_from_p(
+    p: float, alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None
+) -> float:
+    verdict, confidence = verdict_from_p(p, alignment.evidence, weights)
     return compute_score(
         alignment.filter_status,
-        j.verdict,
-        j.confidence,
+        verdict,
+        confidence,
         benign_extras=alignment.benign_extras_only,
-        scoring=scoring,
+        scoring=(rules or Rules()).scoring,
     ).score
 
 
+def _balanced(items: Sequence[Aligned]) -> list[float]:
+    """Sample weights giving every dataset the same total weight."""
+    sizes: dict[str, int] = {}
+    for a in items:
+        sizes[a.dataset] = sizes.get(a.dataset, 0) + 1
+    total = len(items)
+    return [total / (len(sizes) * sizes[a.dataset]) for a in items]
+
+
 def fit(items: Sequence[Aligned], *, c: float = 0.5) -> JudgeWeights:
-    """Fit weights, then the verdict thresholds that rank the training rows best."""
+    """Fit weights (every dataset weighing the same), then the verdict thresholds that
+    rank the training rows best."""
     usable = [a for a in items if a.alignment is not None]
-    feats = [features_of(a.alignment) for a in usable if a.alignment is not None]
+    aligned = [a.alignment for a in usable if a.alignment is not None]
+    feats = [features_of(al) for al in aligned]
     labels = [a.row.correct for a in usable]
-    w = fit_weights(feats, labels, c=c)
+    w = fit_weights(feats, labels, c=c, sample_weight=_balanced(usable))
+    probs = [w.p_correct(f) for f in feats]
     best: tuple[float, tuple[float, float, float]] | None = None
     for cut in THRESHOLD_GRID:
         w.thresholds = {"correct": cut[0], "likely": cut[1], "potential": cut[2]}
-        scores = [phi(a.alignment, w) for a in usable if a.alignment is not None]
+        scores = [_phi_from_p(p, al, w) for p, al in zip(probs, aligned, strict=True)]
         value = auroc(labels, scores) or 0.0
         if best is None or value > best[0] + 1e-9:
             best = (value, cut)

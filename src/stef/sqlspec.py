@@ -320,6 +320,7 @@ class _Extractor:
         self.scopes: list[Scope] | None = None
         self.source_name: dict[int, str] = {}
         self.redundant: list[str] = []
+        self.raw_strings: list[str] = []
         self.w = _Walk()
 
     def run(self) -> SqlSpecResult:
@@ -550,6 +551,7 @@ class _Extractor:
             "order_by_aggregate": any(o.is_aggregate for o in spec.order_by),
             "count_star": w.count_star,
             "redundant_tables": list(dict.fromkeys(self.redundant)),
+            "string_literals": list(dict.fromkeys(self.raw_strings)),
             "integer_division": division and self._integer_division(eff),
         }
         return spec
@@ -833,6 +835,7 @@ class _Extractor:
         for node in w.literals:
             if type(node) is exp.Column:
                 text = tt.columns[id(node)].string or ""
+                self.raw_strings.append(text)
             else:
                 parent = node.parent
                 key = node.arg_key
@@ -844,6 +847,8 @@ class _Extractor:
                 if not string and isinstance(parent, (exp.Ordered, exp.Group)):
                     continue
                 text = tt.literal_value(node)
+                if string:
+                    self.raw_strings.append(text)
                 if type(parent) is exp.Neg:
                     text = "-" + text
             out[cached_value(text)] = None

@@ -98,12 +98,9 @@ class SymbolicJudge(Judge):
     def _fitted_verdict(self, alignment: Alignment, w: JudgeWeights) -> Judgment:
         feats = features_of(alignment)
         p = w.p_correct(feats)
-        verdict = w.verdict(p)
-        confidence = p if verdict in ("correct", "likely_correct") else 1.0 - p
         evidence = alignment.evidence
-        if evidence == 0:
-            confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
-        by_kind = {f.kind: f for f in alignment.findings}
+        verdict, confidence = verdict_from_p(p, evidence, w)
+        by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
         ]
@@ -152,6 +149,20 @@ class SymbolicJudge(Judge):
         if self.fitted is not None:
             d["weights"] = self.fitted.meta.get("name", "custom")
         return d
+
+
+def verdict_from_p(p: float, evidence: int, w: JudgeWeights) -> tuple[str, float]:
+    """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
+    capped at 0.6 when the question gave no checkable cue.
+
+    >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
+    (('correct', 0.9), ('incorrect', 0.6))
+    """
+    verdict = w.verdict(p)
+    confidence = p if verdict in ("correct", "likely_correct") else 1.0 - p
+    if evidence == 0:
+        confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
+    return verdict, confidence
 
 
 def _rationale(reasons: list[str], evidence: int) -> str:

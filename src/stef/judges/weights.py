@@ -30,13 +30,19 @@ COUNT_CAP = 3
 
 
 def alignment_features(
-    findings: Iterable[Finding], filter_status: str, evidence: int
+    findings: Iterable[Finding], filter_status: str, evidence: int, enriched: bool = False
 ) -> dict[str, float]:
     """The judge's inputs: finding-kind counts (capped), filter class, evidence bucket.
+
+    Findings weigh differently when the agent wrote an enriched question (its hints make
+    a missing column or value far stronger evidence), so with Q_e every key gets a
+    ``+qe`` suffix and its own weight.
 
     >>> f = [Finding("filter_missing", "error", "m"), Finding("filter_missing", "error", "m")]
     >>> alignment_features(f, "not_applied", 0)
     {'filter_missing': 2.0, 'filter:not_applied': 1.0, 'evidence:0': 1.0}
+    >>> sorted(alignment_features(f, "fully_applied", 5, enriched=True))
+    ['bias+qe', 'evidence:3+qe', 'filter_missing+qe']
     """
     out: dict[str, float] = {}
     for f in findings:
@@ -44,6 +50,9 @@ def alignment_features(
     if filter_status != FILTER_CLASSES[0]:
         out[f"filter:{filter_status}"] = 1.0
     out[f"evidence:{min(evidence, 3)}"] = 1.0
+    if enriched:
+        out = {f"{k}+qe": v for k, v in out.items()}
+        out["bias+qe"] = 1.0
     return out
 
 
@@ -121,11 +130,18 @@ def default_weights() -> JudgeWeights | None:
 
 def features_of(alignment: Alignment) -> dict[str, float]:
     """Features of an alignment (its findings, filter class and evidence)."""
-    return alignment_features(alignment.findings, alignment.filter_status, alignment.evidence)
+    status = alignment.filter_status
+    if alignment.benign_extras_only:
+        status = FILTER_CLASSES[0]  # extras the rules declare benign are excused
+    return alignment_features(alignment.findings, status, alignment.evidence, alignment.enriched)
 
 
 def fit_weights(
-    rows: Sequence[Mapping[str, float]], labels: Sequence[bool], *, c: float = 0.5
+    rows: Sequence[Mapping[str, float]],
+    labels: Sequence[bool],
+    *,
+    c: float = 0.5,
+    sample_weight: Sequence[float] | None = None,
 ) -> JudgeWeights:
     """Fit an L2-regularised logistic regression of correctness on the features."""
     from sklearn.feature_extraction import DictVectorizer
@@ -134,7 +150,7 @@ def fit_weights(
     vec = DictVectorizer(sparse=True)
     x = vec.fit_transform(rows)
     model = LogisticRegression(C=c, max_iter=2000)
-    model.fit(x, [bool(v) for v in labels])
+    model.fit(x, [bool(v) for v in labels], sample_weight=sample_weight)
     coefs = model.coef_[0]
     weights = {
         name: round(float(w), 4) for name, w in zip(vec.get_feature_names_out(), coefs, strict=True)
