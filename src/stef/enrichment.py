@@ -35,6 +35,7 @@ from stef.findings import Finding
 from stef.nlspec import (
     Mapping,
     TextAnalysis,
+    TextsAnalysis,
     analyze_text,
     grounded,
     related_values,
@@ -43,7 +44,7 @@ from stef.nlspec import (
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
-__all__ = ["EnrichmentResult", "check_enrichment"]
+__all__ = ["EnrichmentResult", "check_analyses", "check_enrichment"]
 
 _RULE = "enrichment_check"
 _AGG_KINDS = frozenset({"count", "sum", "avg"})
@@ -397,6 +398,22 @@ def check_enrichment(
         return EnrichmentResult(True, [])
     q = analyze_text(question or "", "question", rules, now)
     e = analyze_text(enriched, "enriched", rules, now)
+    return _compare(q, e)
+
+
+def check_analyses(texts: TextsAnalysis) -> EnrichmentResult:
+    """:func:`check_enrichment` on texts already read (shared with the NL spec's merge).
+
+    >>> from stef.nlspec import analyze_texts
+    >>> check_analyses(analyze_texts("Customers in Germany?", "Customers in France?")).consistent
+    False
+    """
+    if texts.enriched is None:
+        return EnrichmentResult(True, [])
+    return _compare(texts.question, texts.enriched)
+
+
+def _compare(q: TextAnalysis, e: TextAnalysis) -> EnrichmentResult:
     restated = _restated(q, e)
     findings = [
         *_unpaired(_dropped(q, e, restated), _invented(q, e, restated)),

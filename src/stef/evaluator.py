@@ -26,11 +26,11 @@ from typing import Any, Protocol
 
 from stef._version import __version__
 from stef.align import Alignment, align
-from stef.enrichment import EnrichmentResult, check_enrichment
+from stef.enrichment import EnrichmentResult, check_analyses, check_enrichment
 from stef.errors import StefError
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
-from stef.nlspec import extract_nl_spec
+from stef.nlspec import analyze_texts, extract_nl_spec
 from stef.record import PASSTHROUGH, Record, parse_line, parse_record, record_id, salvage
 from stef.rules import Rules
 from stef.score import band, compute_score
@@ -193,10 +193,14 @@ class Evaluator:
             sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
         except StefError as e:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
-        nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
-        enrichment = check_enrichment(
-            rec.question, rec.enriched_question, rules=self.rules, now=rec.time
-        )
+        if self.nl_extractor is _default_nl:  # read each text once for both stages
+            texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
+            nl, enrichment = texts.merged(), check_analyses(texts)
+        else:
+            nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
+            enrichment = check_enrichment(
+                rec.question, rec.enriched_question, rules=self.rules, now=rec.time
+            )
         alignment = align(
             nl,
             sql.spec,

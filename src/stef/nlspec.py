@@ -39,7 +39,9 @@ from stef.spec import (
 __all__ = [
     "Mapping",
     "TextAnalysis",
+    "TextsAnalysis",
     "analyze_text",
+    "analyze_texts",
     "extract_nl_spec",
     "extract_text_spec",
     "grounded",
@@ -1709,9 +1711,54 @@ def extract_nl_spec(
     if not enriched or not enriched.strip():
         return extract_text_spec(question, "question", rules, now)
     e = analyze_text(enriched, "enriched", rules, now)
-    hint_columns = [*e.spec.columns, *(c for mp in e.mappings for c in mp.columns)]
-    q = analyze_text(question, "question", rules, now, known_columns=hint_columns)
+    q = analyze_text(question, "question", rules, now, known_columns=_hint_columns(e))
     return merge_analyses(q, e)
+
+
+def _hint_columns(e: TextAnalysis) -> list[str]:
+    """The columns an enrichment names, which the question's values may attach to."""
+    return [*e.spec.columns, *(c for mp in e.mappings for c in mp.columns)]
+
+
+@dataclass(frozen=True)
+class TextsAnalysis:
+    """Q_u and Q_e of one record, each read once, for merging and the enrichment check.
+
+    ``question`` is Q_u read alone (what :func:`stef.enrichment.check_analyses` compares);
+    ``hinted`` is Q_u read with the columns Q_e's hints name (what merging uses; the same
+    object as ``question`` when Q_e names none); ``enriched`` is None for a blank Q_e.
+    """
+
+    question: TextAnalysis
+    enriched: TextAnalysis | None
+    hinted: TextAnalysis
+
+    def merged(self) -> Spec:
+        """The merged NL spec, as :func:`extract_nl_spec` gives it."""
+        if self.enriched is None:
+            return self.question.spec
+        return merge_analyses(self.hinted, self.enriched)
+
+
+def analyze_texts(
+    question: str,
+    enriched: str | None = None,
+    rules: Rules | None = None,
+    now: datetime | None = None,
+) -> TextsAnalysis:
+    """Read Q_u and Q_e once for both :func:`extract_nl_spec` and the enrichment check.
+
+    >>> a = analyze_texts("How many women?", "women refers to SEX = 'F'")
+    >>> [(f.column, f.values) for f in a.merged().filters], a.hinted is a.question
+    ([('sex', ('f',))], False)
+    """
+    q = analyze_text(question, "question", rules, now)
+    if not enriched or not enriched.strip():
+        return TextsAnalysis(q, None, q)
+    e = analyze_text(enriched, "enriched", rules, now)
+    columns = _hint_columns(e)
+    hinted = analyze_text(question, "question", rules, now, known_columns=columns) if columns else q
+    return TextsAnalysis(q, e, hinted)
 
 
 def _phrase_in(phrase: str, text: str) -> bool:
