@@ -88,7 +88,8 @@ def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None)
 def _phi_from_p(
     p: float, alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None
 ) -> float:
-    verdict, confidence = verdict_from_p(p, alignment.evidence, weights)
+    has_error = any(f.severity == "error" for f in alignment.findings)
+    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error)
     return compute_score(
         alignment.filter_status,
         verdict,

@@ -99,7 +99,8 @@ class SymbolicJudge(Judge):
         feats = features_of(alignment)
         p = w.p_correct(feats)
         evidence = alignment.evidence
-        verdict, confidence = verdict_from_p(p, evidence, w)
+        has_error = any(f.severity == "error" for f in alignment.findings)
+        verdict, confidence = verdict_from_p(p, evidence, w, has_error)
         by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
@@ -151,15 +152,23 @@ class SymbolicJudge(Judge):
         return d
 
 
-def verdict_from_p(p: float, evidence: int, w: JudgeWeights) -> tuple[str, float]:
+def verdict_from_p(
+    p: float, evidence: int, w: JudgeWeights, has_error: bool = False
+) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
-    capped at 0.6 when the question gave no checkable cue.
+    capped at 0.6 when the question gave no checkable cue. A definite contradiction of
+    the question (an ``error`` finding) caps the verdict at potentially_incorrect,
+    whatever the weights say.
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
     (('correct', 0.9), ('incorrect', 0.6))
+    >>> verdict_from_p(0.9, 3, JudgeWeights(), has_error=True)
+    ('potentially_incorrect', 0.5)
     """
     verdict = w.verdict(p)
-    confidence = p if verdict in ("correct", "likely_correct") else 1.0 - p
+    if has_error and verdict in ("correct", "likely_correct"):
+        verdict = "potentially_incorrect"
+    confidence = p if verdict in ("correct", "likely_correct") else max(1.0 - p, 0.5)
     if evidence == 0:
         confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
     return verdict, confidence

@@ -28,6 +28,17 @@ from stef.findings import Finding
 #: Counts above this add nothing more.
 COUNT_CAP = 3
 
+#: Rules whose findings excuse a difference; they are never features.
+EXCUSING_RULES = frozenset(
+    {
+        "required_group_by",
+        "benign_group_by",
+        "order_by_tolerance",
+        "limit_tolerance",
+        "benign_filter",
+    }
+)
+
 
 def alignment_features(
     findings: Iterable[Finding], filter_status: str, evidence: int, enriched: bool = False
@@ -46,7 +57,10 @@ def alignment_features(
     """
     out: dict[str, float] = {}
     for f in findings:
-        out[f.kind] = min(out.get(f.kind, 0.0) + 1.0, COUNT_CAP)
+        if f.rule in EXCUSING_RULES:
+            continue  # excused by a normalisation rule: never held against the SQL
+        key = f"ok:{f.kind}" if f.severity == "info" else f.kind
+        out[key] = min(out.get(key, 0.0) + 1.0, COUNT_CAP)
     if filter_status != FILTER_CLASSES[0]:
         out[f"filter:{filter_status}"] = 1.0
     out[f"evidence:{min(evidence, 3)}"] = 1.0
@@ -136,6 +150,11 @@ def features_of(alignment: Alignment) -> dict[str, float]:
     return alignment_features(alignment.findings, status, alignment.evidence, alignment.enriched)
 
 
+def _is_finding(feature: str) -> bool:
+    base = feature.removesuffix("+qe")
+    return not (base.startswith(("filter:", "evidence:", "ok:")) or base == "bias")
+
+
 def fit_weights(
     rows: Sequence[Mapping[str, float]],
     labels: Sequence[bool],
@@ -152,7 +171,10 @@ def fit_weights(
     model = LogisticRegression(C=c, max_iter=2000)
     model.fit(x, [bool(v) for v in labels], sample_weight=sample_weight)
     coefs = model.coef_[0]
-    weights = {
-        name: round(float(w), 4) for name, w in zip(vec.get_feature_names_out(), coefs, strict=True)
-    }
+    weights = {}
+    for name, w in zip(vec.get_feature_names_out(), coefs, strict=True):
+        value = float(w)
+        if _is_finding(str(name)):
+            value = min(value, 0.0)  # a finding never makes the SQL more likely correct
+        weights[str(name)] = round(value, 4)
     return JudgeWeights(bias=round(float(model.intercept_[0]), 4), weights=weights)

@@ -1,0 +1,101 @@
+"""End-to-end cases: a record in, an evaluation out, checked against readable fixtures.
+
+Each case in ``fixtures/e2e/cases.sql`` states the question (and enrichment), the SQL,
+and the expected filter class, verdict, base, multiplier, exact score, band, every
+non-info finding kind and the normalisation rules that excused something.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stef.evaluator import Evaluator
+from stef.rules import load_rules
+from stef.score import band, compute_score
+
+ROOT = Path(__file__).parent.parent
+CASES = Path(__file__).parent / "fixtures" / "e2e" / "cases.sql"
+EXCUSING = {
+    "required_group_by",
+    "benign_group_by",
+    "order_by_tolerance",
+    "limit_tolerance",
+    "benign_filter",
+}
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    """Blocks of ``# key: value`` lines, the SQL (ending with ';') and ``# expect: {json}``."""
+    cases = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        meta: dict[str, Any] = {}
+        sql: list[str] = []
+        for line in block.strip().splitlines():
+            if line.startswith("# ") and ": " in line:
+                key, _, value = line[2:].partition(": ")
+                meta[key] = json.loads(value) if key == "expect" else value
+            elif not line.startswith("#"):
+                sql.append(line)
+        if "title" in meta:
+            meta["sql"] = "\n".join(sql).rstrip(";")
+            cases.append(meta)
+    return cases
+
+
+CASE_LIST = load_cases(CASES)
+_EVALUATORS: dict[str | None, Evaluator] = {}
+
+
+def _evaluator(rules: str | None) -> Evaluator:
+    if rules not in _EVALUATORS:
+        _EVALUATORS[rules] = Evaluator(rules=load_rules(ROOT / rules) if rules else None)
+    return _EVALUATORS[rules]
+
+
+def test_fixture_covers_every_filter_class_and_normalisation_rule() -> None:
+    statuses = {c["expect"].get("filter_status") for c in CASE_LIST}
+    assert statuses >= {
+        "fully_applied",
+        "fully_applied_with_extras",
+        "partially_applied",
+        "not_applied",
+    }
+    excused = {r for c in CASE_LIST for r in c["expect"].get("rules", [])}
+    assert excused >= EXCUSING
+
+
+@pytest.mark.parametrize("case", CASE_LIST, ids=[c["title"] for c in CASE_LIST])
+def test_case(case: dict[str, Any]) -> None:
+    e = _evaluator(case.get("rules")).evaluate(
+        question=case["question"],
+        sql=case["sql"],
+        enriched_question=case.get("enriched"),
+        dialect=case.get("dialect"),
+    )
+    want = case["expect"]
+    assert e["status"] == want["status"], e["error"]
+    if want["status"] != "ok":
+        assert e["error"] == want["error"]
+        assert e["score"] is None
+        return
+    b = e["breakdown"]
+    got = {
+        "filter_status": b["filter_status"],
+        "verdict": b["verdict"],
+        "base": b["base"],
+        "confidence_multiplier": b["confidence_multiplier"],
+        "score": e["score"],
+        "band": e["band"],
+        "kinds": sorted(f["kind"] for f in e["findings"] if f["severity"] != "info"),
+        "rules": sorted({f["rule"] for f in e["findings"] if f["severity"] == "info"} & EXCUSING),
+    }
+    assert got == {k: v for k, v in want.items() if k != "status"}
+    # the score is exactly the formula applied to the breakdown
+    again = compute_score(
+        b["filter_status"], b["verdict"], b["confidence"], benign_extras=b["leniency_boost"] > 0
+    )
+    assert again.score == e["score"] and band(again.score) == e["band"]
