@@ -137,6 +137,12 @@ RATIO_LEADS = _words(
     "return get determine identify how"
 )
 
+#: Words one of which NEGATION_ANY needs, unless the text has "n't".
+NEGATION_WORDS = _words("not no never without except excluding none neither nor other")
+
+#: The word DIVIDED_RE needs.
+DIVIDED_WORDS = _words("divided")
+
 #: Words that open a yes/no question.
 YES_NO_OPENERS = _words("is are does do did was were can could has have had will should would")
 
@@ -353,6 +359,31 @@ def alternation(words: Iterable[str]) -> str:
     return "|".join(
         re.escape(w).replace(r"\ ", r"\s+") for w in sorted(set(words), key=len, reverse=True)
     )
+
+
+_FOLDED: dict[re.Pattern[str], re.Pattern[str]] = {}
+_PATTERN_PART = re.compile(r"\\.|\(\?P<\w+>|\(\?P=\w+\)|[A-Z]")
+
+
+def folded(rx: re.Pattern[str]) -> re.Pattern[str]:
+    r"""The case-sensitive twin of a case-insensitive pattern, for lower-case ASCII text.
+
+    On ``s.lower()`` of an ASCII ``s`` the twin matches exactly where ``rx`` matches ``s``
+    (same spans, same groups up to case); ``re.IGNORECASE`` makes Python's regex engine
+    several times slower. Letters are lowered outside escapes and group names.
+
+    >>> folded(re.compile(r"\bTop\s+(?P<N>\d+)[A-Z]", re.I)).pattern
+    '\\btop\\s+(?P<N>\\d+)[a-z]'
+    """
+    twin = _FOLDED.get(rx)
+    if twin is None:
+        src = rx.pattern
+        assert rx.flags & re.I and not re.search(r"\(\?[aiLmsux]", src), src
+        lowered = _PATTERN_PART.sub(
+            lambda m: m.group(0).lower() if len(m.group(0)) == 1 else m.group(0), src
+        )
+        twin = _FOLDED[rx] = re.compile(lowered, rx.flags & ~re.I)
+    return twin
 
 
 # Same-length rewrites keep every position valid: curly quotes, "> =" -> ">= ".

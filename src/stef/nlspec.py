@@ -115,6 +115,7 @@ class _Ctx:
     known: dict[str, str]
     mask: bytearray
     words: frozenset[str] = frozenset()
+    ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it
@@ -122,6 +123,33 @@ class _Ctx:
     def has(self, words: frozenset[str]) -> bool:
         """Does the text contain one of ``words`` (cheap test before a costly regex)?"""
         return not self.words.isdisjoint(words)
+
+    def may_have(self, words: frozenset[str]) -> bool:
+        """:meth:`has` where a word test is exact (ASCII text); True elsewhere."""
+        return not self.ascii or not self.words.isdisjoint(words)
+
+    def rx(self, rx: re.Pattern[str]) -> re.Pattern[str]:
+        """A case-insensitive pattern to run on ``low`` (or a slice of it): its fast
+        case-sensitive twin when the text is ASCII."""
+        return lx.folded(rx) if self.ascii else rx
+
+    def scan(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """``rx.finditer(text)`` for a case-insensitive ``rx``; on ASCII text the twin
+        finds the matches in ``low`` and ``rx`` re-reads each in the text's case."""
+        if not self.ascii:
+            yield from rx.finditer(self.text)
+            return
+        for m in lx.folded(rx).finditer(self.low):
+            full = rx.match(self.text, m.start())
+            assert full is not None and full.end() == m.end()
+            yield full
+
+    def search(self, rx: re.Pattern[str], pos: int, endpos: int) -> re.Match[str] | None:
+        """``rx.search(text, pos, endpos)`` for a case-insensitive ``rx`` (see :meth:`scan`)."""
+        if not self.ascii:
+            return rx.search(self.text, pos, endpos)
+        m = lx.folded(rx).search(self.low, pos, endpos)
+        return rx.match(self.text, m.start(), endpos) if m else None
 
     def free(self, start: int, end: int) -> bool:
         return self.mask.find(1, start, end) == -1
@@ -161,7 +189,7 @@ class _Ctx:
             self.take(start, end)
 
     def free_matches(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        for m in rx.finditer(self.low):
+        for m in self.rx(rx).finditer(self.low):
             if self.mask[m.start()] == 0:
                 yield m
 
@@ -274,6 +302,11 @@ def _is_participle(word: str) -> bool:
 
 def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
+
+
+def _lower_rx(rx: re.Pattern[str], low: str) -> re.Pattern[str]:
+    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when ASCII."""
+    return lx.folded(rx) if low.isascii() else rx
 
 
 def _is_plural(word: str) -> bool:
@@ -821,12 +854,12 @@ def _add_value(ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False
     pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality)."""
     before = ctx.low[max(0, start - 40) : start]
     op = "="
-    like = lx.LIKE_CUES.search(before)
+    like = ctx.rx(lx.LIKE_CUES).search(before)
     kind = next((k for k in ("contains", "starts", "ends", "like") if like and like.group(k)), "")
     if like and (quoted or like.group("noun") or kind in {"starts", "ends"}):
         op = "like"
         value = {"starts": f"{value}%", "ends": f"%{value}"}.get(kind, f"%{value}%")
-    if lx.NEGATION_BEFORE.search(before):
+    if ctx.rx(lx.NEGATION_BEFORE).search(before):
         op = "not like" if op == "like" else "!="
     col = _adjacent_column(ctx, start, end)
     ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source), start, end)
@@ -891,29 +924,29 @@ def _step_dates(ctx: _Ctx) -> None:
 def _absolute_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, quarters, year ranges, decades, seasons, years after a temporal cue."""
     src = ctx.source
-    for m in lx.QUARTER.finditer(ctx.text):
+    for m in ctx.scan(lx.QUARTER):
         if ctx.free(m.start(), m.end()):
             q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
             first = date(int(m.group("y")), 3 * q - 2, 1)
             last = first + relativedelta(months=3) - timedelta(days=1)
             f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
-    for m in lx.DATE_RANGE.finditer(ctx.text):
+    for m in ctx.scan(lx.DATE_RANGE):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
             func = a[1] if a[1] == b[1] else None
             ctx.add_filter(
                 Filter(None, "between", (a[0], b[0]), m.group(0), src, func), m.start(), m.end()
             )
-    for m in lx.DATE_RE.finditer(ctx.text):
+    for m in ctx.scan(lx.DATE_RE):
         dv = _date_value(m.group("d"))
         if dv and ctx.free(m.start(), m.end()):
-            o = lx.DATE_OP_BEFORE.search(ctx.text, max(0, m.start() - 25), m.start())
+            o = ctx.search(lx.DATE_OP_BEFORE, max(0, m.start() - 25), m.start())
             op = lx.YEAR_OPS.get(" ".join(o.group("op").casefold().split()), "=") if o else "="
             start = o.start() if o else m.start()
             f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
             ctx.add_filter(f, start, m.end())
-    for m in lx.YEAR_RANGE.finditer(ctx.text):
+    for m in ctx.scan(lx.YEAR_RANGE):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
             ctx.add_filter(
@@ -927,7 +960,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
     for m in lx.SEASON.finditer(ctx.text):
         if ctx.free(m.start(), m.end()):
             ctx.add_filter(Filter(None, "=", (m.group(0),), m.group(0), src), m.start(), m.end())
-    for m in lx.YEAR_OP.finditer(ctx.text):
+    for m in ctx.scan(lx.YEAR_OP):
         if not ctx.free(m.start(), m.end()):
             continue
         if m.group("y"):
@@ -939,7 +972,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
 
 
 def _relative_dates(ctx: _Ctx) -> None:
-    for m in lx.RELATIVE.finditer(ctx.text):
+    for m in ctx.scan(lx.RELATIVE):
         if ctx.free(m.start(), m.end()):
             f = _relative_date(m, ctx.now, ctx.source)
             ctx.add_filter(f, m.start(), m.end())
@@ -1001,7 +1034,7 @@ def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> Non
 
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
-    for m in lx.BETWEEN_RE.finditer(ctx.text):
+    for m in ctx.scan(lx.BETWEEN_RE):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if m.group("c"):
             nxt = ctx.low[m.end() : m.end() + 12].split()
@@ -1010,7 +1043,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         pa, pb = _parse_number(lo), _parse_number(hi)
         if pa and pb and float(pa[0]) <= float(pb[0]) and ctx.free(m.start(), m.end()):
             _number_filter(ctx, "between", [lo, hi], m)
-    for m in lx.CMP_RE.finditer(ctx.text):
+    for m in ctx.scan(lx.CMP_RE):
         if not ctx.free(m.start(), m.end()):
             continue
         cue = " ".join(m.group("cue").casefold().split())
@@ -1019,11 +1052,11 @@ def _step_comparatives(ctx: _Ctx) -> None:
             ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
             ctx.take(m.start(), m.end())
             continue
-        negated = lx.NEGATION_BEFORE.search(ctx.low[max(0, m.start() - 12) : m.start()])
+        negated = ctx.rx(lx.NEGATION_BEFORE).search(ctx.low[max(0, m.start() - 12) : m.start()])
         if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
             op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
         _number_filter(ctx, op, [m.group("n")], m)
-    for m in lx.POSTFIX_RE.finditer(ctx.text):
+    for m in ctx.scan(lx.POSTFIX_RE):
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
 
@@ -1038,7 +1071,7 @@ def _step_years(ctx: _Ctx) -> None:
         led = bool(prev) and prev[-1] in lx.YEAR_LEADS
         if not led and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
             continue
-        prep = lx.YEAR_PREP.search(ctx.text, max(0, m.start() - 10), m.start())
+        prep = ctx.search(lx.YEAR_PREP, max(0, m.start() - 10), m.start())
         text = ctx.text[prep.start() if prep else m.start() : m.end()]
         ctx.add_filter(
             Filter(None, "=", (m.group(0),), text, ctx.source, "year"), m.start(), m.end()
@@ -1191,8 +1224,9 @@ def _step_order(ctx: _Ctx) -> None:
             if not ctx.free(m.start(), cue_end):
                 continue  # "in descending order" around an "order by X" already read
             lo, hi = _sentence_span(ctx.low, m.start())
-            d = lx.DIRECTION.search(ctx.low, m.start(), min(hi, m.end() + 40))
-            d = d or lx.DIRECTION.search(ctx.low, max(lo, m.start() - 30), m.start())
+            direction_rx = ctx.rx(lx.DIRECTION)
+            d = direction_rx.search(ctx.low, m.start(), min(hi, m.end() + 40))
+            d = d or direction_rx.search(ctx.low, max(lo, m.start() - 30), m.start())
             direction = "desc" if d and d.group("desc") else "asc"
             phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
             if rx is lx.ORDER_BY_RE and not phrases:
@@ -1257,7 +1291,7 @@ def _prev_noun(low: str, pos: int) -> str:
 def _step_topk(ctx: _Ctx) -> None:
     """``top 5``, ``first 3``, ``the three largest``, ``which 3 wineries ... the most``."""
     low = ctx.low
-    for m in lx.TOPK_RE.finditer(low):
+    for m in ctx.rx(lx.TOPK_RE).finditer(low):
         g = "a" if m.group("a") else "b" if m.group("b") else "c"
         parsed = _parse_number(m.group(g))
         if (
@@ -1278,8 +1312,8 @@ def _step_topk(ctx: _Ctx) -> None:
             direction = "desc"
         _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or "top")
         return
-    if lx.SUP_RE.search(low):
-        for m in lx.WHICH_N_RE.finditer(low):
+    if ctx.rx(lx.SUP_RE).search(low):
+        for m in ctx.rx(lx.WHICH_N_RE).finditer(low):
             parsed = _parse_number(m.group("n"))
             if (
                 parsed
@@ -1298,7 +1332,7 @@ def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "
     target, tend = _noun_phrase(ctx.low, m.end(), 3)
     key = _superlative_key(ctx, word, target) if target else "?"
     text = " ".join(f"{m.group(0)} {target}".split())
-    by = lx.RANKED_BY.match(ctx.low, tend) if target else None
+    by = ctx.rx(lx.RANKED_BY).match(ctx.low, tend) if target else None
     if by:
         ranked, rend = _noun_phrase(ctx.low, by.end(), 3)
         if ranked:
@@ -1336,7 +1370,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
     for m in ctx.free_matches(lx.SUP_RE):
         word = " ".join(m.group("w").split())
         start, end = m.start(), m.end()
-        ordinal = lx.ORDINAL_BEFORE.search(low, max(0, start - 15), start)
+        ordinal = ctx.rx(lx.ORDINAL_BEFORE).search(low, max(0, start - 15), start)
         prev = _prev_words(low, start, 1)
         nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:")
         if word in {"most", "least"} and (
@@ -1389,7 +1423,7 @@ def _value_form(low: str, start: int, word: str, target: str) -> bool:
     before = low[max(0, start - 60) : start]
     # "the average and minimum price", "minimum and maximum salaries"
     listed = _AGG_LIST.search(before) or _AGG_LIST_AFTER.match(low, start + len(word))
-    if base in {"first", "last"} or not (listed or lx.VALUE_FORM.search(before)):
+    if base in {"first", "last"} or not (listed or _lower_rx(lx.VALUE_FORM, before).search(before)):
         return False
     temporal = base in lx.TEMPORAL_SUPERLATIVES or word.startswith("most recent")
     return not temporal or (target.split() or [""])[-1] in {"date", "time", "year", "day", "month"}
@@ -1479,7 +1513,7 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     prev = _prev_words(low, start, 1)
     p = prev[-1] if prev else ""
     rest = low[end : end + 40]
-    value_form = bool(lx.VALUE_FORM.search(low[max(0, start - 60) : start]))
+    value_form = bool(ctx.rx(lx.VALUE_FORM).search(low[max(0, start - 60) : start]))
     if kind == "howmany":
         if re.match(r"\s+(?:percent|percentage|%|times)\b", rest):
             ctx.spec.flags["ratio"] = True
@@ -1573,7 +1607,8 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
         spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
-    for m in ctx.free_matches(lx.RATIO_RE):
+    ratio = ctx.may_have(lx.RATIO_WORDS) or "percent" in low
+    for m in ctx.free_matches(lx.RATIO_RE) if ratio else ():
         prev = _prev_words(low, m.start(), 1)
         word = m.group(0).split()[0]
         if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
@@ -1582,9 +1617,11 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
             spec.flags["ratio"] = True
             ctx.cue(m.group(0))
             break
-    if lx.DIVIDED_RE.search(low):
+    if ctx.may_have(lx.DIVIDED_WORDS) and ctx.rx(lx.DIVIDED_RE).search(low):
         spec.flags["division"] = True
-    if any(ctx.mask[m.start()] == 0 for m in lx.NEGATION_ANY.finditer(low)) or any(
+    negated = ctx.may_have(lx.NEGATION_WORDS) or "n't" in low
+    negations = ctx.rx(lx.NEGATION_ANY).finditer(low) if negated else ()
+    if any(ctx.mask[m.start()] == 0 for m in negations) or any(
         f.op in {"!=", "not in", "not like", "not between"} for f in spec.filters
     ):
         spec.flags["negation"] = True
@@ -1627,6 +1664,7 @@ def analyze_text(
         mask=bytearray(len(norm)),
     )
     ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
+    ctx.ascii = norm.isascii()
     digits = bool(lx.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
     style = "question"
