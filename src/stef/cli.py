@@ -91,7 +91,10 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     help="Calibration file from `stef calibrate`; adds p_correct to each evaluation.",
 )
 @click.option(
-    "--store", "store_target", help="Also keep every evaluation in this store (SQLite file)."
+    "--store",
+    "store_target",
+    envvar="STEF_STORE",
+    help="Also keep every evaluation in this store (SQLite file) [env STEF_STORE].",
 )
 @click.option("--force", is_flag=True, help="With --store: re-evaluate ids already stored.")
 @click.option(
@@ -140,11 +143,16 @@ def eval_cmd(
     if calibration:
         from stef.calibration import Calibration
 
-        cal = Calibration.load(calibration)
+        try:
+            cal = Calibration.load(calibration)
+        except (StefError, ValueError, KeyError) as e:
+            raise click.ClickException(f"cannot use calibration {calibration}: {e}") from None
     try:
         judge = build_judge(**judge_opts)
     except StefError as e:
         raise click.ClickException(e.message) from None
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
     extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
     try:
         nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)

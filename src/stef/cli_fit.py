@@ -136,7 +136,10 @@ def fit_judge(
             _fmt(h.balanced_accuracy, True),
             _fmt(h.accuracy_at_75, True),
         )
-    Console().print(t)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(t)
     click.echo(f"wrote {output}")
 
 

@@ -204,6 +204,21 @@ def _selection(selection: Selection | Mapping[str, Any] | None) -> Selection:
     return Selection.from_mapping(selection, now=time.time())
 
 
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL. SQLite answers a journal-mode change with "database is locked" at
+    once, without its busy handler, while another connection opens or migrates the same
+    new file, so retry until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class SQLiteStore:
     """Evaluations in one SQLite file (created and migrated on open)."""
 
@@ -212,7 +227,7 @@ class SQLiteStore:
         self.chunk = chunk
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            _set_wal(self.conn, timeout)
             self.conn.execute("PRAGMA synchronous = NORMAL")
             # Checkpoint every ~40 MB of WAL rather than every 4 MB: batched writes
             # rewrite the same index pages, which are then copied back once, not ten times.
