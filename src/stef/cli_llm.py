@@ -186,6 +186,8 @@ def _symbolic(weights_path: str | None) -> Judge:
 
     if not weights_path:
         return SymbolicJudge()
+    if weights_path == "none":
+        return SymbolicJudge(fitted=False)
     try:
         return SymbolicJudge(fitted=JudgeWeights.load(weights_path))
     except (OSError, ValueError, KeyError) as e:
