@@ -52,9 +52,11 @@ def judge_options(func: F) -> F:
         click.option(
             "--judge-weights",
             "judge_weights",
-            type=click.Path(exists=True, dir_okay=False),
+            type=str,
             default=None,
-            help="Offline-judge weights from `stef fit-judge` (default: the packaged ones).",
+            metavar="PATH|none",
+            help="Offline-judge weights from `stef fit-judge` (default: the packaged ones); "
+            "'none' uses the hand-set risk table.",
         ),
         click.option(
             "--base-url",
