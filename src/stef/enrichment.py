@@ -36,10 +36,11 @@ from stef.nlspec import (
     Mapping,
     TextAnalysis,
     TextsAnalysis,
+    WordPool,
     analyze_text,
     grounded,
     related_values,
-    same_word,
+    word_in,
 )
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
@@ -68,6 +69,7 @@ _FORMAT_MASK = re.compile(r"^(?=.*[:./])(?:(?:hh|mm|ss|dd|yy|yyyy|m|s|h|d|mmm)[:
 _CODE_TEXT = re.compile(r"[=<>()]")
 _WORDS = re.compile(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*")
 _SHORT_CODE = re.compile(r"[^\W\d_]{1,3}")
+_DATE_START = re.compile(r"(?:1[89]|20)\d\d-\d\d")
 
 
 @dataclass
@@ -88,18 +90,20 @@ class _Text:
     low: str
     words: list[str]
     numbers: set[str]
+    pool: WordPool
 
     @classmethod
     def of(cls, text: str) -> _Text:
         low = " ".join(text.casefold().split())
         numbers = {n for n in (normalize_number(m.group(0)) for m in _NUMBER.finditer(low)) if n}
-        return cls(low, _TOKEN.findall(low), numbers)
+        words = _TOKEN.findall(low)
+        return cls(low, words, numbers, WordPool(words))
 
     def states(self, value: str, literals: list[str], bound: bool = False) -> bool:
         """Is a normalised value stated here, or related to one of ``literals``? A ``bound``
         (the value of ``>``, ``<=`` …) may move by one: "more than 10" is ">= 11"."""
         v = value.strip("%").strip()
-        if not v or re.search(rf"(?<!\w){re.escape(v)}(?!\w)", self.low):
+        if not v or word_in(v, self.low):
             return True
         if _is_number(v):
             return any(_near(v, n) for n in self.numbers) if bound else v in self.numbers
@@ -126,11 +130,11 @@ class _Text:
         if len(w) <= 2:  # an abbreviation: "f" for female, "po" for post office
             content = [x for x in self.words if not x.isdigit() and x not in _NOT_TOPIC]
             return w in "".join(x[0] for x in content) or any(x.startswith(w) for x in content)
-        return any(same_word(w, x) for x in self.words)
+        return self.pool.has(w)
 
 
 def _is_date(v: str) -> bool:
-    return bool(re.match(r"^(?:1[89]|20)\d\d-\d\d", v))
+    return bool(_DATE_START.match(v))
 
 
 def _is_number(v: str) -> bool:
@@ -184,8 +188,8 @@ def _restated(q: TextAnalysis, e: TextAnalysis) -> bool:
     }
     if not words:
         return True
-    e_words = _TOKEN.findall(e.text.casefold())
-    shared = sum(1 for w in words if any(same_word(w, x) for x in e_words))
+    e_words = WordPool(_TOKEN.findall(e.text.casefold()))
+    shared = sum(1 for w in words if e_words.has(w))
     return shared / len(words) >= 0.25
 
 
@@ -248,12 +252,14 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[st
     q_words = _TOKEN.findall(q.text.casefold())
     # a hint grounded in the question grounds the words it maps to ("active loan refers to
     # running contracts" grounds "Status = 'C' stands for running contract")
+    q_pool = WordPool(q_words)
     q_words += [
         w
         for hint in e.mappings
-        if grounded(hint.phrase, q_words) or hint.phrase.casefold() in qt.low
+        if grounded(hint.phrase, q_pool) or hint.phrase.casefold() in qt.low
         for w in _TOKEN.findall(hint.text.casefold())
     ]
+    q_pool = WordPool(q_words)
     per_column: dict[str, int] = {}
     for hint in e.mappings:
         for f in hint.filters:
@@ -265,7 +271,7 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[st
         if q_has_year and (f.func == "year" or _is_date(f.values[0] if f.values else "")):
             continue  # years are compared by _dropped
         m = _mapping_of(f, e.mappings)
-        if m is not None and (grounded(m.phrase, q_words) or m.phrase.casefold() in qt.low):
+        if m is not None and (grounded(m.phrase, q_pool) or m.phrase.casefold() in qt.low):
             continue  # a stated mapping of a question phrase
         if m is not None and (
             per_column.get(f.column or "", 0) >= 3 or not _names_entity(m.phrase)

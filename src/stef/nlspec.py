@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
@@ -40,6 +41,7 @@ __all__ = [
     "Mapping",
     "TextAnalysis",
     "TextsAnalysis",
+    "WordPool",
     "analyze_text",
     "analyze_texts",
     "extract_nl_spec",
@@ -49,6 +51,7 @@ __all__ = [
     "related_values",
     "same_word",
     "stem",
+    "word_in",
 ]
 
 _DEFAULT_RULES = Rules.model_validate({})
@@ -101,6 +104,52 @@ class TextAnalysis:
 # ----------------------------------------------------------------------------- context
 
 
+@dataclass(frozen=True)
+class _RulesLexicon:
+    """What every reading with one set of rules needs, derived from the rules once."""
+
+    synonyms: dict[str, str]
+    values: dict[str, str]
+    terms: dict[str, str]
+    known: dict[str, str]  # _known_index of the synonyms alone
+    value_rx: re.Pattern[str] | None  # value spellings (2+ characters) as whole words
+    synonym_rx: re.Pattern[str] | None  # column synonyms (2+ characters) as whole words
+    term_rxs: tuple[tuple[re.Pattern[str], str], ...]  # term_functions as whole words
+
+    @classmethod
+    def of(cls, rules: Rules) -> _RulesLexicon:
+        synonyms, values = rules.synonym_map(), rules.value_map()
+        terms = {k.casefold(): v.casefold() for k, v in rules.term_functions.items()}
+        return cls(
+            synonyms,
+            values,
+            terms,
+            _known_index(synonyms, ()),
+            _words_rx([k for k in values if len(k) >= 2]),
+            _words_rx([k for k in synonyms if len(k) >= 2]),
+            tuple((re.compile(rf"(?<!\w){re.escape(t)}(?!\w)"), f) for t, f in terms.items()),
+        )
+
+
+def _words_rx(keys: list[str]) -> re.Pattern[str] | None:
+    return re.compile(rf"(?<!\w)(?:{lx.alternation(keys)})(?!\w)") if keys else None
+
+
+_LEXICONS: dict[int, tuple[Rules, _RulesLexicon]] = {}
+
+
+def _rules_lexicon(rules: Rules) -> _RulesLexicon:
+    """The lexicon of a rules object, built on its first reading (rules are frozen)."""
+    hit = _LEXICONS.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    lexicon = _RulesLexicon.of(rules)
+    if len(_LEXICONS) >= 16:
+        _LEXICONS.clear()
+    _LEXICONS[id(rules)] = (rules, lexicon)
+    return lexicon
+
+
 @dataclass
 class _Ctx:
     """One text being read: its spec so far and the characters already consumed."""
@@ -114,6 +163,7 @@ class _Ctx:
     now: datetime | None
     known: dict[str, str]
     mask: bytearray
+    lexicon: _RulesLexicon
     words: frozenset[str] = frozenset()
     ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
     spec: Spec = field(default_factory=Spec)
@@ -197,6 +247,7 @@ class _Ctx:
 # ----------------------------------------------------------------------------- helpers
 
 
+@lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """Crude stem for matching words across Q_u and Q_e.
 
@@ -219,7 +270,33 @@ def same_word(a: str, b: str) -> bool:
     return sa == sb or (len(short) >= 4 and long_.startswith(short))
 
 
-def grounded(phrase: str, text_words: Iterable[str]) -> bool:
+class WordPool:
+    """The words of a text, for many :func:`same_word` look-ups (stems computed once).
+
+    >>> pool = WordPool("the blonde women".split())
+    >>> pool.has("blond"), pool.has("woman"), pool.has("man")
+    (True, False, False)
+    """
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = set(words)
+        self.stems = {stem(x) for x in self.words}
+
+    def has(self, word: str) -> bool:
+        """Is one of the pool's words :func:`same_word` as ``word``?"""
+        if word in self.words:
+            return True
+        s = stem(word)
+        if s in self.stems:
+            return True
+        for t in self.stems:
+            short, long_ = (s, t) if len(s) <= len(t) else (t, s)
+            if len(short) >= 4 and long_.startswith(short):
+                return True
+        return False
+
+
+def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     """Does a hint's NL phrase come from a text (60% of its content words occur there)?
 
     >>> grounded("double bond", "what is the bond type".split())
@@ -234,9 +311,33 @@ def grounded(phrase: str, text_words: Iterable[str]) -> bool:
     ]
     if not words:
         return False
-    pool = set(text_words)
-    hits = sum(1 for w in words if w in pool or any(same_word(w, x) for x in pool))
+    pool = text_words if isinstance(text_words, WordPool) else WordPool(text_words)
+    hits = sum(1 for w in words if pool.has(w))
     return hits / len(words) >= 0.6
+
+
+def word_in(phrase: str, text: str, before_only: bool = False) -> bool:
+    r"""Does ``phrase`` occur in ``text`` with no word character right before it (nor right
+    after it, unless ``before_only``)? ``re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)",
+    text)`` without compiling a pattern per phrase.
+
+    >>> word_in("ca", "los angeles, ca"), word_in("ca", "cal"), word_in("ca", "cal", True)
+    (True, False, True)
+    """
+    n = len(phrase)
+    i = text.find(phrase)
+    while i >= 0:
+        if (i == 0 or not _is_word_char(text[i - 1])) and (
+            before_only or i + n == len(text) or not _is_word_char(text[i + n])
+        ):
+            return True
+        i = text.find(phrase, i + 1)
+    return False
+
+
+def _is_word_char(c: str) -> bool:
+    r"""Regex ``\w`` for one character."""
+    return c.isalnum() or c == "_"
 
 
 def related_values(a: str, b: str) -> bool:
@@ -251,7 +352,7 @@ def related_values(a: str, b: str) -> bool:
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     if not short or normalize_number(short) is not None or normalize_number(long_) is not None:
         return False
-    if len(short) >= 3 and re.search(rf"(?<!\w){re.escape(short)}", long_):
+    if len(short) >= 3 and word_in(short, long_, before_only=True):
         return True
     words = long_.split()
     return len(words) > 1 and short.replace(" ", "") == "".join(w[0] for w in words)
@@ -315,21 +416,28 @@ def _is_plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
 
 
-def _column_variants(raw: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _column_variants(raw: str) -> frozenset[str]:
     """Spellings of a column an NL text might use: ``first_name``/``FirstName`` → ``first name``."""
     base = normalize_column(raw)
     camel = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw.split(".")[-1].strip('`"[]'))
     out = {base, base.replace("_", " "), camel.casefold().replace("_", " ")}
     out |= {v[:-1] for v in out if v.endswith("s") and len(v) > 3}
-    return {" ".join(v.split()) for v in out if v.strip()}
+    return frozenset(" ".join(v.split()) for v in out if v.strip())
 
 
-def _known_index(synonyms: dict[str, str], extra: Iterable[str]) -> dict[str, str]:
-    """Every spelling of a known column (rules synonyms, Q_e hints) → canonical name."""
-    out: dict[str, str] = {}
-    for syn, canon in synonyms.items():
-        for v in _column_variants(syn):
-            out.setdefault(v, canon)
+def _known_index(
+    synonyms: dict[str, str], extra: Iterable[str], base: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Every spelling of a known column (rules synonyms, Q_e hints) → canonical name;
+    ``base`` is this index without ``extra``, when already built."""
+    if base is not None:
+        out = dict(base)
+    else:
+        out = {}
+        for syn, canon in synonyms.items():
+            for v in _column_variants(syn):
+                out.setdefault(v, canon)
     for raw in extra:
         canon = normalize_column(raw, synonyms)
         for v in _column_variants(raw):
@@ -1193,20 +1301,20 @@ def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
 
 def _step_value_synonyms(ctx: _Ctx) -> None:
     """Spellings from the rules' ``value_synonyms`` found in the text → ``=`` filters."""
-    keys = [k for k in ctx.values if len(k) >= 2]
-    if not keys:
+    rx = ctx.lexicon.value_rx
+    if rx is None:
         return
-    for m in re.finditer(rf"(?<!\w)(?:{lx.alternation(keys)})(?!\w)", ctx.low):
+    for m in rx.finditer(ctx.low):
         if ctx.free(m.start(), m.end()):
             _add_value(ctx, ctx.values[" ".join(m.group(0).split())], m.start(), m.end())
 
 
 def _step_synonym_columns(ctx: _Ctx) -> None:
     """Column names and synonyms from the rules found in the text → columns."""
-    keys = [k for k in ctx.synonyms if len(k) >= 2]
-    if not keys:
+    rx = ctx.lexicon.synonym_rx
+    if rx is None:
         return
-    for m in re.finditer(rf"(?<!\w)(?:{lx.alternation(keys)})(?!\w)", ctx.low):
+    for m in rx.finditer(ctx.low):
         if ctx.free(m.start(), m.end()):
             ctx.add_column(ctx.synonyms[" ".join(m.group(0).split())])
             ctx.cue(ctx.text[m.start() : m.end()])
@@ -1477,8 +1585,8 @@ def _step_aggregations(ctx: _Ctx) -> None:
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
             found.append((m.start(), m.end(), func))
-    for term, func in ctx.terms.items():
-        for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", low):
+    for term_rx, func in ctx.lexicon.term_rxs:
+        for m in term_rx.finditer(low):
             if ctx.free(m.start(), m.end()) and func in {"count", "sum", "avg", "min", "max"}:
                 found.append((m.start(), m.end(), func))
     for start, end, func in sorted(found):
@@ -1651,17 +1759,19 @@ def analyze_text(
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
-    synonyms = rules.synonym_map()
+    lexicon = _rules_lexicon(rules)
+    synonyms = lexicon.synonyms
     ctx = _Ctx(
         text=norm,
         low=low,
         source=source,
         synonyms=synonyms,
-        values=rules.value_map(),
-        terms={k.casefold(): v.casefold() for k, v in rules.term_functions.items()},
+        values=lexicon.values,
+        terms=lexicon.terms,
         now=now,
-        known=_known_index(synonyms, known_columns),
+        known=_known_index(synonyms, known_columns, lexicon.known),
         mask=bytearray(len(norm)),
+        lexicon=lexicon,
     )
     ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
     ctx.ascii = norm.isascii()
@@ -1676,7 +1786,7 @@ def analyze_text(
         _step_hints(ctx)
         style = "restatement" if not ctx.mappings and _is_request(norm) else "hints"
         if ctx.spec.columns:
-            ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns])
+            ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns], lexicon.known)
     if lx.QUOTE_CHARS.search(norm):
         _step_quoted(ctx)
     _step_dates(ctx)
@@ -1842,7 +1952,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     restated question adds an order or a top-k of its own.
     """
     qs, es = q.spec, e.spec
-    q_words = lx.WORD_TOKEN.findall(q.text.casefold())
+    q_words = WordPool(lx.WORD_TOKEN.findall(q.text.casefold()))
     glossary = {
         f
         for mp in e.mappings
