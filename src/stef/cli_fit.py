@@ -107,6 +107,8 @@ def fit_judge(
         "seed": seed,
         "c": c,
         "style_normalised": not no_style_normalise,
+        # the fit weighs every dataset the same, so the effective base rate is their mean
+        "base_rate": round(_base_rate(items), 4),
         "held_out": [h.to_dict() for h in held],
     }
     weights.save(output)
@@ -141,6 +143,15 @@ def fit_judge(
         console = Console(width=160)
     console.print(t)
     click.echo(f"wrote {output}")
+
+
+def _base_rate(items: list[Any]) -> float:
+    rates = []
+    for name in dict.fromkeys(a.dataset for a in items):
+        labels = [a.row.correct for a in items if a.dataset == name and a.alignment is not None]
+        if labels:
+            rates.append(sum(labels) / len(labels))
+    return sum(rates) / len(rates) if rates else 0.5
 
 
 def summary(weights_path: str) -> dict[str, Any]:

@@ -103,6 +103,13 @@ class Rules(_Strict):
     judge_instructions: list[str] = Field(
         default_factory=list, description="Free-text rules injected into the judge prompt."
     )
+    expected_accuracy: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="Share of correct SQL expected from this agent (e.g. from an audit); the "
+        "offline judge's probabilities move from its training base rate to this prior.",
+    )
     scoring: Scoring = Scoring()
 
     @field_validator("judge_instructions", mode="before")

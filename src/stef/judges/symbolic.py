@@ -89,15 +89,21 @@ class SymbolicJudge(Judge):
         else:
             self.fitted = None
 
-    def verdict_for(self, alignment: Alignment) -> Judgment:
-        """Verdict and γ from an alignment (pure)."""
+    def verdict_for(self, alignment: Alignment, expected_accuracy: float | None = None) -> Judgment:
+        """Verdict and γ from an alignment (pure).
+
+        ``expected_accuracy`` (the rules' share of correct SQL expected from this agent)
+        moves P(correct) from the labelled data's base rate to that prior.
+        """
         if self.fitted is not None:
-            return self._fitted_verdict(alignment, self.fitted)
+            return self._fitted_verdict(alignment, self.fitted, expected_accuracy)
         return self._table_verdict(alignment)
 
-    def _fitted_verdict(self, alignment: Alignment, w: JudgeWeights) -> Judgment:
+    def _fitted_verdict(
+        self, alignment: Alignment, w: JudgeWeights, expected_accuracy: float | None = None
+    ) -> Judgment:
         feats = features_of(alignment)
-        p = w.p_correct(feats)
+        p = w.p_correct(feats, prior=expected_accuracy)
         evidence = alignment.evidence
         has_error = any(f.severity == "error" for f in alignment.findings)
         verdict, confidence = verdict_from_p(p, evidence, w, has_error)
@@ -143,7 +149,7 @@ class SymbolicJudge(Judge):
         )
 
     def judge(self, case: JudgeInput) -> Judgment:
-        return self.verdict_for(case.alignment)
+        return self.verdict_for(case.alignment, case.rules.expected_accuracy)
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "version": self.version}

@@ -85,8 +85,19 @@ class JudgeWeights:
     def logit(self, features: Mapping[str, float]) -> float:
         return self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
 
-    def p_correct(self, features: Mapping[str, float]) -> float:
-        z = max(-30.0, min(30.0, self.logit(features)))
+    def p_correct(self, features: Mapping[str, float], prior: float | None = None) -> float:
+        """P(correct); with ``prior`` the base rate of the fitting data (``meta.base_rate``,
+        0.5 when unknown) is replaced by it (Bayes' rule on the odds).
+
+        >>> w = JudgeWeights(bias=0.0)
+        >>> w.p_correct({}), round(w.p_correct({}, prior=0.8), 3)
+        (0.5, 0.8)
+        """
+        z = self.logit(features)
+        if prior is not None:
+            base = float(self.meta.get("base_rate", 0.5))
+            z += _logit(prior) - _logit(base)
+        z = max(-30.0, min(30.0, z))
         return 1.0 / (1.0 + math.exp(-z))
 
     def verdict(self, p: float) -> str:
@@ -130,6 +141,11 @@ class JudgeWeights:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
 
 
 def default_weights() -> JudgeWeights | None:
