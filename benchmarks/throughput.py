@@ -6,8 +6,10 @@ Usage::
 
 Reads labelled rows (``question``, ``evidence``, ``sql``) — labels are ignored — and
 reports records/second for (a) ``sqlglot.parse_one`` alone and (b) the whole STEF
-pipeline with the offline judge, both measured in this run, and their ratio. With
-``--workers N`` it also measures ``Evaluator.evaluate_many(workers=N)``.
+pipeline with the offline judge (``Evaluator.evaluate_record``), both measured in this
+run, and their ratio. It also measures what ``stef eval`` does with a JSONL file: lines
+in, JSON lines out (``stef.batch.evaluate_encoded``), in one process and, with
+``--workers N``, in N worker processes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import sqlglot
 
+from stef.batch import evaluate_encoded
 from stef.evaluator import Evaluator
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "nl2sql_bugs.jsonl"
@@ -58,6 +61,7 @@ def main() -> None:
         }
         for r in rows
     ]
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
     n = len(records)
     compiled = "sqlglotc" in str(getattr(sqlglot.parser, "__file__", "")) or any(
         str(getattr(m, "__file__", "")).endswith(".so") for m in (sqlglot.parser, sqlglot.tokens)
@@ -81,16 +85,18 @@ def main() -> None:
     print(f"bare sqlglot.parse_one : {n / t_parse:9.1f} records/s")
     print(f"STEF offline pipeline  : {n / t_pipe:9.1f} records/s")
     print(f"ratio pipeline/parse   : {t_parse / t_pipe:9.3f}   (target >= 0.5)")
+
+    def cli(workers: int) -> None:
+        for e in evaluate_encoded(ev, lines, workers=workers):
+            len(e.line)
+
+    t_cli = _best(lambda: cli(1), args.repeat)
+    print(f"stef eval, 1 process   : {n / t_cli:9.1f} records/s (JSONL in, JSON lines out)")
     if args.workers > 1:
-
-        def parallel() -> None:
-            for _ in ev.evaluate_many(records, workers=args.workers):
-                pass
-
-        t_par = _best(parallel, args.repeat)
+        t_par = _best(lambda: cli(args.workers), args.repeat)
         print(
-            f"STEF --workers {args.workers:<3}     : {n / t_par:9.1f} records/s "
-            f"(x{t_pipe / t_par:.2f} vs 1 worker)"
+            f"stef eval --workers {args.workers:<3}: {n / t_par:9.1f} records/s "
+            f"(x{t_cli / t_par:.2f} vs 1 process)"
         )
 
 

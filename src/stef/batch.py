@@ -16,14 +16,18 @@ summary keeps one float per evaluated record.
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import multiprocessing as mp
 from array import array
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+import orjson
 
 from stef.score import BANDS
 
@@ -34,6 +38,87 @@ if TYPE_CHECKING:
 CHUNK = 64
 
 _WORKER: Evaluator | None = None
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One evaluation as ``stef eval`` writes it: its JSON line (no newline), the fields a
+    :class:`Summary` counts, and the evaluation itself when it was at hand."""
+
+    line: str
+    brief: dict[str, Any]
+    evaluation: dict[str, Any] | None = None
+
+    def decoded(self) -> dict[str, Any]:
+        """The evaluation as a dict (decoded from ``line`` when it came from a worker)."""
+        if self.evaluation is not None:
+            return self.evaluation
+        try:
+            out: dict[str, Any] = orjson.loads(self.line)
+        except orjson.JSONDecodeError:  # NaN written by the json fallback
+            out = json.loads(self.line)
+        return out
+
+
+def encode_line(evaluation: dict[str, Any]) -> str:
+    """One evaluation as a compact JSON line (UTF-8 text, no newline).
+
+    orjson writes it; the standard library does where orjson cannot say the same thing
+    (integers beyond 64 bits, non-finite floats in pass-through metadata).
+
+    >>> encode_line({"id": "r-1", "score": 70.0, "metadata": {"n": float("nan")}})
+    '{"id":"r-1","score":70.0,"metadata":{"n":NaN}}'
+    """
+    if _finite(evaluation):
+        try:
+            return orjson.dumps(evaluation).decode()
+        except TypeError:  # orjson.JSONEncodeError
+            pass
+    return json.dumps(evaluation, ensure_ascii=False, separators=(",", ":"))
+
+
+def _finite(evaluation: dict[str, Any]) -> bool:
+    """No NaN or infinity where one can be: a top-level field, a field of a top-level
+    object (``breakdown``, ``judgment`` …), anywhere in ``metadata``."""
+    for key, value in evaluation.items():
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return False
+        elif isinstance(value, dict):
+            if key == "metadata":
+                if not _deep_finite(value):
+                    return False
+            elif not all(math.isfinite(v) for v in value.values() if isinstance(v, float)):
+                return False
+    return True
+
+
+def _deep_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_deep_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_deep_finite(v) for v in value)
+    return True
+
+
+def _brief(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The part of an evaluation :meth:`Summary.add` reads."""
+    out = {k: evaluation.get(k) for k in ("status", "score", "band")}
+    out["findings"] = [
+        {"kind": f.get("kind"), "severity": f.get("severity")}
+        for f in evaluation.get("findings") or ()
+    ]
+    usage = (evaluation.get("provenance") or {}).get("usage")
+    if usage:
+        out["provenance"] = {"usage": usage}
+    return out
+
+
+def _encoded(evaluation: dict[str, Any], keep: bool) -> Encoded:
+    return Encoded(encode_line(evaluation), _brief(evaluation), evaluation if keep else None)
 
 
 def _init_worker(ev: Evaluator) -> None:
@@ -48,6 +133,11 @@ def _one(ev: Evaluator, item: Any) -> dict[str, Any]:
 def _run_chunk(items: list[Any]) -> list[dict[str, Any]]:
     assert _WORKER is not None
     return [_one(_WORKER, x) for x in items]
+
+
+def _run_chunk_encoded(items: list[Any]) -> list[Encoded]:
+    assert _WORKER is not None
+    return [_encoded(_one(_WORKER, x), keep=False) for x in items]
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -71,15 +161,31 @@ def evaluate_stream(
         for x in items:
             yield _one(ev, x)
     else:
-        yield from _process_stream(ev, items, workers)
+        yield from _process_stream(ev, items, workers, _run_chunk)
 
 
-def _process_stream(ev: Evaluator, items: Iterable[Any], workers: int) -> Iterator[dict[str, Any]]:
+def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> Iterator[Encoded]:
+    """:func:`evaluate_stream` for writers: each evaluation already as its JSON line.
+
+    Worker processes send back the lines, not the dicts, which are costly to pickle;
+    :meth:`Encoded.decoded` turns a line back into its dict where one is needed.
+    """
+    concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
+    if concurrency > 1 or workers <= 1:
+        for e in evaluate_stream(ev, items, workers=1):
+            yield _encoded(e, keep=True)
+    else:
+        yield from _process_stream(ev, items, workers, _run_chunk_encoded)
+
+
+def _process_stream(
+    ev: Evaluator, items: Iterable[Any], workers: int, run: Callable[[list[Any]], list[T]]
+) -> Iterator[T]:
     ctx = mp.get_context("fork")
     with ctx.Pool(workers, initializer=_init_worker, initargs=(ev,)) as pool:
         pending: deque[Any] = deque()
         for chunk in _chunks(items, CHUNK):
-            pending.append(pool.apply_async(_run_chunk, (chunk,)))
+            pending.append(pool.apply_async(run, (chunk,)))
             while len(pending) >= workers * 3:
                 yield from pending.popleft().get()
         while pending:

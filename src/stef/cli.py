@@ -210,7 +210,7 @@ def _eval_file(
 ) -> dict[str, Any]:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from stef.batch import Summary, evaluate_stream
+    from stef.batch import Summary, evaluate_encoded
     from stef.report_text import render_summary
 
     store = None
@@ -246,11 +246,11 @@ def _eval_file(
         else:
             skipped_box = [0]
         batch: list[dict[str, Any]] = []
-        for evaluation in evaluate_stream(ev, lines, workers=workers):
-            out.write(json.dumps(evaluation, ensure_ascii=False) + "\n")
-            summary.add(evaluation)
+        for encoded in evaluate_encoded(ev, lines, workers=workers):
+            out.write(encoded.line + "\n")
+            summary.add(encoded.brief)
             if store is not None:
-                batch.append(evaluation)
+                batch.append(encoded.decoded())
                 if len(batch) >= 500:
                     store.write(batch, replace=force)
                     batch.clear()
