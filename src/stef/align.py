@@ -930,6 +930,78 @@ def _check_value_case(sql: Spec, out: _Collector, question: str, enriched: str |
             )
 
 
+def _own_key(column: str, table: str) -> bool:
+    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?"""
+    c, t = _canon_col(column), _canon_col(table)
+    return c == "id" or c == t + "id" or (t.endswith("s") and c == t[:-1] + "id")
+
+
+def _check_joins(sql: Spec, out: _Collector) -> None:
+    """Two tables joined on two different own keys (``event.event_id = expense.expense_id``)
+    instead of a key and the column that refers to it."""
+    for j in sql.joins:
+        tables = j.get("tables") or []
+        left, right = j.get("left") or "", j.get("right") or ""
+        if len(tables) != 2 or tables[0] == tables[1] or _canon_col(left) == _canon_col(right):
+            continue
+        if _own_key(left, tables[0]) and _own_key(right, tables[1]):
+            out.add(
+                "join_keys_unrelated",
+                "warning",
+                f"{tables[0]}.{left} = {tables[1]}.{right} joins two tables' own keys",
+                None,
+                f"{tables[0]}.{left} = {tables[1]}.{right}",
+                "structure",
+            )
+
+
+_HINT_FUNCTION = re.compile(
+    r"\b(count|sum|avg|min|max|year|subtract|divide|substr|cast)\s*\(", re.I
+)
+_HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
+
+
+def _check_hint_functions(nl: Spec, sql: Spec, out: _Collector, enriched: str | None) -> None:
+    """Functions the enriched question prescribes (``SUM(cost)``, ``year(dob) > 1980``,
+    ``DISTINCT``) that the SQL does not use."""
+    if not enriched:
+        return
+    named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
+    if _HINT_DISTINCT.search(enriched):
+        named.add("distinct")
+    if not named:
+        return
+    aggs = _sql_aggs(sql)
+    funcs = set(sql.flags.get("functions") or ())
+    first = sql.order_by[0] if sql.order_by else None
+    have = {
+        "count": "count" in aggs,
+        "sum": "sum" in aggs,
+        "avg": "avg" in aggs or bool(sql.flags.get("division")),
+        "min": "min" in aggs
+        or (first is not None and first.direction == "asc" and sql.limit is not None),
+        "max": "max" in aggs
+        or (first is not None and first.direction == "desc" and sql.limit is not None),
+        "year": any(f.func == "year" for f in sql.filters)
+        or bool(funcs & {"year", "timetostr", "extract", "strftime"}),
+        "subtract": "sub" in funcs,
+        "divide": bool(sql.flags.get("division")),
+        "substr": bool(funcs & {"substring", "substr"}),
+        "cast": bool(sql.flags.get("cast")),
+        "distinct": sql.distinct or any(a.distinct for a in sql.aggregations) or bool(sql.group_by),
+    }
+    for name in sorted(named):
+        if not have.get(name, True):
+            out.add(
+                "hint_function_missing",
+                "warning",
+                f"the enriched question prescribes {name.upper()}; the SQL does not use it",
+                name.upper(),
+                None,
+                "hint",
+            )
+
+
 def _check_structure(sql: Spec, out: _Collector) -> None:
     flags = sql.flags
     for table in flags.get("redundant_tables") or ():
@@ -1034,6 +1106,8 @@ def align(
     _check_literals_and_hints(nl, sql, out, text, reported)
     _check_schema_linking(sql, out, text, r, [s for _, s in matched], benign_found)
     _check_value_case(sql, out, question, enriched_question)
+    _check_joins(sql, out)
+    _check_hint_functions(nl, sql, out, enriched_question)
     _check_structure(sql, out)
     evidence = (
         len(required)

@@ -552,6 +552,9 @@ class _Extractor:
             "count_star": w.count_star,
             "redundant_tables": list(dict.fromkeys(self.redundant)),
             "string_literals": list(dict.fromkeys(self.raw_strings)),
+            "functions": sorted(
+                {type(n).__name__.lower() for n in self.tree.find_all(exp.Func, exp.Sub)}
+            ),
             "integer_division": division and self._integer_division(eff),
         }
         return spec
