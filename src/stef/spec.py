@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: Comparison operators a :class:`Filter` may carry.
@@ -191,6 +192,7 @@ _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?))?$")
 
 
+@lru_cache(maxsize=65536)
 def normalize_number(text: str) -> str | None:
     """Canonical text of a number, or ``None`` when ``text`` is not one.
 
@@ -220,9 +222,16 @@ def normalize_value(value: object) -> str:
     >>> normalize_value("  'New  York' "), normalize_value(2023.0), normalize_value("2023/1/5")
     ('new york', '2023', '2023-01-05')
     """
+    if type(value) is str:
+        return _normalize_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    text = repr(value) if isinstance(value, (int, float)) else str(value)
+    return _normalize_text(repr(value) if isinstance(value, (int, float)) else str(value))
+
+
+@lru_cache(maxsize=65536)
+def _normalize_text(text: str) -> str:
+    """:func:`normalize_value` of a string (memoised: the same literals recur)."""
     text = unicodedata.normalize("NFC", text).strip()
     while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
         text = text[1:-1].strip()
@@ -245,12 +254,18 @@ def normalize_column(name: str, synonyms: dict[str, str] | None = None) -> str:
     >>> normalize_column('T1."Territory"', {"territory": "region"})
     'region'
     """
+    text = _canonical_column(name)
+    if synonyms:
+        return synonyms.get(text, text)
+    return text
+
+
+@lru_cache(maxsize=65536)
+def _canonical_column(name: str) -> str:
+    """:func:`normalize_column` without synonyms (memoised: the same names recur)."""
     text = unicodedata.normalize("NFC", name).strip()
     for q in ('"', "`", "[", "]"):
         text = text.replace(q, "")
     if "." in text:
         text = text.rsplit(".", 1)[1]
-    text = _WS.sub(" ", text).casefold().strip()
-    if synonyms:
-        return synonyms.get(text, text)
-    return text
+    return _WS.sub(" ", text).casefold().strip()
