@@ -361,7 +361,7 @@ def alternation(words: Iterable[str]) -> str:
     )
 
 
-_FOLDED: dict[re.Pattern[str], re.Pattern[str]] = {}
+_FOLDED: dict[int, tuple[re.Pattern[str], re.Pattern[str]]] = {}  # by id: hashing a pattern is slow
 _PATTERN_PART = re.compile(r"\\.|\(\?P<\w+>|\(\?P=\w+\)|[A-Z]")
 
 
@@ -375,14 +375,16 @@ def folded(rx: re.Pattern[str]) -> re.Pattern[str]:
     >>> folded(re.compile(r"\bTop\s+(?P<N>\d+)[A-Z]", re.I)).pattern
     '\\btop\\s+(?P<N>\\d+)[a-z]'
     """
-    twin = _FOLDED.get(rx)
-    if twin is None:
-        src = rx.pattern
-        assert rx.flags & re.I and not re.search(r"\(\?[aiLmsux]", src), src
-        lowered = _PATTERN_PART.sub(
-            lambda m: m.group(0).lower() if len(m.group(0)) == 1 else m.group(0), src
-        )
-        twin = _FOLDED[rx] = re.compile(lowered, rx.flags & ~re.I)
+    hit = _FOLDED.get(id(rx))
+    if hit is not None and hit[0] is rx:
+        return hit[1]
+    src = rx.pattern
+    assert rx.flags & re.I and not re.search(r"\(\?[aiLmsux]", src), src
+    lowered = _PATTERN_PART.sub(
+        lambda m: m.group(0).lower() if len(m.group(0)) == 1 else m.group(0), src
+    )
+    twin = re.compile(lowered, rx.flags & ~re.I)
+    _FOLDED[id(rx)] = (rx, twin)
     return twin
 
 

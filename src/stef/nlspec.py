@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 
 from dateutil.relativedelta import relativedelta
 
@@ -496,8 +497,7 @@ def _order_key(ctx: _Ctx, phrase: str) -> str:
 # ----------------------------------------------------------------------------- Q_e code
 
 
-@dataclass
-class _Tok:
+class _Tok(NamedTuple):
     kind: str
     text: str
     start: int
@@ -798,17 +798,21 @@ def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
 # ----------------------------------------------------------------------------- Q_e hints
 
 
+_PARENS_AND_COMMAS = re.compile(r"[(),]")
+
+
 def _clauses(text: str) -> list[tuple[int, int]]:
     """Clause spans of an enrichment: split at ``;``, newlines, sentence ends, and at commas
     outside parentheses that open a new hint (``..., element = 's' means Sulfur``)."""
     cuts = [(m.start(), m.end()) for m in lx.CLAUSE_SPLIT.finditer(text)]
     depth = 0
-    for i, ch in enumerate(text):
+    for m in _PARENS_AND_COMMAS.finditer(text) if "," in text else ():
+        ch, i = m.group(), m.start()
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        elif ch == "," and depth == 0 and lx.NEW_HINT.match(text, i + 1):
+        elif depth == 0 and lx.NEW_HINT.match(text, i + 1):
             cuts.append((i, i + 1))
     out: list[tuple[int, int]] = []
     pos = 0
