@@ -278,6 +278,16 @@ def _kind(cls: type) -> int:
     return kind
 
 
+_FUNC_NAMES: dict[type, str] = {}
+
+
+def _func_name(cls: type) -> str:
+    """Lower-case class name of a function node (``Func`` or ``Sub``), else ``""``."""
+    name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub)) else ""
+    _FUNC_NAMES[cls] = name
+    return name
+
+
 @dataclass
 class _AggInfo:
     node: exp.AggFunc
@@ -304,6 +314,7 @@ class _Walk:
     case: bool = False
     cast: bool = False
     count_star: bool = False
+    functions: set[str] = field(default_factory=set)  # lower-case class names of Func/Sub
 
 
 class _Extractor:
@@ -345,8 +356,14 @@ class _Extractor:
         tt = self.tt
         synonyms = self.synonyms
         kinds = _KINDS
+        func_names = _FUNC_NAMES
         for node in self.tree.dfs():
             cls = type(node)
+            fname = func_names.get(cls)
+            if fname is None:
+                fname = _func_name(cls)
+            if fname:
+                w.functions.add(fname)
             kind = kinds.get(cls)
             if kind is None:
                 kind = _kind(cls)
@@ -552,9 +569,7 @@ class _Extractor:
             "count_star": w.count_star,
             "redundant_tables": list(dict.fromkeys(self.redundant)),
             "string_literals": list(dict.fromkeys(self.raw_strings)),
-            "functions": sorted(
-                {type(n).__name__.lower() for n in self.tree.find_all(exp.Func, exp.Sub)}
-            ),
+            "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
         }
         return spec
