@@ -1759,10 +1759,7 @@ def analyze_text(
     ('hints', [('male', ('sex',)), ('average age', ('age',))], ['avg'])
     """
     rules = rules or _DEFAULT_RULES
-    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
-    low = norm.casefold()
-    if len(low) != len(norm):  # a few characters change length when case-folded
-        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
+    norm, low = _normalized(text)
     lexicon = _rules_lexicon(rules)
     synonyms = lexicon.synonyms
     ctx = _Ctx(
@@ -1823,6 +1820,15 @@ def analyze_text(
     return TextAnalysis(ctx.spec, style, norm, ctx.mappings)
 
 
+def _normalized(text: str | None) -> tuple[str, str]:
+    """The text as read (same-length rewrites) and its case-folded twin, position for position."""
+    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
+    low = norm.casefold()
+    if len(low) != len(norm):  # a few characters change length when case-folded
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
+    return norm, low
+
+
 def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
     if lx.HINT_STYLE.search(text):
@@ -1878,7 +1884,8 @@ class TextsAnalysis:
 
     ``question`` is Q_u read alone (what :func:`stef.enrichment.check_analyses` compares);
     ``hinted`` is Q_u read with the columns Q_e's hints name (what merging uses; the same
-    object as ``question`` when Q_e names none); ``enriched`` is None for a blank Q_e.
+    object as ``question`` when the question cannot name one of them, see
+    :func:`_may_look_up`); ``enriched`` is None for a blank Q_e.
     """
 
     question: TextAnalysis
@@ -1902,15 +1909,38 @@ def analyze_texts(
 
     >>> a = analyze_texts("How many women?", "women refers to SEX = 'F'")
     >>> [(f.column, f.values) for f in a.merged().filters], a.hinted is a.question
-    ([('sex', ('f',))], False)
+    ([('sex', ('f',))], True)
+    >>> a = analyze_texts("List the birth date of women", "birth date refers to Birth_Date")
+    >>> a.hinted is a.question
+    False
     """
     q = analyze_text(question, "question", rules, now)
     if not enriched or not enriched.strip():
         return TextsAnalysis(q, None, q)
     e = analyze_text(enriched, "enriched", rules, now)
     columns = _hint_columns(e)
-    hinted = analyze_text(question, "question", rules, now, known_columns=columns) if columns else q
+    hinted = q
+    if columns and _may_look_up(question, columns, _rules_lexicon(rules or _DEFAULT_RULES)):
+        hinted = analyze_text(question, "question", rules, now, known_columns=columns)
     return TextsAnalysis(q, e, hinted)
+
+
+def _may_look_up(question: str, columns: list[str], lexicon: _RulesLexicon) -> bool:
+    """Could reading ``question`` look up a spelling that ``columns`` add to the known-column
+    index? Every look-up is a run of the question's words (perhaps less a final "s"), so
+    a spelling with a word absent from the question is never looked up: without such a
+    spelling, reading it with ``columns`` known gives the very same analysis.
+
+    >>> lex = _rules_lexicon(_DEFAULT_RULES)
+    >>> _may_look_up("How many female patients?", ["sex"], lex)
+    False
+    >>> _may_look_up("List each patient's birth date", ["Birth_Date"], lex)
+    True
+    """
+    base = lexicon.known
+    low = _normalized(question)[1]
+    added = _known_index(lexicon.synonyms, columns, base).keys() - base.keys()
+    return any(all(w in low for w in k.split()) for k in added)
 
 
 def _phrase_in(phrase: str, text: str) -> bool:
