@@ -406,6 +406,18 @@ def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
+def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for a case-insensitive ``rx``: on ASCII text its twin finds the
+    match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
+    if not text.isascii():
+        return rx.search(text)
+    m = lx.folded(rx).search(text.lower())
+    return rx.match(text, m.start()) if m else None
+
+
+_DISTINCT_WORD = re.compile(r"\bdistinct\b", re.I)
+
+
 def _lower_rx(rx: re.Pattern[str], low: str) -> re.Pattern[str]:
     """A case-insensitive pattern for the lower-case string ``low``: its fast twin when ASCII."""
     return lx.folded(rx) if low.isascii() else rx
@@ -782,15 +794,15 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
     bare = lx.STRINGS.sub("''", code)
-    if not (lx.FORMULA_OPS.search(bare) and lx.FORMULA_SHAPE.search(bare)):
+    if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
         return
     norm = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(code.split()).casefold()))
     norm = norm.strip(" .;")
     if norm not in ctx.spec.formulas:
         ctx.spec.formulas.append(norm)
-    if lx.DIVISION.search(bare):
+    if _search_ci(lx.DIVISION, bare):
         ctx.spec.flags["division"] = True
-    if (name and lx.RATIO_RE.search(name)) or lx.PERCENT_FORMULA.search(bare):
+    if (name and _search_ci(lx.RATIO_RE, name)) or _search_ci(lx.PERCENT_FORMULA, bare):
         ctx.spec.flags["ratio"] = True
     ctx.cue(norm if len(norm) <= 80 else norm[:77] + "...")
 
@@ -841,7 +853,7 @@ def _step_hints(ctx: _Ctx) -> None:
 
 def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     """(lhs start, lhs end, rhs start, rhs end) of ``X refers to Y`` or ``name = formula``."""
-    verb = lx.MAPPING_VERB.search(clause)
+    verb = _search_ci(lx.MAPPING_VERB, clause)
     if verb:
         return 0, verb.start(), verb.end(), len(clause)
     d = lx.DEFINITION.match(clause)
@@ -859,7 +871,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
     parts = _split_hint(clause)
     if parts is None:
-        im = lx.IS_MAPPING.search(clause)
+        im = _search_ci(lx.IS_MAPPING, clause)
         if im and _names_value(clause[: im.start()].strip()) and len(im.group("rhs").split()) <= 6:
             _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
             return True
@@ -881,7 +893,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     for c in cols:
         ctx.add_column(c)
     _formula(ctx, rhs, phrase)
-    if re.search(r"\bdistinct\b", rhs, re.I):
+    if _search_ci(_DISTINCT_WORD, rhs):
         ctx.spec.distinct = True
     for qm in lx.STRINGS.finditer(phrase):
         ctx.add_literal(ctx.value(qm.group(0)))
@@ -1831,7 +1843,7 @@ def _normalized(text: str | None) -> tuple[str, str]:
 
 def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
-    if lx.HINT_STYLE.search(text):
+    if _search_ci(lx.HINT_STYLE, text):
         return False
     first = (lx.WORD_TOKEN.findall(text.casefold()) or [""])[0]
     return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS
