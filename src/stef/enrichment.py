@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from stef import nl_lexicon as lx
@@ -90,14 +91,16 @@ class _Text:
     low: str
     words: list[str]
     numbers: set[str]
-    pool: WordPool
 
     @classmethod
     def of(cls, text: str) -> _Text:
         low = " ".join(text.casefold().split())
         numbers = {n for n in (normalize_number(m.group(0)) for m in _NUMBER.finditer(low)) if n}
-        words = _TOKEN.findall(low)
-        return cls(low, words, numbers, WordPool(words))
+        return cls(low, _TOKEN.findall(low), numbers)
+
+    @cached_property
+    def pool(self) -> WordPool:
+        return WordPool(self.words)
 
     def states(self, value: str, literals: list[str], bound: bool = False) -> bool:
         """Is a normalised value stated here, or related to one of ``literals``? A ``bound``
