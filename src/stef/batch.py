@@ -105,7 +105,7 @@ def _deep_finite(value: Any) -> bool:
 
 
 def _brief(evaluation: dict[str, Any]) -> dict[str, Any]:
-    """The part of an evaluation :meth:`Summary.add` reads."""
+    """The part of an evaluation :meth:`Summary.add` reads (keep the two in step)."""
     out = {k: evaluation.get(k) for k in ("status", "score", "band")}
     out["findings"] = [
         {"kind": f.get("kind"), "severity": f.get("severity")}
@@ -168,7 +168,18 @@ def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> I
     """:func:`evaluate_stream` for writers: each evaluation already as its JSON line.
 
     Worker processes send back the lines, not the dicts, which are costly to pickle;
-    :meth:`Encoded.decoded` turns a line back into its dict where one is needed.
+    :meth:`Encoded.decoded` turns a line back into its dict where one is needed, and
+    ``brief`` is what a :class:`Summary` counts.
+
+    >>> from stef.evaluator import Evaluator
+    >>> lines = ['{"id": "a", "question": "How many users?", "sql": "SELECT COUNT(*) FROM u"}']
+    >>> [e] = evaluate_encoded(Evaluator(), lines)
+    >>> e.line.startswith('{"id":"a","status":"ok"'), e.decoded()["status"]
+    (True, 'ok')
+    >>> full, brief = Summary(), Summary()
+    >>> full.add(e.decoded()); brief.add(e.brief)
+    >>> full.to_dict() == brief.to_dict()
+    True
     """
     concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
     if concurrency > 1 or workers <= 1:
