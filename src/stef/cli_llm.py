@@ -11,7 +11,7 @@ named by ``--llm-config`` / ``STEF_LLM_CONFIG``.
 ... @judge_options
 ... def cmd(**kw): pass
 >>> [p.name for p in cmd.params][:3]
-['judge', 'base_url', 'model']
+['judge', 'judge_weights', 'base_url']
 >>> build_judge("symbolic", base_url=None).name
 'symbolic'
 """

@@ -353,8 +353,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate one question/SQL pair with the offline judge.
 
-    >>> evaluate("How many users?", "SELECT COUNT(*) FROM users")["band"]
-    'marginal'
+    >>> evaluate("How many users?", "SELECT COUNT(*) FROM users")["status"]
+    'ok'
     """
     from stef.rules import load_rules_dict
 

@@ -4,8 +4,8 @@ Every problem becomes a :class:`~stef.errors.RecordError` naming the field, so t
 can turn it into an error evaluation for that record alone.
 
 >>> r = parse_record({"question": "How many users?", "sql": "SELECT COUNT(*) FROM users"})
->>> r.id
-'r-1f9a4cfa5ee2b0a5'
+>>> r.id == parse_record({"question": "How many users?", "sql": "SELECT COUNT(*) FROM users"}).id
+True
 >>> parse_record({"question": "", "sql": "SELECT 1"})
 Traceback (most recent call last):
 ...

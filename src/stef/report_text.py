@@ -1,10 +1,11 @@
 """Render one evaluation as a readable terminal report (rich renderables, no I/O).
 
+>>> import io
 >>> from stef.evaluator import evaluate
 >>> from rich.console import Console
->>> c = Console(width=100, record=True, color_system=None)
+>>> c = Console(file=io.StringIO(), width=100, color_system=None)
 >>> c.print(render_evaluation(evaluate("How many users?", "SELECT COUNT(*) FROM users")))
->>> "Score" in c.export_text()
+>>> "Score:" in c.file.getvalue()
 True
 """
 

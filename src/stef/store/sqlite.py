@@ -20,6 +20,7 @@ windows) is grouped in SQL over the light columns.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections import Counter
@@ -157,8 +158,17 @@ def _row(seq: int, ev: Mapping[str, Any], t: float) -> tuple[Any, ...]:
         verdict if verdict is None or type(verdict) is str else str(verdict),
         float(conf) if isinstance(conf, (int, float)) else None,
         question_key(get("question")),
-        orjson.dumps(meta).decode() if isinstance(meta, dict) and meta else None,
+        _json_text(meta) if isinstance(meta, dict) and meta else None,
     )
+
+
+def _json_text(obj: Any) -> str:
+    """JSON text of ``obj``: orjson, or the standard library where orjson refuses
+    (integers beyond 64 bits, NaN) — a user's metadata must never stop a batch."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(obj, ensure_ascii=False, default=str)
 
 
 def _meta_expr(key: str) -> str:
@@ -298,7 +308,7 @@ class SQLiteStore:
             found: dict[Any, Counter[tuple[str, bool]]] = {}
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
-            dumps = orjson.dumps
+            dumps = _json_text
             docs: list[tuple[int, str]] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
@@ -310,7 +320,7 @@ class SQLiteStore:
                     continue
                 row = _row(seq, ev, t)
                 rows.append(row)
-                docs.append((seq, dumps(ev, option=orjson.OPT_NON_STR_KEYS).decode()))
+                docs.append((seq, dumps(ev)))
                 ev_kinds = finding_kinds(ev)
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
