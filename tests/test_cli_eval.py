@@ -152,3 +152,19 @@ def test_store_keeps_every_evaluation_and_resumes(tmp_path: Path) -> None:
     assert f"skipped {n - 1} record(s) already in the store" in output
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == n
+
+
+def test_store_keeps_records_whose_metadata_orjson_refuses(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        '{"id": "big", "question": "How many users?", "sql": "SELECT COUNT(*) FROM users",'
+        ' "metadata": {"trace": 123456789012345678901234567890}}\n'
+    )
+    db = tmp_path / "stef.db"
+    out = tmp_path / "o.jsonl"
+    code, output = _run("eval", str(src), "--store", str(db), "-o", str(out), "--no-progress")
+    assert code == 0, output
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 1
+    line = json.loads(out.read_text())
+    assert line["metadata"] == {"trace": 123456789012345678901234567890}
