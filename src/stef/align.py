@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from stef.findings import Finding
@@ -32,6 +33,7 @@ FILTER_CLASSES = ("fully_applied", "fully_applied_with_extras", "partially_appli
 #: Literals so common in SQL that their absence from the question says nothing.
 NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
 
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _EQUALISH = frozenset({"=", "in", "like"})
 _NEGATED = frozenset({"!=", "not in", "not like"})
 
@@ -109,8 +111,13 @@ def _text_mentions(value: str, text: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=65536)
+def _canon_col_cached(name: str) -> str:
+    return _NON_ALNUM.sub("", name.casefold())
+
+
 def _canon_col(name: str | None) -> str:
-    return re.sub(r"[^0-9a-z]+", "", (name or "").casefold())
+    return _canon_col_cached(name) if name else ""
 
 
 # --------------------------------------------------------------------------- filter matching

@@ -11,7 +11,7 @@ B = filter points + verdict points (+ leniency boost), capped at 10;
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from stef.rules import ConfidenceTiers, Scoring
@@ -35,9 +35,16 @@ class Breakdown:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("score")
-        return d
+        return {
+            "filter_status": self.filter_status,
+            "filter_points": self.filter_points,
+            "verdict": self.verdict,
+            "verdict_points": self.verdict_points,
+            "leniency_boost": self.leniency_boost,
+            "confidence": self.confidence,
+            "confidence_multiplier": self.confidence_multiplier,
+            "base": self.base,
+        }
 
 
 def confidence_multiplier(confidence: float, tiers: ConfidenceTiers | None = None) -> float:
