@@ -536,14 +536,19 @@ def watch_cmd(
     if alert_webhook and config is None:
         raise click.UsageError("--alert-webhook needs --alerts (the rules to check)")
     judge = None
+    nl_extractor = None
     if judge_opts:
-        from stef.cli_llm import build_judge
+        from stef.cli_llm import build_judge, build_nl_extractor
 
         try:
             judge = build_judge(**judge_opts)
+            extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
+            nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)
         except StefError as e:
+            if judge is not None:
+                judge.close()
             raise _fail(e.message) from None
-    evaluator = Evaluator(rules=rules, judge=judge)
+    evaluator = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
     store = _open(store_target)
 
     def echo(event: dict[str, Any]) -> None:
@@ -577,6 +582,8 @@ def watch_cmd(
         store.close()
         if judge is not None and hasattr(judge, "close"):
             judge.close()
+        if nl_extractor is not None and hasattr(nl_extractor, "close"):
+            nl_extractor.close()
 
 
 COMMANDS = (ingest_cmd, stats_cmd, compare_cmd, report_cmd, watch_cmd)
