@@ -329,20 +329,25 @@ def align_filters(
     _absorb_year_bounds(matched, candidates, used)
     extra: list[Filter] = []
     benign_found: list[Filter] = []
+
+    def note_benign(f: Filter) -> bool:
+        if not _benign_match(f, benign):
+            return False
+        benign_found.append(f)
+        out.add(
+            "filter_benign",
+            "info",
+            "extra filter is declared benign by the rules",
+            None,
+            f.text,
+            "benign_filter",
+        )
+        return True
+
     for i, f in enumerate(candidates):
-        if i in used:
+        if i in used or note_benign(f):
             continue
-        if _benign_match(f, benign):
-            benign_found.append(f)
-            out.add(
-                "filter_benign",
-                "info",
-                "extra filter is declared benign by the rules",
-                None,
-                f.text,
-                "benign_filter",
-            )
-        elif all(v in NEUTRAL_LITERALS or _text_mentions(v, text) for v in f.values):
+        if all(v in NEUTRAL_LITERALS or _text_mentions(v, text) for v in f.values):
             matched.append((Filter(f.column, f.op, f.values, "", "question"), f))
             out.add(
                 "filter_implied",
@@ -365,18 +370,8 @@ def align_filters(
                 "filter_alignment",
             )
     for f in sql.filters:
-        if f.values:
-            continue
-        if _benign_match(f, benign):
-            benign_found.append(f)
-            out.add(
-                "filter_benign",
-                "info",
-                "extra filter is declared benign by the rules",
-                None,
-                f.text,
-                "benign_filter",
-            )
+        if not f.values:
+            note_benign(f)
     return matched, missing, extra, benign_found, bad
 
 

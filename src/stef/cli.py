@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from stef._version import __version__
-from stef.cli_llm import build_judge, build_nl_extractor, judge_options
+from stef.cli_llm import build_judging, close_judging, judge_options
 from stef.errors import RulesError, StefError
 
 err_console = Console(stderr=True)
@@ -148,16 +148,8 @@ def eval_cmd(
         except (StefError, ValueError, KeyError) as e:
             raise click.ClickException(f"cannot use calibration {calibration}: {e}") from None
     try:
-        judge = build_judge(**judge_opts)
+        judge, nl_extractor = build_judging(**judge_opts)
     except StefError as e:
-        raise click.ClickException(e.message) from None
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
-    try:
-        nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)
-    except StefError as e:
-        judge.close()
         raise click.ClickException(e.message) from None
     ev = Evaluator(rules=rules, judge=judge, calibration=cal, nl_extractor=nl_extractor)
     try:
@@ -168,9 +160,7 @@ def eval_cmd(
         assert file is not None
         summary = _eval_file(ev, file, output, workers, store_target, force, progress)
     finally:
-        judge.close()
-        if nl_extractor is not None and hasattr(nl_extractor, "close"):
-            nl_extractor.close()
+        close_judging(judge, nl_extractor)
     if min_coverage is not None and summary["coverage"] < min_coverage:
         err_console.print(
             f"[bold red]coverage {summary['coverage']:.1%} is below {min_coverage:.1%}[/]"

@@ -18,7 +18,7 @@ from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
-from stef.cli_llm import build_judge, build_nl_extractor, judge_options
+from stef.cli_llm import build_judging, close_judging, judge_options
 from stef.errors import StefError
 
 #: Options that never go into the reproduce-command (no effect on figures, or secrets).
@@ -193,14 +193,8 @@ def calibrate(
             seed=seed,
             limit=limit,
         )
-        judge = build_judge(**judge_opts)
+        judge, nl_extractor = build_judging(**judge_opts)
     except StefError as err:
-        raise click.ClickException(err.message) from None
-    extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
-    try:
-        nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)
-    except StefError as err:
-        judge.close()
         raise click.ClickException(err.message) from None
 
     ev = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
@@ -223,9 +217,7 @@ def calibrate(
                 evaluations.append(evaluation)
                 bar.advance(task)
     finally:
-        if nl_extractor is not None and hasattr(nl_extractor, "close"):
-            nl_extractor.close()
-        judge.close()
+        close_judging(judge, nl_extractor)
 
     measurement = C.measure(
         prepared.rows, evaluations, prepared.folds, objective=objective, isotonic=isotonic

@@ -225,6 +225,31 @@ def build_judge(judge: str = "symbolic", **options: Any) -> Judge:
     raise click.BadParameter(f"unknown judge {judge!r}", param_hint="--judge")
 
 
+def build_judging(**options: Any) -> tuple[Judge, Any | None]:
+    """The judge and the NL extractor chosen on the command line (``judge_options``).
+
+    A bad choice raises :class:`StefError`; the judge is closed when the extractor fails.
+    """
+    try:
+        judge = build_judge(**options)
+    except ValueError as e:
+        raise StefError("invalid_config", str(e)) from None
+    extractor_opts = {k: v for k, v in options.items() if k != "judge"}
+    try:
+        return judge, build_nl_extractor(judge=judge, **extractor_opts)
+    except StefError:
+        judge.close()
+        raise
+
+
+def close_judging(judge: Judge | None, nl_extractor: Any | None) -> None:
+    """Release what :func:`build_judging` started (HTTP clients, local servers)."""
+    if judge is not None:
+        judge.close()
+    if nl_extractor is not None and hasattr(nl_extractor, "close"):
+        nl_extractor.close()
+
+
 def build_nl_extractor(
     nl_extractor: str = "rules", judge: Judge | None = None, **options: Any
 ) -> Any | None:

@@ -535,18 +535,14 @@ def watch_cmd(
         raise _fail(e.message) from None
     if alert_webhook and config is None:
         raise click.UsageError("--alert-webhook needs --alerts (the rules to check)")
+    from stef.cli_llm import build_judging, close_judging
+
     judge = None
     nl_extractor = None
     if judge_opts:
-        from stef.cli_llm import build_judge, build_nl_extractor
-
         try:
-            judge = build_judge(**judge_opts)
-            extractor_opts = {k: v for k, v in judge_opts.items() if k != "judge"}
-            nl_extractor = build_nl_extractor(judge=judge, **extractor_opts)
+            judge, nl_extractor = build_judging(**judge_opts)
         except StefError as e:
-            if judge is not None:
-                judge.close()
             raise _fail(e.message) from None
     evaluator = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
     store = _open(store_target)
@@ -580,10 +576,7 @@ def watch_cmd(
         err.print("stopped")
     finally:
         store.close()
-        if judge is not None and hasattr(judge, "close"):
-            judge.close()
-        if nl_extractor is not None and hasattr(nl_extractor, "close"):
-            nl_extractor.close()
+        close_judging(judge, nl_extractor)
 
 
 COMMANDS = (ingest_cmd, stats_cmd, compare_cmd, report_cmd, watch_cmd)
