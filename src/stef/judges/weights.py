@@ -178,19 +178,31 @@ def fit_weights(
     c: float = 0.5,
     sample_weight: Sequence[float] | None = None,
 ) -> JudgeWeights:
-    """Fit an L2-regularised logistic regression of correctness on the features."""
+    """Fit an L2-regularised logistic regression of correctness on the features.
+
+    A finding may only lower P(correct): a finding whose fitted weight comes out
+    positive is dropped and the rest refitted without it (at most a few rounds), so the
+    other weights do not lean on a term that is then zeroed.
+    """
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    vec = DictVectorizer(sparse=True)
-    x = vec.fit_transform(rows)
-    model = LogisticRegression(C=c, max_iter=2000)
-    model.fit(x, [bool(v) for v in labels], sample_weight=sample_weight)
-    coefs = model.coef_[0]
-    weights = {}
-    for name, w in zip(vec.get_feature_names_out(), coefs, strict=True):
-        value = float(w)
-        if _is_finding(str(name)):
-            value = min(value, 0.0)  # a finding never makes the SQL more likely correct
-        weights[str(name)] = round(value, 4)
+    dropped: set[str] = set()
+    y = [bool(v) for v in labels]
+    for _ in range(5):
+        data = [{k: v for k, v in r.items() if k not in dropped} for r in rows]
+        vec = DictVectorizer(sparse=True)
+        x = vec.fit_transform(data)
+        model = LogisticRegression(C=c, max_iter=2000)
+        model.fit(x, y, sample_weight=sample_weight)
+        names = [str(n) for n in vec.get_feature_names_out()]
+        coefs = [float(w) for w in model.coef_[0]]
+        positive = {n for n, w in zip(names, coefs, strict=True) if _is_finding(n) and w > 0}
+        if not positive:
+            break
+        dropped |= positive
+    weights = {
+        n: round(min(w, 0.0) if _is_finding(n) else w, 4) for n, w in zip(names, coefs, strict=True)
+    }
+    weights.update({n: 0.0 for n in dropped})
     return JudgeWeights(bias=round(float(model.intercept_[0]), 4), weights=weights)

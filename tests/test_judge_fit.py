@@ -1,0 +1,124 @@
+"""Fitting the offline judge: the vectorised score, the sign constraint on findings, the
+inner choice of regularisation and the `stef fit-judge` command."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from stef.align import Alignment
+from stef.calibrate import LabelledRow
+from stef.cli import main
+from stef.findings import Finding
+from stef.judge_fit import C_GRID, Aligned, PhiTable, _phi_from_p, choose_c, fit
+from stef.judges.weights import JudgeWeights, features_of, fit_weights
+from stef.spec import Filter
+
+DATA = Path(__file__).parent.parent.parent / "shared" / "data" / "nl2sql_bugs.jsonl"
+
+
+def _alignments() -> list[Alignment]:
+    out = []
+    for status, evidence, error, benign in itertools.product(
+        ("fully_applied", "fully_applied_with_extras", "partially_applied", "not_applied"),
+        (0, 2),
+        (False, True),
+        (False, True),
+    ):
+        findings = [Finding("filter_wrong_operator", "error", "m")] if error else []
+        benign_filters = [Filter("tenant_id", "=", ("42",))] if benign else []
+        out.append(
+            Alignment(
+                status, 0.0, evidence=evidence, findings=findings, benign_filters=benign_filters
+            )
+        )
+    return out
+
+
+def test_phi_table_gives_exactly_the_score_formula() -> None:
+    alignments = _alignments()
+    table = PhiTable(alignments)
+    w = JudgeWeights(thresholds={"correct": 0.7, "likely": 0.5, "potential": 0.3})
+    for p in [i / 100 for i in range(101)]:
+        got = table.scores(np.full(len(alignments), p), w).tolist()
+        want = [_phi_from_p(p, a, w) for a in alignments]
+        assert got == want, p
+    sub = table.take([3, 1])
+    assert sub.scores(np.array([0.9, 0.2]), w).tolist() == [
+        _phi_from_p(0.9, alignments[3], w),
+        _phi_from_p(0.2, alignments[1], w),
+    ]
+
+
+def test_a_finding_that_goes_with_correct_sql_gets_no_weight_and_the_rest_is_refitted() -> None:
+    rng = random.Random(0)
+    rows, labels = [], []
+    for _ in range(400):
+        correct = rng.random() < 0.5
+        row = {"evidence:1": 1.0}
+        if (correct and rng.random() < 0.6) or (not correct and rng.random() < 0.1):
+            row["odd_finding"] = 1.0  # more often on correct rows
+        if not correct and rng.random() < 0.7:
+            row["filter_missing"] = 1.0
+        rows.append(row)
+        labels.append(correct)
+    w = fit_weights(rows, labels, c=1.0)
+    assert w.weights["odd_finding"] == 0.0
+    assert w.weights["filter_missing"] < -1.0
+    assert w.p_correct({"filter_missing": 1.0, "evidence:1": 1.0}) < w.p_correct(
+        {"evidence:1": 1.0}
+    )
+
+
+def _items(n: int, seed: int) -> list[Aligned]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        correct = rng.random() < 0.5
+        findings = []
+        if not correct and rng.random() < 0.6:
+            findings.append(Finding("filter_missing", "warning", "m"))
+        if rng.random() < 0.3:
+            findings.append(Finding("projection_unexplained", "warning", "m"))
+        row = LabelledRow(f"r{i}", f"question {i}", "SELECT 1", correct)
+        al = Alignment("fully_applied", 5.0, evidence=1 + i % 3, findings=findings)
+        out.append(Aligned(row, "synthetic", al, i % 4))
+    return out
+
+
+def test_choose_c_picks_from_the_grid_on_inner_folds_and_is_deterministic() -> None:
+    items = _items(240, 1)
+    aligned = [a.alignment for a in items if a.alignment is not None]
+    feats = [features_of(a) for a in aligned]
+    table = PhiTable(aligned)
+    c1 = choose_c(items, feats, table)
+    assert c1 in C_GRID
+    assert choose_c(items, feats, table) == c1
+    w = fit(items)
+    assert w.meta["c"] == c1
+    assert fit(items, c=0.5).meta["c"] == 0.5
+    assert set(w.thresholds) == {"correct", "likely", "potential"}
+
+
+def test_fit_judge_command_writes_weights_with_held_out_figures(tmp_path: Path) -> None:
+    lines = DATA.read_text(encoding="utf-8").splitlines()[:240]
+    data = tmp_path / "sample.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "w.json"
+    result = CliRunner().invoke(
+        main, ["fit-judge", str(data), "--output", str(out), "--folds", "3", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    held = json.loads(result.output)
+    assert [h["dataset"] for h in held] == ["sample"]
+    assert held[0]["rows"] == 240 and held[0]["evaluated"] == 240
+    assert len(held[0]["c"]) == 3 and set(held[0]["c"]) <= set(C_GRID)
+    saved = JudgeWeights.load(out)
+    assert saved.meta["c"] in C_GRID
+    assert saved.meta["name"] == "w" and saved.meta["rows"] == 240
+    assert all(v <= 0 for k, v in saved.weights.items() if k.startswith("filter_missing"))
