@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from stef.align_intent import check_intent
 from stef.findings import Finding
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
@@ -142,6 +143,8 @@ def _values_match(nv: str, sv: str) -> bool:
         return True
     if re.fullmatch(r"\d{4}", core) and re.match(rf"{core}(-|$)", nv):
         return True
+    if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):
+        return True  # 'Poster' for 'Posters'
     if len(core) >= 3 and len(nv) >= 3:
         a, b = f" {nv} ", f" {core} "
         return a in b or b in a
@@ -169,6 +172,8 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         return True
     if n == "between" and s in (">=", "<=", ">", "<", "between"):
         return True
+    if s == "between" and n in (">=", "<=", ">", "<"):
+        return True  # "below 400" kept by BETWEEN 100 AND 400 (the value is a bound)
     ni, si = _int(nv), _int(sv)
     if ni is not None and si is not None:
         # "more than 10" == "> 10" == ">= 11"; "fewer than 5" == "< 5" == "<= 4"
@@ -345,8 +350,8 @@ def align_filters(
         return True
 
     for i, f in enumerate(candidates):
-        if i in used or note_benign(f):
-            continue
+        if i in used or f.clause == "case" or note_benign(f):
+            continue  # an unmatched CASE condition shapes an output, it filters nothing
         if all(v in NEUTRAL_LITERALS or _text_mentions(v, text) for v in f.values):
             matched.append((Filter(f.column, f.op, f.values, "", "question"), f))
             out.add(
@@ -768,6 +773,49 @@ def _check_order_limit(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> No
             )
 
 
+#: Words a hint's prose uses that are no column ("one of the district names").
+_HINT_PROSE = frozenset(
+    ("one", "ones", "the", "this", "that", "these", "those", "each", "all", "any", "some", "none")
+)
+
+
+def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
+    """Does the SQL use the column a hint names? Also when the SQL spells it as a word
+    of a longer name (``ana`` of `` `ana pattern` ``), with one slip (``covertedmanacost``),
+    as a table's ``id`` (``alignment.id`` → ``alignment_id``), or when the "column" is a
+    value or a table the SQL uses (``TR001_10_11 is the bond id``).
+
+    >>> s = Spec(columns=["ana pattern", "convertedmanacost", "alignment_id"], literals=["f"])
+    >>> cols = set(s.columns)
+    >>> [_hint_column_used(c, cols, s) for c in ("ana", "covertedmanacost", "id", "f", "age")]
+    [True, True, True, True, False]
+    """
+    if c in sql_cols or c in _HINT_PROSE or len(c) < 2:
+        return True
+    if c in sql.literals or c in sql.tables:
+        return True
+    for s in sql_cols:
+        if len(c) >= 4 and c in s:
+            return True
+        if c in _NAME_SPLIT.split(s):
+            return True
+        if c == "id" and s.endswith("id"):
+            return True
+        if len(c) >= 6 and abs(len(s) - len(c)) <= 2 and _one_slip(c, s):
+            return True
+    return False
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Are two names the same but for one inserted, dropped or changed letter?"""
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)) :] == b[i + 1 :]
+
+
 def _check_literals_and_hints(
     nl: Spec, sql: Spec, out: _Collector, text: str, reported: set[str]
 ) -> None:
@@ -775,7 +823,7 @@ def _check_literals_and_hints(
     sql_cols |= {_canon_col(p.alias) for p in sql.projections if p.alias}
     for col in nl.columns:
         c = _canon_col(col)
-        if c and c not in sql_cols and not any(c in s for s in sql_cols if len(c) >= 4):
+        if c and not _hint_column_used(c, sql_cols, sql):
             out.add(
                 "hint_column_missing",
                 "warning",
@@ -893,7 +941,7 @@ def _check_schema_linking(
         if (
             not fcol
             or fcol in seen
-            or f.clause == "join"
+            or f.clause in ("join", "case")
             or not f.values
             or id(f) in explained
             or _canon_col(fcol) in benign_cols
@@ -1015,6 +1063,15 @@ def _check_structure(sql: Spec, out: _Collector) -> None:
             table,
             "structure",
         )
+    for table in flags.get("bridge_tables") or ():
+        out.add(
+            "table_bridge_only",
+            "warning",
+            f"table {table!r} only links two other tables; none of its columns is used",
+            None,
+            table,
+            "structure",
+        )
     if flags.get("integer_division"):
         out.add(
             "integer_division",
@@ -1111,6 +1168,16 @@ def align(
     _check_joins(sql, out)
     _check_hint_functions(nl, sql, out, enriched_question)
     _check_structure(sql, out)
+    stems = text_stems(text)
+    check_intent(
+        nl,
+        sql,
+        out.add,
+        lambda name: name_mentioned(name, stems),
+        question,
+        enriched_question,
+        r.column_synonyms,
+    )
     evidence = (
         len(required)
         + len(nl.aggregations)

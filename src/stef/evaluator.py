@@ -7,7 +7,7 @@ raises out of :meth:`Evaluator.evaluate_record` or :meth:`Evaluator.evaluate_lin
 >>> ev = Evaluator()
 >>> e = ev.evaluate(question="How many users are there?", sql="SELECT COUNT(*) FROM users")
 >>> e["status"], e["breakdown"]["filter_status"], e["breakdown"]["verdict"]
-('ok', 'fully_applied', 'likely_correct')
+('ok', 'fully_applied', 'correct')
 >>> ev.evaluate_line('{"question": "x"')["status"]
 'invalid_json'
 """

@@ -138,6 +138,66 @@ RATIO_LEADS = _words(
 )
 
 #: Words one of which NEGATION_ANY needs, unless the text has "n't".
+#: A word that ends the request's noun phrase (the phrase's qualifiers start here).
+REQUEST_STOPS = _words(
+    """of for who whom whose that which where when in with from by on at among if having has
+    have had than ordered sorted order sort grouped per to as whether was were is are be did
+    do does and but not into under over between during before after since until within
+    without along across about like each every all this these those there here it they its
+    their his her them how what why can could would should will shall must may might used
+    made taught bought sold held won written given taken done"""
+)
+
+#: A request item's last word that says little alone ("phone numbers", "city location"):
+#: any word of the item may then be what an output is named after.
+REQUEST_GENERIC_HEADS = _words(
+    "number numbers location locations value values amount amounts detail details info"
+)
+
+#: Words that say the item is computed (an aggregate, a ratio, an extreme).
+REQUEST_COMPUTED_WORDS = _words(
+    """number count total sum average mean avg maximum minimum max min percentage percent
+    proportion ratio rate share difference highest lowest largest smallest biggest most
+    least oldest youngest latest earliest longest shortest greatest fewest top bottom
+    amount many much"""
+)
+
+#: Words with no say in what an item is.
+REQUEST_FILLERS = _words(
+    """the a an all different distinct unique full complete respective corresponding only
+    also both entire whole any some various overall detailed exact"""
+)
+
+#: Items that name no particular output ("the details", "the list of …"): not checked.
+REQUEST_VAGUE = _words(
+    """list details detail information info record records data everything all result
+    results row rows entry entries one ones"""
+)
+
+#: Question words that name no schema term (function words, request verbs, quantities).
+QUESTION_FILLER_WORDS = (
+    _words(
+        """a an the of in on at to for from by with and or not no is are was were be been being
+    do does did have has had what which who whom whose where when why how many much list
+    show give find return display tell me us all each every any some that this these those
+    there their its his her it they them than then as into over under between more less
+    most least number total average count name names please also only other same different
+    distinct unique per among both either neither can could would should will may might
+    must i you he she we our your get got make made out up down about such just very so if
+    else while after before during since until within without top first last one two three
+    value values result results record records information detail details time times
+    everything anything something thing things higher lower greater fewer larger smaller
+    above below less more ascending descending alphabetical alphabetically order ordered
+    sorted sort respectively percentage percentages percent ratio ratios proportion fraction
+    share"""
+    )
+    | frozenset(SUPERLATIVES)
+    | AGGREGATE_WORDS
+    | IMPERATIVES
+    | MONTH_WORDS
+    | NUMBER_WORD_SET
+)
+
 NEGATION_WORDS = _words("not no never without except excluding none neither nor other")
 
 #: The word DIVIDED_RE needs.

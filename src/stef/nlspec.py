@@ -27,6 +27,7 @@ from typing import NamedTuple
 from dateutil.relativedelta import relativedelta
 
 from stef import nl_lexicon as lx
+from stef.nl_request import request_projections
 from stef.rules import Rules
 from stef.spec import (
     Aggregation,
@@ -1826,6 +1827,8 @@ def analyze_text(
     if ctx.has(lx.GROUP_WORDS):
         _step_group_by(ctx)
     _step_flags(ctx, style)
+    if style != "hints":
+        ctx.spec.projections = request_projections(norm)
     for k in FLAGS:
         ctx.spec.flags.setdefault(k, False)
     ctx.spec.filters.sort(key=lambda f: _position(norm, f))
@@ -2030,6 +2033,9 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         if not any(a.func == ea.func and a.arg == ea.arg for a in out.aggregations)
     ]
     out.group_by = list(dict.fromkeys([*qs.group_by, *es.group_by]))
+    out.projections = list(qs.projections)
+    if e.style == "restatement":
+        out.projections += [p for p in es.projections if p not in out.projections]
     out.order_by = list(qs.order_by)
     out.limit, out.offset = qs.limit, qs.offset
     if e.style == "restatement":  # the ranking of hints' prose is commentary, not a request

@@ -55,7 +55,8 @@ class Filter:
     over an expression). ``func`` names a function wrapped around the column
     (``YEAR(d) = 2023`` → ``func="year"``). ``values`` holds the normalised literal(s):
     one for ``=``, several for ``IN``, two for ``BETWEEN``, none for ``IS NULL``.
-    ``clause`` says where it came from: ``where``, ``having``, ``join`` (SQL) or
+    ``clause`` says where it came from: ``where``, ``having``, ``join``, ``case`` (a CASE
+    WHEN / IIF condition inside an output) (SQL) or
     ``question``, ``enriched`` (NL). ``text`` is the fragment that supports it.
     """
 

@@ -237,7 +237,7 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
 
 # Node kinds the walk cares about, cached per class.
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
-_AGG, _SETOP, _CASE, _CAST, _COMPARE = 8, 9, 10, 11, 12
+_AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE = 8, 9, 10, 11, 12, 13
 
 #: Dialects whose ``/`` truncates when both operands are integers.
 INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
@@ -272,6 +272,8 @@ def _kind(cls: type) -> int:
         kind = _CAST
     elif cls in _VALUE_BINARY or cls is exp.In or cls is exp.Between:
         kind = _COMPARE
+    elif cls is exp.Not or cls is exp.Is:
+        kind = _NEGATE
     else:
         kind = 0
     _KINDS[cls] = kind
@@ -314,6 +316,8 @@ class _Walk:
     case: bool = False
     cast: bool = False
     count_star: bool = False
+    negation: bool = False  # NOT, <>, IS [NOT] NULL anywhere
+    in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
     functions: set[str] = field(default_factory=set)  # lower-case class names of Func/Sub
 
 
@@ -331,6 +335,7 @@ class _Extractor:
         self.scopes: list[Scope] | None = None
         self.source_name: dict[int, str] = {}
         self.redundant: list[str] = []
+        self.bridges: list[str] = []
         self.raw_strings: list[str] = []
         self.w = _Walk()
 
@@ -386,6 +391,10 @@ class _Extractor:
             elif kind == _LITERAL:
                 w.literals.append(node)
             elif kind == _COMPARE:
+                if cls is exp.NEQ:
+                    w.negation = True
+                elif cls is exp.In and node.args.get("query") is not None:
+                    w.in_queries.append(cast(exp.In, node))
                 if check_strings:
                     for col in _value_side(node, sql):
                         strings.add(id(col))
@@ -414,6 +423,8 @@ class _Extractor:
                 w.case = True
             elif kind == _CAST:
                 w.cast = True
+            elif kind == _NEGATE:
+                w.negation = True
         if strings:
             values = sorted({f'"{tt.columns[i].string}"' for i in strings if i in tt.columns})
             shown = ", ".join(values)
@@ -468,6 +479,8 @@ class _Extractor:
         cartesian = having_alone = group_alone = False
         for sel in w.selects:
             cartesian = self._select_conditions(sel, conds) or cartesian
+            if w.case:
+                self._case_conditions(sel, conds)
             args = sel.args
             if args.get("group") is None:
                 having_alone = having_alone or args.get("having") is not None
@@ -568,11 +581,53 @@ class _Extractor:
             "order_by_aggregate": any(o.is_aggregate for o in spec.order_by),
             "count_star": w.count_star,
             "redundant_tables": list(dict.fromkeys(self.redundant)),
+            "bridge_tables": list(dict.fromkeys(self.bridges)),
             "string_literals": list(dict.fromkeys(self.raw_strings)),
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
+            "negation": w.negation
+            or "except" in spec.set_operations
+            or any(
+                j.side in ("LEFT", "RIGHT", "FULL")
+                for sel in w.selects
+                for j in sel.args.get("joins") or ()
+            ),
+            "in_subquery_keys": self._in_subquery_keys(w),
         }
         return spec
+
+    def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
+        """Conditions of CASE WHEN / IIF in a SELECT's outputs, as filters of clause
+        ``case`` (``SUM(CASE WHEN score > 50 THEN 1 END)`` applies ``score > 50`` to what
+        it counts); a simple ``CASE x WHEN v`` has values, not conditions."""
+        for e in sel.expressions:
+            for node in e.dfs(prune=lambda n: isinstance(n, exp.Query)):
+                if type(node) is not exp.If or not isinstance(node.this, exp.Expr):
+                    continue
+                parent = node.parent
+                if type(parent) is exp.Case and parent.this is not None:
+                    continue
+                scratch = Conditions()
+                self.reader.read(node.this, "case", scratch)
+                out.filters.extend(f for f in scratch.filters if f.values)
+
+    def _in_subquery_keys(self, w: _Walk) -> list[list[str]]:
+        """(outer column, subquery's selected column) of each ``x IN (SELECT y …)``."""
+        out: list[list[str]] = []
+        cols = self.tt.columns
+        for node in w.in_queries:
+            query = node.args.get("query")
+            inner = query.this if isinstance(query, exp.Subquery) else query
+            outer = node.this
+            if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+                continue
+            sel = inner.expressions[0]
+            sel = sel.this if isinstance(sel, exp.Alias) else sel
+            if type(outer) is exp.Column and type(sel) is exp.Column:
+                a, b = cols.get(id(outer)), cols.get(id(sel))
+                if a is not None and b is not None and a.name and b.name:
+                    out.append([a.name, b.name])
+        return out
 
     def _integer_division(self, eff: exp.Expr) -> bool:
         """A division of integer-valued operands (no CAST, no decimal literal) in a dialect
@@ -800,16 +855,25 @@ class _Extractor:
         joins: list[exp.Join],
         tables: dict[str, str],
     ) -> None:
-        """Joined base tables none of whose columns is used outside the join conditions.
+        """Joined base tables none of whose columns is used outside the join conditions,
+        and which link to at most one other source (a bridge table that links two others,
+        ``hero_power`` between ``superhero`` and ``superpower``, is needed).
 
         Only decided when every column of the SELECT is qualified (otherwise a column
         could belong to any source).
         """
         in_on: set[int] = set()
+        neighbours: dict[str, set[str]] = {}
         for j in joins:
             on = j.args.get("on")
             if on is not None:
-                in_on.update(id(n) for n in on.walk())
+                quals: set[str] = set()
+                for n in on.walk():
+                    in_on.add(id(n))
+                    if type(n) is exp.Column and n.table:
+                        quals.add(n.table.lower())
+                for q in quals:
+                    neighbours.setdefault(q, set()).update(quals - {q})
         used: set[str] = set()
         for col in sel.find_all(exp.Column):
             if id(col) in in_on or type(col.this) is exp.Star:
@@ -826,7 +890,10 @@ class _Extractor:
                 continue
             alias = self.source_name.get(id(src), "")
             if alias and alias not in used:
-                self.redundant.append(tables.get(alias, alias))
+                if len(neighbours.get(alias, ())) < 2:
+                    self.redundant.append(tables.get(alias, alias))
+                else:
+                    self.bridges.append(tables.get(alias, alias))
 
     def _tables(self, w: _Walk) -> list[str]:
         base: set[int] | None = None

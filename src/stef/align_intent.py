@@ -1,0 +1,512 @@
+"""Does the SQL do what the question's phrasing demands? Intent checks of the alignment.
+
+Each check compares one cue of the question (what it asks to get back, a negation, a
+count) or one structural habit of correct SQL (keys that refer to each other, tables the
+question names) with the SQL spec, and reports a typed finding with the evidence. They
+are pure functions of the two specs and the question's words; :func:`stef.align.align`
+calls :func:`check_intent` and the judge weighs the findings.
+
+>>> from stef.spec import Projection, Spec
+>>> nl = Spec(projections=[Projection("id", columns=("id",), text="id")])
+>>> sql = Spec(projections=[Projection("name", columns=("name",))], tables=["staff"])
+>>> found = []
+>>> check_intent(nl, sql, lambda *a: found.append(a[0]), lambda name: True)
+>>> found
+['projection_request_missing']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from stef.nl_lexicon import QUESTION_FILLER_WORDS, REQUEST_GENERIC_HEADS, SUPERLATIVES
+from stef.nl_request import singular
+from stef.spec import Projection, Spec
+
+
+class Add(Protocol):
+    """How a check reports a finding (``stef.align``'s collector)."""
+
+    def __call__(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        nl: str | None = None,
+        sql: str | None = None,
+        rule: str | None = None,
+    ) -> None: ...
+
+
+#: A check that a schema name is named by the question (``stef.align.name_mentioned``).
+Mentioned = Callable[[str], bool]
+
+_NAME_WORDS = re.compile(r"[^0-9a-z]+")
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
+#: Question words that a computed output answers (a COUNT, a ratio, an extreme).
+_ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
+_EXTREME = re.compile(r"\s*(?:min|max)\s*\(", re.I)
+#: Item words any output with a name answers ("name" is a first_name, a title …).
+_NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
+
+SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
+
+
+def _words(name: str) -> list[str]:
+    return [singular(w) for w in _NAME_WORDS.split(name.casefold()) if w]
+
+
+def _word_matches(word: str, name: str) -> bool:
+    """Does a question word name (part of) a schema name? ``id`` in ``cust_id``, ``name``
+    in ``store_name``, ``rate`` in ``rates``, ``title`` in ``famoustitle``.
+
+    >>> [_word_matches(w, "StoreName") for w in ("name", "store", "city")]
+    [True, True, False]
+    """
+    w = singular(word)
+    low = name.casefold()
+    for pattern in _NAME_LIKE.get(w, ()):
+        if low.endswith(pattern) or f"{pattern}_" in low:
+            return True
+    for part in _words(low):
+        if part == w or (len(w) >= 4 and len(part) >= 4 and part[:5] == w[:5]):
+            return True
+    return len(w) >= 4 and w in low.replace("_", "")
+
+
+def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
+    """Names a plain output answers to (columns and aliases) and the computed outputs."""
+    names: list[str] = []
+    computed: list[Projection] = []
+    for p in sql.projections:
+        if p.is_aggregate or _ARITHMETIC.search(p.expr):
+            computed.append(p)
+            if _EXTREME.match(p.expr):  # MIN(date) is a date
+                names += list(p.columns)
+        else:
+            names += list(p.columns)
+        if p.alias:
+            names.append(p.alias)
+    return names, computed
+
+
+def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
+    """Every item the question asks to get back has an output that can be it.
+
+    A plain item ("the id", "their names") needs a plain output whose name shares its
+    head noun; a computed item ("the number of …", "the average age") needs a computed
+    output (or an ORDER BY … LIMIT for an extreme); ``SELECT *`` answers everything. An
+    item whose head matches but whose other words name neither an output nor a table
+    ("support rate" answered by ``unsure_rate``) is partly answered.
+    """
+    if not nl.projections or not sql.projections or sql.flags.get("select_star"):
+        return
+    names, computed = _outputs(sql)
+    ranked = bool(sql.order_by) and sql.limit is not None
+    for item in nl.projections:
+        words = list(item.columns)
+        if not words:
+            continue
+        head = words[-1]
+        if item.is_aggregate:
+            if computed or ranked or sql.aggregations:
+                continue
+            extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
+            if extreme and any(_word_matches(w, n) for w in words for n in names):
+                continue  # "the most popular name": the name itself answers
+            add(
+                "projection_request_missing",
+                "warning",
+                f"the question asks for {item.text!r}; no output computes it",
+                item.text,
+                ", ".join(p.text or p.expr for p in sql.projections),
+                "request",
+            )
+            continue
+        heads = [n for n in names if _word_matches(head, n)]
+        if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
+            heads = [n for n in names if any(_word_matches(w, n) for w in words[:-1])]
+        if not heads and singular(head) in ("name", "title"):
+            heads = [n for n in names if not _id_like(n)]
+        if not heads and len(words) == 1 and any(_word_matches(head, t) for t in sql.tables):
+            continue  # "list the circuits": the rows of the table it names
+        if not heads:
+            add(
+                "projection_request_missing",
+                "warning",
+                f"the question asks for {item.text!r}; no output is named like it",
+                item.text,
+                ", ".join(p.text or p.expr for p in sql.projections),
+                "request",
+            )
+            continue
+        others = [
+            w
+            for w in words[:-1]
+            if len(w) >= 3
+            and not any(_word_matches(w, n) for n in names)
+            and not any(_word_matches(w, t) for t in sql.tables)
+        ]
+        if others:
+            add(
+                "projection_request_partial",
+                "warning",
+                f"the question asks for {item.text!r}; the output {heads[0]!r} does not say "
+                f"{' '.join(others)!r}",
+                item.text,
+                heads[0],
+                "request",
+            )
+
+
+def check_negation(nl: Spec, sql: Spec, add: Add) -> None:
+    """A negated question ("who have never …", "without …") answered by SQL with no
+    NOT, ``<>``, ``IS NULL``, EXCEPT or outer join."""
+    if not nl.flags.get("negation") or sql.flags.get("negation"):
+        return
+    if any(f.op in SQL_NEGATING_OPS for f in sql.filters):
+        return
+    add(
+        "negation_missing",
+        "warning",
+        "the question is negated; the SQL has no NOT, <>, IS NULL, EXCEPT or outer join",
+        None,
+        None,
+        "negation",
+    )
+
+
+def _id_like(name: str) -> bool:
+    low = name.casefold()
+    return low == "id" or low.endswith("id")
+
+
+def _descriptive(name: str) -> bool:
+    low = name.casefold()
+    return low.endswith(("name", "title"))
+
+
+def keys_related(a: str, b: str) -> bool:
+    """Could two key columns refer to each other? An id never refers to a name or a
+    title; two other columns must share a word (``link_to_major`` = ``major_id``).
+
+    >>> keys_related("name", "musical_id"), keys_related("stuid", "stu_id")
+    (False, True)
+    >>> keys_related("cust_name", "cust_id"), keys_related("link_to_major", "major_id")
+    (False, True)
+    >>> keys_related("city", "city_name"), keys_related("owner", "breed_code")
+    (True, False)
+    """
+    ca, cb = a.casefold(), b.casefold()
+    if ca == cb:
+        return True
+    ida, idb = _id_like(ca), _id_like(cb)
+    if (ida and _descriptive(cb)) or (idb and _descriptive(ca)):
+        return False
+    if ida and idb:
+        return True
+    wa = {w for w in _words(ca) if len(w) >= 3 and w != "id"}
+    wb = {w for w in _words(cb) if len(w) >= 3 and w != "id"}
+    if wa & wb or ca in cb or cb in ca:
+        return True
+    return ida != idb
+
+
+def _own_key(column: str, table: str) -> bool:
+    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?"""
+    c = column.casefold()
+    t = _NAME_WORDS.sub("", table.casefold())
+    return c == "id" or _NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
+
+
+def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
+    """Could ``tables[0].left = tables[1].right`` link a row to the row it refers to?
+    Besides :func:`keys_related`, two differently named ids link only when one is its
+    table's own key or they share a word (``cardkingdomid`` = ``mcmid`` does not).
+
+    >>> join_keys_related("cardkingdomid", "mcmid", ["cards", "sets"])
+    False
+    >>> join_keys_related("id", "team_api_id", ["team", "match"])
+    True
+    """
+    if not keys_related(left, right):
+        return False
+    a, b = left.casefold(), right.casefold()
+    if a == b or not (_id_like(a) and _id_like(b)):
+        return True
+    if _own_key(a, tables[0]) or _own_key(b, tables[1]):
+        return True
+    wa = {w for w in _words(a) if len(w) >= 3 and w != "id"}
+    wb = {w for w in _words(b) if len(w) >= 3 and w != "id"}
+    return bool(wa & wb) or a in b or b in a
+
+
+def check_keys(sql: Spec, add: Add) -> None:
+    """``x IN (SELECT y …)`` and join conditions whose two columns cannot refer to each
+    other (an id compared with a name, two unrelated ids); and two tables joined on
+    their own ``id`` columns, which links rows only when one table extends the other."""
+    for outer, inner in sql.flags.get("in_subquery_keys") or ():
+        if not keys_related(outer, inner):
+            add(
+                "key_pair_mismatch",
+                "warning",
+                f"{outer} IN (SELECT {inner} …) compares columns that cannot refer to each other",
+                None,
+                f"{outer} IN (SELECT {inner} …)",
+                "structure",
+            )
+    for j in sql.joins:
+        tables = j.get("tables") or []
+        left, right = j.get("left") or "", j.get("right") or ""
+        if len(tables) != 2 or tables[0] == tables[1] or not left or not right:
+            continue
+        text = f"{tables[0]}.{left} = {tables[1]}.{right}"
+        if not join_keys_related(left, right, tables):
+            add(
+                "key_pair_mismatch",
+                "warning",
+                f"{text} joins columns that cannot refer to each other",
+                None,
+                text,
+                "structure",
+            )
+        elif left.casefold() == right.casefold() == "id":
+            add(
+                "join_on_own_ids",
+                "warning",
+                f"{text} joins two tables on their own ids",
+                None,
+                text,
+                "structure",
+            )
+
+
+def check_tables(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+    """Tables the question never names; and a query none of whose tables it names."""
+    if not sql.tables:
+        return
+    unnamed = [t for t in sql.tables if not mentioned(t)]
+    if len(unnamed) == len(sql.tables):
+        add(
+            "tables_unexplained",
+            "warning",
+            f"the question names none of the tables ({', '.join(sql.tables)})",
+            None,
+            ", ".join(sql.tables),
+            "schema_linking",
+        )
+
+
+def check_order_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+    """ORDER BY columns the question never names."""
+    for o in sql.order_by:
+        if o.is_aggregate or not _PLAIN_NAME.fullmatch(o.key) or mentioned(o.key):
+            continue
+        add(
+            "order_column_unexplained",
+            "warning",
+            f"ordering column {o.key!r} is named nowhere in the question or its enrichment",
+            None,
+            o.text or o.key,
+            "schema_linking",
+        )
+
+
+_QUESTION_WORD = re.compile(r"[a-z][a-z]+")
+#: Past participles ("placed", "opened"): verbs of the question, rarely a schema term.
+_VERB_FORM = re.compile(r"..[^e]ed$")
+#: At most this many unexplained question terms are reported (more add nothing).
+MAX_TERMS = 3
+
+
+def _sql_vocabulary(
+    sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+) -> tuple[set[str], str]:
+    """The words of the SQL's names and literals (singular), and all of them run together.
+    A column's synonyms from the rules (``"amount": ["revenue"]``) count as its words."""
+    names = [*sql.columns, *sql.tables, *sql.literals, *(p.alias or "" for p in sql.projections)]
+    used = {c.casefold() for c in sql.columns}
+    for column, alternatives in (synonyms or {}).items():
+        if column.casefold() in used:
+            names += list(alternatives)
+    vocab: set[str] = set()
+    for n in names:
+        low = n.casefold()
+        vocab.add(_NAME_WORDS.sub("", low))
+        vocab.update(singular(w) for w in _NAME_WORDS.split(low) if w)
+    vocab.discard("")
+    return vocab, " ".join(vocab)
+
+
+def _accounted(word: str, vocab: set[str], prefixes: set[str], blob: str) -> bool:
+    s = singular(word)
+    return s in vocab or s[:5] in prefixes or (len(s) >= 4 and s in blob)
+
+
+def question_terms_unexplained(
+    question: str, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Content words of the question that no name or literal of the SQL accounts for.
+
+    A word counts as accounted for when a word of a column, table, alias or literal (or
+    of a used column's synonym in the rules) is it (singular), shares its first five
+    letters, or (four letters or more) contains it.
+
+    >>> from stef.spec import Spec
+    >>> sql = Spec(columns=["count"], tables=["allergy_type"])
+    >>> question_terms_unexplained("What is the total number of students?", sql)
+    ['students']
+    >>> question_terms_unexplained("How many allergy types are there?", sql)
+    []
+    """
+    vocab, blob = _sql_vocabulary(sql, synonyms)
+    prefixes = {v[:5] for v in vocab if len(v) >= 4}
+    out: list[str] = []
+    for w in _QUESTION_WORD.findall(question.casefold()):
+        if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
+            continue
+        if not _accounted(w, vocab, prefixes, blob):
+            out.append(w)
+    return out
+
+
+_CLAUSE = re.compile(r"[;\n]+")
+
+
+def hinted_terms(terms: Sequence[str], enriched: str | None, sql: Spec) -> set[str]:
+    """The terms that a clause of the enriched question links to the SQL: the clause
+    holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
+    if not enriched or not terms:
+        return set()
+    vocab, blob = _sql_vocabulary(sql)
+    prefixes = {v[:5] for v in vocab if len(v) >= 4}
+    out: set[str] = set()
+    for clause in _CLAUSE.split(enriched.casefold()):
+        words = [w for w in _QUESTION_WORD.findall(clause) if w not in QUESTION_FILLER_WORDS]
+        if any(_accounted(w, vocab, prefixes, blob) for w in words):
+            held = {singular(w) for w in words}
+            out |= {t for t in terms if singular(t) in held}
+    return out
+
+
+def check_question_terms(
+    question: str,
+    sql: Spec,
+    add: Add,
+    enriched: str | None = None,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """Question terms the SQL never touches: the lexical side of schema linking (a
+    question about students answered from ``allergy_type``). A term that only the
+    enriched question's hints link to the SQL is noted apart (``info``): the hint
+    explains it, though in labelled data such queries still go wrong more often."""
+    terms = question_terms_unexplained(question, sql, synonyms)
+    hinted = hinted_terms(terms, enriched, sql)
+    for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
+        add(
+            "question_term_unexplained",
+            "warning",
+            f"the question's {w!r} matches no column, table or value of the SQL",
+            w,
+            None,
+            "schema_linking",
+        )
+    for w in [t for t in terms if t in hinted][:MAX_TERMS]:
+        add(
+            "question_term_via_hint",
+            "info",
+            f"the question's {w!r} reaches the SQL only through the enriched question's hints",
+            w,
+            None,
+            "schema_linking",
+        )
+
+
+def check_group_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+    """GROUP BY columns the question never names and no output shows (grouping by
+    ``patient`` to find the nurse with the most appointments)."""
+    shown = {c for p in sql.projections for c in p.columns}
+    for key in sql.group_by:
+        if not _PLAIN_NAME.fullmatch(key) or key in shown or _id_like(key) or mentioned(key):
+            continue
+        add(
+            "group_column_unexplained",
+            "warning",
+            f"grouping column {key!r} is neither selected nor named by the question",
+            None,
+            key,
+            "schema_linking",
+        )
+
+
+def check_duplicate_filters(sql: Spec, add: Add) -> None:
+    """The same condition written twice (``year = 2002 AND year = 2002``): a slip that
+    usually stands where another condition should be."""
+    if sql.flags.get("identical_set_sides"):
+        return  # both sides of a set operation repeat each other's conditions
+    seen: set[tuple[str | None, str, tuple[str, ...], str]] = set()
+    for f in sql.filters:
+        if not f.values or f.clause == "case":
+            continue
+        key = (f.column, f.op, f.values, f.clause)
+        if key in seen:
+            add(
+                "filter_duplicate",
+                "warning",
+                f"the condition {f.text!r} is written twice",
+                None,
+                f.text,
+                "structure",
+            )
+            return
+        seen.add(key)
+
+
+_ID_WORDS = frozenset(
+    ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "no")
+)
+
+
+def check_id_only_outputs(nl: Spec, sql: Spec, add: Add, question: str) -> None:
+    """Every output is an id (``SELECT league.id``) though the question never asks for
+    an id or code: a list of things usually wants their names."""
+    if not sql.projections or sql.flags.get("select_star"):
+        return
+    if any(
+        p.is_aggregate or len(p.columns) != 1 or not _id_like(p.columns[0]) for p in sql.projections
+    ):
+        return
+    if _ID_WORDS & set(_QUESTION_WORD.findall(question.casefold())):
+        return
+    add(
+        "projection_id_only",
+        "warning",
+        "the SQL returns only ids; the question never asks for an id",
+        None,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "request",
+    )
+
+
+def check_intent(
+    nl: Spec,
+    sql: Spec,
+    add: Add,
+    mentioned: Mentioned,
+    question: str = "",
+    enriched: str | None = None,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """Run every intent check (see the module doc)."""
+    if question:
+        check_question_terms(question, sql, add, enriched, synonyms)
+        check_id_only_outputs(nl, sql, add, question)
+    check_requests(nl, sql, add)
+    check_negation(nl, sql, add)
+    check_keys(sql, add)
+    check_tables(sql, add, mentioned)
+    check_order_columns(sql, add, mentioned)
+    check_group_columns(sql, add, mentioned)
+    check_duplicate_filters(sql, add)

@@ -1,0 +1,133 @@
+"""Intent checks (stef.align_intent) through the whole evaluator, from readable cases.
+
+Each case in ``fixtures/intent/cases.sql`` gives a question (and enrichment), the SQL and
+every finding of the intent family the evaluation must hold — no more, no fewer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stef.align_intent import join_keys_related, keys_related, question_terms_unexplained
+from stef.evaluator import Evaluator
+from stef.nl_request import requested_items
+from stef.rules import load_rules
+from stef.spec import Spec
+
+ROOT = Path(__file__).parent.parent
+CASES = Path(__file__).parent / "fixtures" / "intent" / "cases.sql"
+REQUESTS = Path(__file__).parent / "fixtures" / "intent" / "requests.txt"
+
+#: The finding kinds the intent checks produce.
+INTENT_KINDS = {
+    "projection_request_missing",
+    "projection_request_partial",
+    "projection_id_only",
+    "negation_missing",
+    "key_pair_mismatch",
+    "join_on_own_ids",
+    "tables_unexplained",
+    "order_column_unexplained",
+    "group_column_unexplained",
+    "filter_duplicate",
+    "question_term_unexplained",
+    "question_term_via_hint",
+}
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    """Blocks of ``# key: value`` lines and the SQL; ``kinds``/``terms`` are JSON."""
+    cases = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        meta: dict[str, Any] = {}
+        sql: list[str] = []
+        for line in block.strip().splitlines():
+            if line.startswith("# ") and ": " in line:
+                key, _, value = line[2:].partition(": ")
+                meta[key] = json.loads(value) if key in ("kinds", "terms") else value
+            elif not line.startswith("#"):
+                sql.append(line)
+        if "title" in meta:
+            meta["sql"] = "\n".join(sql).rstrip(";")
+            cases.append(meta)
+    return cases
+
+
+CASE_LIST = load_cases(CASES)
+
+
+def test_cases_cover_every_intent_kind() -> None:
+    seen = {k for c in CASE_LIST for k in c["kinds"]}
+    assert seen == INTENT_KINDS
+    assert any(not c["kinds"] for c in CASE_LIST)  # and cases where nothing fires
+
+
+@pytest.mark.parametrize("case", CASE_LIST, ids=[c["title"] for c in CASE_LIST])
+def test_case(case: dict[str, Any]) -> None:
+    rules = load_rules(ROOT / case["rules"]) if case.get("rules") else None
+    e = Evaluator(rules=rules).evaluate(
+        question=case["question"],
+        sql=case["sql"],
+        enriched_question=case.get("enriched"),
+        dialect=case.get("dialect"),
+    )
+    assert e["status"] == "ok", e["error"]
+    kinds = sorted(f["kind"] for f in e["findings"] if f["kind"] in INTENT_KINDS)
+    assert kinds == case["kinds"]
+    terms = [f["nl"] for f in e["findings"] if f["kind"].startswith("question_term")]
+    assert terms == case.get("terms", [])
+    for f in e["findings"]:
+        if f["kind"] in INTENT_KINDS:
+            assert f["rule"] and f["message"]
+
+
+def load_requests(path: Path) -> list[tuple[str, list[str]]]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        question, _, items = line.partition(" => ")
+        out.append((question, json.loads(items)))
+    return out
+
+
+@pytest.mark.parametrize("question, expected", load_requests(REQUESTS))
+def test_requested_items(question: str, expected: list[str]) -> None:
+    got = [i.text + (" *" if i.aggregate else "") for i in requested_items(question)]
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "a, b, related",
+    [
+        ("name", "musical_id", False),
+        ("cust_name", "cust_id", False),
+        ("title", "film_id", False),
+        ("stuid", "stu_id", True),
+        ("link_to_major", "major_id", True),
+        ("city", "city_name", True),
+        ("owner", "breed_code", False),
+        ("cdscode", "cds", True),
+    ],
+)
+def test_keys_related(a: str, b: str, related: bool) -> None:
+    assert keys_related(a, b) is related
+    assert keys_related(b, a) is related
+
+
+def test_join_keys_related_needs_an_own_key_or_a_shared_word_between_ids() -> None:
+    assert not join_keys_related("cardkingdomid", "mcmid", ["cards", "sets"])
+    assert join_keys_related("id", "team_api_id", ["team", "match"])
+    assert join_keys_related("player_api_id", "player_fifa_api_id", ["player", "attrs"])
+    assert join_keys_related("event_id", "link_to_event", ["event", "budget"])
+
+
+def test_question_terms_skip_function_words_numbers_and_verbs() -> None:
+    sql = Spec(columns=["amount"], tables=["orders"], literals=["north"])
+    assert question_terms_unexplained("How many orders were placed in the North?", sql) == []
+    assert question_terms_unexplained("Show the highest amount of 2023 orders", sql) == []
+    assert question_terms_unexplained("Which suppliers shipped orders?", sql) == ["suppliers"]
