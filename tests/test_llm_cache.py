@@ -67,6 +67,12 @@ def test_the_second_evaluation_of_a_record_costs_nothing(server: LLMServer, tmp_
     )
     assert (second.usage["cached"], second.usage["prompt_tokens"]) == (True, 0)
     assert second.usage["completion_tokens"] == 0
+    # what the cached answer cost when it was asked travels with it
+    assert (second.usage["cached_prompt_tokens"], second.usage["cached_completion_tokens"]) == (
+        500,
+        40,
+    )
+    assert second.usage["cached_latency_ms"] == pytest.approx(first.usage["latency_ms"], rel=0.5)
 
 
 def test_a_new_process_reuses_the_file(server: LLMServer, tmp_path: Path) -> None:

@@ -441,3 +441,47 @@ def test_stef_eval_with_the_openai_judge(server: LLMServer, tmp_path: Path) -> N
     assert evaluations[0]["provenance"]["judge"]["base_url"] == server.base_url
     assert KEY not in out.read_text() and KEY not in result.output
     assert all(r.headers["Authorization"] == f"Bearer {KEY}" for r in server.chat_requests)
+
+
+def test_stef_calibrate_with_the_openai_judge_reports_what_it_spent(
+    server: LLMServer, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from stef.cli import main
+
+    rows = [
+        {"id": f"r{i}", "question": f"How many orders came from city {i}?",
+         "evidence": None, "sql": f"SELECT COUNT(*) FROM orders WHERE city = 'c{i}'",
+         "correct": i % 2 == 0, "error_types": []}
+        for i in range(6)
+    ]  # fmt: skip
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server.enqueue(*[completion(GOOD, prompt_tokens=300, completion_tokens=20)] * 6)
+    args = [
+        "calibrate", str(data), "--no-progress", "--judge", "openai", "--folds", "2",
+        "--base-url", server.base_url, "--model", "m", "--concurrency", "1",
+        "--cache", str(tmp_path / "c.sqlite"),
+    ]  # fmt: skip
+    first = CliRunner().invoke(main, [*args, "--output", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    cost = json.loads((tmp_path / "a" / "metrics.json").read_text())["llm_cost"]
+    assert {k: cost[k] for k in ("records", "llm_records", "cache_hits", "requests")} == {
+        "records": 6,
+        "llm_records": 6,
+        "cache_hits": 0,
+        "requests": 6,
+    }
+    assert (cost["prompt_tokens"], cost["completion_tokens"]) == (1800, 120)
+    assert cost["cold_tokens_per_llm_record"] == 320.0
+    assert "LLM judged 6 of 6 records: 6 requests" in first.output
+    assert "## LLM cost" in (tmp_path / "a" / "report.md").read_text()
+    # the same records again: nothing asked, the first run's price still told
+    again = CliRunner().invoke(main, [*args, "--output", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    cost = json.loads((tmp_path / "b" / "metrics.json").read_text())["llm_cost"]
+    assert (cost["cache_hits"], cost["requests"], cost["prompt_tokens"]) == (6, 0, 0)
+    assert (cost["cached_prompt_tokens"], cost["cold_tokens_per_llm_record"]) == (1800, 320.0)
+    assert cost["cold_seconds_per_llm_record"] is not None
+    assert len(server.chat_requests) == 6

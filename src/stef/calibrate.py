@@ -353,6 +353,9 @@ def measure(
         "finding_kinds": _finding_kinds(evaluations, idx, labels),
         "bands": _bands(evaluations, idx, labels),
     }
+    cost = llm_cost(evaluations)
+    if cost is not None:
+        result["llm_cost"] = cost
     return Measurement(
         metrics=result,
         labels=labels,
@@ -360,6 +363,67 @@ def measure(
         held_out_p=held_p if isotonic else None,
         calibration=calibration,
     )
+
+
+def llm_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the LLM judge spent on these evaluations (None when no LLM was asked).
+
+    ``requests``, tokens and ``seconds`` count this run; a record answered from the cache
+    costs nothing now, and what its answer cost when it was first asked is summed apart
+    (``cached_*``, from the cache entry), so a cached re-run still tells the price of a
+    cold one (``cold_*``: seconds only when every cache entry recorded them).
+
+    >>> fresh = {"requests": 1, "prompt_tokens": 800, "completion_tokens": 60,
+    ...          "latency_ms": 25000.0, "cached": False}
+    >>> hit = {"requests": 0, "cached": True, "latency_ms": 2.0, "cached_prompt_tokens": 700,
+    ...        "cached_completion_tokens": 40, "cached_latency_ms": 21000.0}
+    >>> c = llm_cost([{"provenance": {"usage": fresh}}, {"provenance": {"usage": hit}}])
+    >>> c["cache_hits"], c["cold_tokens_per_llm_record"], c["cold_seconds_per_llm_record"]
+    (1, 800.0, 23.0)
+    """
+    fresh_keys = ("requests", "prompt_tokens", "completion_tokens", "latency_ms")
+    tot = dict.fromkeys(fresh_keys, 0.0)
+    cached_tokens = [0.0, 0.0]
+    judged = hits = 0
+    cold_ms: float | None = 0.0
+    for ev in evaluations:
+        usage = (ev.get("provenance") or {}).get("usage") or {}
+        if "cached" not in usage:
+            continue  # not judged by an LLM (offline judge, or the hybrid's offline path)
+        judged += 1
+        for k in fresh_keys:
+            if isinstance(usage.get(k), (int, float)):
+                tot[k] += float(usage[k])
+        if usage.get("cached"):
+            hits += 1
+            cached_tokens[0] += float(usage.get("cached_prompt_tokens") or 0)
+            cached_tokens[1] += float(usage.get("cached_completion_tokens") or 0)
+            first = usage.get("cached_latency_ms")
+            cold_ms = cold_ms + float(first) if cold_ms is not None and first else None
+        elif cold_ms is not None:
+            cold_ms += float(usage.get("latency_ms") or 0)
+    if not judged:
+        return None
+    fresh = judged - hits
+    cold_tokens = tot["prompt_tokens"] + tot["completion_tokens"] + sum(cached_tokens)
+    return {
+        "records": len(evaluations),
+        "llm_records": judged,
+        "cache_hits": hits,
+        "requests": int(tot["requests"]),
+        "prompt_tokens": int(tot["prompt_tokens"]),
+        "completion_tokens": int(tot["completion_tokens"]),
+        "seconds": round(tot["latency_ms"] / 1000, 1),
+        "fresh_seconds_per_llm_record": (
+            round(tot["latency_ms"] / 1000 / fresh, 2) if fresh else None
+        ),
+        "cached_prompt_tokens": int(cached_tokens[0]),
+        "cached_completion_tokens": int(cached_tokens[1]),
+        "cold_tokens_per_llm_record": round(cold_tokens / judged, 1),
+        "cold_seconds_per_llm_record": (
+            round(cold_ms / 1000 / judged, 2) if cold_ms is not None else None
+        ),
+    }
 
 
 def _coverage(rows: Sequence[LabelledRow], evaluations: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -82,6 +82,28 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def cost_line(cost: dict[str, Any]) -> str:
+    """One sentence on what the LLM judge spent (see :func:`stef.calibrate.llm_cost`).
+
+    >>> print(cost_line({"llm_records": 2, "records": 2, "requests": 1, "prompt_tokens": 800,
+    ...     "completion_tokens": 60, "seconds": 25.0, "cache_hits": 1,
+    ...     "cold_tokens_per_llm_record": 800.0, "cold_seconds_per_llm_record": 23.0}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    LLM judged 2 of 2 records: 1 requests, 800 prompt + 60 completion tokens, 25.0 s;
+    1 answered from the cache. A cold run costs 800 tokens and 23.0 s per LLM-judged record.
+    """
+    cold_s = cost.get("cold_seconds_per_llm_record")
+    return (
+        f"LLM judged {cost['llm_records']} of {cost['records']} records: "
+        f"{cost['requests']} requests, {cost['prompt_tokens']} prompt + "
+        f"{cost['completion_tokens']} completion tokens, {cost['seconds']} s; "
+        f"{cost['cache_hits']} answered from the cache. A cold run costs "
+        f"{cost['cold_tokens_per_llm_record']:g} tokens"
+        + (f" and {cold_s} s" if cold_s is not None else "")
+        + " per LLM-judged record."
+    )
+
+
 def render_markdown(metrics: dict[str, Any]) -> str:
     """The human report (report.md) built from ``metrics.json``'s content."""
     run, cov, o = metrics["run"], metrics["coverage"], metrics["overall"]
@@ -111,6 +133,9 @@ def render_markdown(metrics: dict[str, Any]) -> str:
     )
     out += ["", "Reproduce:", "", "```", run["command"], "```", ""]
 
+    cost = metrics.get("llm_cost")
+    if cost:
+        out += ["## LLM cost", "", cost_line(cost), ""]
     out += ["## Summary", ""]
     out.append(
         _table(

@@ -277,15 +277,23 @@ class LLMJudge(Judge):
         if hit is not None:
             answers = [JudgeAnswer.model_validate(a) for a in hit["answers"]]
             usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0}
+            first = hit.get("usage") or {}
+            for k in ("prompt_tokens", "completion_tokens", "latency_ms"):
+                if isinstance(first.get(k), (int, float)):
+                    usage[f"cached_{k}"] = first[k]  # what the answer cost when it was asked
             cached = True
         else:
             await self.ensure_server()  # a re-run answered from the cache starts no server
             answers, usage = await self._ask(messages)
             cached = False
             if self.cache is not None:
+                spent = round((time.perf_counter() - started) * 1000, 1)
                 self.cache.put(
                     key,
-                    {"answers": [a.model_dump() for a in answers], "usage": usage},
+                    {
+                        "answers": [a.model_dump() for a in answers],
+                        "usage": {**usage, "latency_ms": spent},
+                    },
                     model=self.client.model,
                     prompt_version=self.prompt.version,
                 )
