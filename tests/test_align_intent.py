@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from case_files import load_sql_cases
 from stef.align_intent import join_keys_related, keys_related, question_terms_unexplained
 from stef.evaluator import Evaluator
 from stef.nl_request import requested_items
@@ -39,25 +40,7 @@ INTENT_KINDS = {
 }
 
 
-def load_cases(path: Path) -> list[dict[str, Any]]:
-    """Blocks of ``# key: value`` lines and the SQL; ``kinds``/``terms`` are JSON."""
-    cases = []
-    for block in path.read_text(encoding="utf-8").split("\n\n"):
-        meta: dict[str, Any] = {}
-        sql: list[str] = []
-        for line in block.strip().splitlines():
-            if line.startswith("# ") and ": " in line:
-                key, _, value = line[2:].partition(": ")
-                meta[key] = json.loads(value) if key in ("kinds", "terms") else value
-            elif not line.startswith("#"):
-                sql.append(line)
-        if "title" in meta:
-            meta["sql"] = "\n".join(sql).rstrip(";")
-            cases.append(meta)
-    return cases
-
-
-CASE_LIST = load_cases(CASES)
+CASE_LIST = load_sql_cases(CASES, ("kinds", "terms"))
 
 
 def test_cases_cover_every_intent_kind() -> None:

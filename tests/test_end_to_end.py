@@ -7,12 +7,12 @@ non-info finding kind and the normalisation rules that excused something.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from case_files import load_sql_cases
 from stef.evaluator import Evaluator
 from stef.rules import load_rules
 from stef.score import band, compute_score
@@ -28,25 +28,7 @@ EXCUSING = {
 }
 
 
-def load_cases(path: Path) -> list[dict[str, Any]]:
-    """Blocks of ``# key: value`` lines, the SQL (ending with ';') and ``# expect: {json}``."""
-    cases = []
-    for block in path.read_text(encoding="utf-8").split("\n\n"):
-        meta: dict[str, Any] = {}
-        sql: list[str] = []
-        for line in block.strip().splitlines():
-            if line.startswith("# ") and ": " in line:
-                key, _, value = line[2:].partition(": ")
-                meta[key] = json.loads(value) if key == "expect" else value
-            elif not line.startswith("#"):
-                sql.append(line)
-        if "title" in meta:
-            meta["sql"] = "\n".join(sql).rstrip(";")
-            cases.append(meta)
-    return cases
-
-
-CASE_LIST = load_cases(CASES)
+CASE_LIST = load_sql_cases(CASES, ("expect",))
 _EVALUATORS: dict[str | None, Evaluator] = {}
 
 

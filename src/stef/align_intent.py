@@ -105,6 +105,12 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
         return
     names, computed = _outputs(sql)
     ranked = bool(sql.order_by) and sql.limit is not None
+    outputs = ", ".join(p.text or p.expr for p in sql.projections)
+
+    def missing(item: Projection, why: str) -> None:
+        message = f"the question asks for {item.text!r}; {why}"
+        add("projection_request_missing", "warning", message, item.text, outputs, "request")
+
     for item in nl.projections:
         words = list(item.columns)
         if not words:
@@ -116,14 +122,7 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
             if extreme and any(_word_matches(w, n) for w in words for n in names):
                 continue  # "the most popular name": the name itself answers
-            add(
-                "projection_request_missing",
-                "warning",
-                f"the question asks for {item.text!r}; no output computes it",
-                item.text,
-                ", ".join(p.text or p.expr for p in sql.projections),
-                "request",
-            )
+            missing(item, "no output computes it")
             continue
         heads = [n for n in names if _word_matches(head, n)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
@@ -133,14 +132,7 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
         if not heads and len(words) == 1 and any(_word_matches(head, t) for t in sql.tables):
             continue  # "list the circuits": the rows of the table it names
         if not heads:
-            add(
-                "projection_request_missing",
-                "warning",
-                f"the question asks for {item.text!r}; no output is named like it",
-                item.text,
-                ", ".join(p.text or p.expr for p in sql.projections),
-                "request",
-            )
+            missing(item, "no output is named like it")
             continue
         others = [
             w
