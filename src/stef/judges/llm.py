@@ -158,8 +158,18 @@ def vote(answers: list[JudgeAnswer], k: int) -> Vote:
     return Vote(verdict, round(gamma, 4), agreement, round(stated, 4), winners)
 
 
+#: Findings the prompt leaves out: lexical coverage cues (question words or tables the SQL
+#: does not spell) that weigh in the offline judge's statistics but are no verifiable
+#: error; a small model shown them votes "incorrect" far too often, and it reads the
+#: question and the SQL itself.
+PROMPT_OMITTED_KINDS = frozenset(
+    {"question_term_unexplained", "question_term_via_hint", "tables_unexplained"}
+)
+
+
 def prompt_context(case: JudgeInput) -> dict[str, Any]:
-    """What the judge prompt receives for one record."""
+    """What the judge prompt receives for one record (findings of
+    :data:`PROMPT_OMITTED_KINDS` left out)."""
     return {
         "question": case.question,
         "enriched_question": case.enriched_question,
@@ -168,7 +178,7 @@ def prompt_context(case: JudgeInput) -> dict[str, Any]:
         "nl_spec": compact_json(case.nl_spec.to_dict()),
         "sql_spec": compact_json(case.sql_spec.to_dict()),
         "filter_status": case.alignment.filter_status,
-        "findings": list(case.alignment.findings),
+        "findings": [f for f in case.alignment.findings if f.kind not in PROMPT_OMITTED_KINDS],
         "enrichment_findings": list(case.enrichment_findings),
         "judge_instructions": list(case.rules.judge_instructions),
     }
