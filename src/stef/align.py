@@ -910,16 +910,16 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
 def _check_schema_linking(
     sql: Spec,
     out: _Collector,
-    text: str,
+    stems: frozenset[str],
     rules: Rules,
     matched: Sequence[Filter] = (),
     benign: Sequence[Filter] = (),
 ) -> None:
     """Columns the SQL selects or filters on that the question never names (filters that
-    apply a value the question states are explained by that value)."""
+    apply a value the question states are explained by that value); ``stems`` are the
+    :func:`text_stems` of the question and its enrichment."""
     explained = {id(f) for f in matched}
     benign_cols = {_canon_col(f.column) for f in benign if f.column}
-    stems = text_stems(text)
     syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
     seen: set[str] = set()
     for p in sql.projections:
@@ -1163,12 +1163,12 @@ def align(
     _check_order_limit(nl, sql, out, r)
     reported = {v for f in (*extra, *benign_found, *(s for _, s in matched)) for v in f.values}
     _check_literals_and_hints(nl, sql, out, text, reported)
-    _check_schema_linking(sql, out, text, r, [s for _, s in matched], benign_found)
+    stems = text_stems(text)
+    _check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found)
     _check_value_case(sql, out, question, enriched_question)
     _check_joins(sql, out)
     _check_hint_functions(nl, sql, out, enriched_question)
     _check_structure(sql, out)
-    stems = text_stems(text)
     check_intent(
         nl,
         sql,

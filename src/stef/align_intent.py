@@ -180,6 +180,14 @@ def _descriptive(name: str) -> bool:
     return low.endswith(("name", "title"))
 
 
+def _share_a_word(a: str, b: str) -> bool:
+    """Do two lower-case names share a word of three letters or more (``id`` aside), or
+    does one hold the other?"""
+    wa = {w for w in _words(a) if len(w) >= 3 and w != "id"}
+    wb = {w for w in _words(b) if len(w) >= 3 and w != "id"}
+    return bool(wa & wb) or a in b or b in a
+
+
 def keys_related(a: str, b: str) -> bool:
     """Could two key columns refer to each other? An id never refers to a name or a
     title; two other columns must share a word (``link_to_major`` = ``major_id``).
@@ -199,11 +207,7 @@ def keys_related(a: str, b: str) -> bool:
         return False
     if ida and idb:
         return True
-    wa = {w for w in _words(ca) if len(w) >= 3 and w != "id"}
-    wb = {w for w in _words(cb) if len(w) >= 3 and w != "id"}
-    if wa & wb or ca in cb or cb in ca:
-        return True
-    return ida != idb
+    return _share_a_word(ca, cb) or ida != idb
 
 
 def _own_key(column: str, table: str) -> bool:
@@ -228,11 +232,7 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     a, b = left.casefold(), right.casefold()
     if a == b or not (_id_like(a) and _id_like(b)):
         return True
-    if _own_key(a, tables[0]) or _own_key(b, tables[1]):
-        return True
-    wa = {w for w in _words(a) if len(w) >= 3 and w != "id"}
-    wb = {w for w in _words(b) if len(w) >= 3 and w != "id"}
-    return bool(wa & wb) or a in b or b in a
+    return _own_key(a, tables[0]) or _own_key(b, tables[1]) or _share_a_word(a, b)
 
 
 def check_keys(sql: Spec, add: Add) -> None:
@@ -276,19 +276,17 @@ def check_keys(sql: Spec, add: Add) -> None:
 
 
 def check_tables(sql: Spec, add: Add, mentioned: Mentioned) -> None:
-    """Tables the question never names; and a query none of whose tables it names."""
-    if not sql.tables:
+    """A query none of whose tables the question names."""
+    if not sql.tables or any(mentioned(t) for t in sql.tables):
         return
-    unnamed = [t for t in sql.tables if not mentioned(t)]
-    if len(unnamed) == len(sql.tables):
-        add(
-            "tables_unexplained",
-            "warning",
-            f"the question names none of the tables ({', '.join(sql.tables)})",
-            None,
-            ", ".join(sql.tables),
-            "schema_linking",
-        )
+    add(
+        "tables_unexplained",
+        "warning",
+        f"the question names none of the tables ({', '.join(sql.tables)})",
+        None,
+        ", ".join(sql.tables),
+        "schema_linking",
+    )
 
 
 def check_order_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
@@ -313,38 +311,57 @@ _VERB_FORM = re.compile(r"..[^e]ed$")
 MAX_TERMS = 3
 
 
-def _sql_vocabulary(
-    sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
-) -> tuple[set[str], str]:
-    """The words of the SQL's names and literals (singular), and all of them run together.
-    A column's synonyms from the rules (``"amount": ["revenue"]``) count as its words."""
-    names = [*sql.columns, *sql.tables, *sql.literals, *(p.alias or "" for p in sql.projections)]
-    used = {c.casefold() for c in sql.columns}
-    for column, alternatives in (synonyms or {}).items():
-        if column.casefold() in used:
-            names += list(alternatives)
-    vocab: set[str] = set()
-    for n in names:
-        low = n.casefold()
-        vocab.add(_NAME_WORDS.sub("", low))
-        vocab.update(singular(w) for w in _NAME_WORDS.split(low) if w)
-    vocab.discard("")
-    return vocab, " ".join(vocab)
+class _Vocabulary:
+    """The words of the SQL's names and literals (singular), to account for question words.
 
+    A word is accounted for when a vocabulary word is it (singular), shares its first
+    five letters, or (four letters or more) the words run together contain it.
+    """
 
-def _accounted(word: str, vocab: set[str], prefixes: set[str], blob: str) -> bool:
-    s = singular(word)
-    return s in vocab or s[:5] in prefixes or (len(s) >= 4 and s in blob)
+    def __init__(self, names: Sequence[str]) -> None:
+        vocab: set[str] = set()
+        for n in names:
+            low = n.casefold()
+            vocab.add(_NAME_WORDS.sub("", low))
+            vocab.update(singular(w) for w in _NAME_WORDS.split(low) if w)
+        vocab.discard("")
+        self.words = vocab
+        self.blob = " ".join(vocab)
+        self.prefixes = {v[:5] for v in vocab if len(v) >= 4}
+
+    @classmethod
+    def of(
+        cls, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+    ) -> tuple[_Vocabulary, _Vocabulary]:
+        """The vocabulary of the SQL's columns, tables, literals and output aliases, and
+        the same with the rules' synonyms of the columns it uses (``"amount":
+        ["revenue"]``) — one object when no synonym applies."""
+        names = [
+            *sql.columns,
+            *sql.tables,
+            *sql.literals,
+            *(p.alias or "" for p in sql.projections),
+        ]
+        used = {c.casefold() for c in sql.columns}
+        extra = [
+            alt
+            for column, alternatives in (synonyms or {}).items()
+            if column.casefold() in used
+            for alt in alternatives
+        ]
+        base = cls(names)
+        return base, (cls([*names, *extra]) if extra else base)
+
+    def accounts(self, word: str) -> bool:
+        s = singular(word)
+        return s in self.words or s[:5] in self.prefixes or (len(s) >= 4 and s in self.blob)
 
 
 def question_terms_unexplained(
     question: str, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
 ) -> list[str]:
-    """Content words of the question that no name or literal of the SQL accounts for.
-
-    A word counts as accounted for when a word of a column, table, alias or literal (or
-    of a used column's synonym in the rules) is it (singular), shares its first five
-    letters, or (four letters or more) contains it.
+    """Content words of the question that no name or literal of the SQL accounts for
+    (nor a used column's synonym in the rules; see :class:`_Vocabulary`).
 
     >>> from stef.spec import Spec
     >>> sql = Spec(columns=["count"], tables=["allergy_type"])
@@ -353,13 +370,15 @@ def question_terms_unexplained(
     >>> question_terms_unexplained("How many allergy types are there?", sql)
     []
     """
-    vocab, blob = _sql_vocabulary(sql, synonyms)
-    prefixes = {v[:5] for v in vocab if len(v) >= 4}
+    return _unexplained(question, _Vocabulary.of(sql, synonyms)[1])
+
+
+def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     out: list[str] = []
     for w in _QUESTION_WORD.findall(question.casefold()):
         if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
             continue
-        if not _accounted(w, vocab, prefixes, blob):
+        if not vocab.accounts(w):
             out.append(w)
     return out
 
@@ -367,17 +386,15 @@ def question_terms_unexplained(
 _CLAUSE = re.compile(r"[;\n]+")
 
 
-def hinted_terms(terms: Sequence[str], enriched: str | None, sql: Spec) -> set[str]:
-    """The terms that a clause of the enriched question links to the SQL: the clause
-    holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
+def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary) -> set[str]:
+    """The terms that a clause of the enriched question links to the SQL (``vocab``):
+    the clause holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
     if not enriched or not terms:
         return set()
-    vocab, blob = _sql_vocabulary(sql)
-    prefixes = {v[:5] for v in vocab if len(v) >= 4}
     out: set[str] = set()
     for clause in _CLAUSE.split(enriched.casefold()):
         words = [w for w in _QUESTION_WORD.findall(clause) if w not in QUESTION_FILLER_WORDS]
-        if any(_accounted(w, vocab, prefixes, blob) for w in words):
+        if any(vocab.accounts(w) for w in words):
             held = {singular(w) for w in words}
             out |= {t for t in terms if singular(t) in held}
     return out
@@ -394,8 +411,9 @@ def check_question_terms(
     question about students answered from ``allergy_type``). A term that only the
     enriched question's hints link to the SQL is noted apart (``info``): the hint
     explains it, though in labelled data such queries still go wrong more often."""
-    terms = question_terms_unexplained(question, sql, synonyms)
-    hinted = hinted_terms(terms, enriched, sql)
+    base, with_synonyms = _Vocabulary.of(sql, synonyms)
+    terms = _unexplained(question, with_synonyms)
+    hinted = hinted_terms(terms, enriched, base)
     for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
         add(
             "question_term_unexplained",

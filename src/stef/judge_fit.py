@@ -179,10 +179,25 @@ class PhiTable:
         return self.table[np.arange(len(p)), verdict, tier]
 
 
+def _dataset_groups(items: Sequence[Aligned]) -> list[list[int]]:
+    """Positions of ``items`` per dataset, in order of first appearance."""
+    return [
+        [i for i, a in enumerate(items) if a.dataset == ds]
+        for ds in dict.fromkeys(a.dataset for a in items)
+    ]
+
+
+def _dataset_aurocs(
+    labels: Sequence[bool], scores: np.ndarray, groups: list[list[int]]
+) -> list[float]:
+    """The AUROC of ``scores`` in each dataset group (groups with one class left out)."""
+    values = [auroc([labels[i] for i in g], scores[g].tolist()) for g in groups]
+    return [v for v in values if v is not None]
+
+
 def _mean_auroc(labels: Sequence[bool], scores: np.ndarray, groups: list[list[int]]) -> float:
     """Mean over datasets of the AUROC of ``scores`` (each dataset weighs the same)."""
-    values = [auroc([labels[i] for i in g], scores[g].tolist()) for g in groups]
-    kept = [v for v in values if v is not None]
+    kept = _dataset_aurocs(labels, scores, groups)
     return sum(kept) / len(kept) if kept else 0.0
 
 
@@ -192,10 +207,7 @@ def _fit_once(
     labels = [a.row.correct for a in usable]
     w = fit_weights(feats, labels, c=c, sample_weight=_balanced(usable))
     probs = np.array([w.p_correct(f) for f in feats])
-    groups = [
-        [i for i, a in enumerate(usable) if a.dataset == ds]
-        for ds in dict.fromkeys(a.dataset for a in usable)
-    ]
+    groups = _dataset_groups(usable)
     best: tuple[float, tuple[float, float, float]] | None = None
     for cut in THRESHOLD_GRID:
         w.thresholds = {"correct": cut[0], "likely": cut[1], "potential": cut[2]}
@@ -227,14 +239,11 @@ def choose_c(
             tr = [i for i, a in enumerate(usable) if a.fold != k]
             te = [i for i, a in enumerate(usable) if a.fold == k]
             w = _fit_once([usable[i] for i in tr], [feats[i] for i in tr], table.take(tr), c)
-            test_table = table.take(te)
+            test = [usable[i] for i in te]
             probs = np.array([w.p_correct(feats[i]) for i in te])
-            scores = test_table.scores(probs, w).tolist()
-            for ds in dict.fromkeys(usable[i].dataset for i in te):
-                idx = [j for j, i in enumerate(te) if usable[i].dataset == ds]
-                value = auroc([usable[te[j]].row.correct for j in idx], [scores[j] for j in idx])
-                if value is not None:
-                    values.append(value)
+            scores = table.take(te).scores(probs, w)
+            labels = [a.row.correct for a in test]
+            values += _dataset_aurocs(labels, scores, _dataset_groups(test))
         mean = sum(values) / len(values) if values else 0.0
         if best is None or mean > best[0] + 1e-9:
             best = (mean, c)
