@@ -131,3 +131,56 @@ def test_a_failing_endpoint_leaves_the_rules_extractor_spec(server: LLMServer) -
     assert spec.flags["llm_extractor"].startswith("failed: ")
     assert "HTTP 503" in spec.flags["llm_extractor"]
     assert ex.usage["failed"] == 1
+
+
+def test_the_extractor_cost_goes_into_each_evaluation_and_the_run_summary(
+    server: LLMServer, tmp_path: Path
+) -> None:
+    from stef.batch import Summary
+    from stef.calibrate import extractor_cost
+    from stef.evaluator import Evaluator
+
+    server.enqueue(
+        completion({"filters": [{"op": "approximately"}]}, prompt_tokens=300, completion_tokens=20),
+        completion(ANSWER, prompt_tokens=340, completion_tokens=45),
+    )
+    ex = extractor(server.base_url, LLMCache(tmp_path / "c.sqlite"))
+    ev = Evaluator(rules=RULES, nl_extractor=ex)
+    sql = "SELECT COUNT(*) FROM orders WHERE town = 'Berlin City'"
+    cold = ev.evaluate(QUESTION, sql)
+    warm = ev.evaluate(QUESTION, sql)
+    ex.close()
+    first = cold["provenance"]["nl_extractor_usage"]
+    assert {k: first[k] for k in ("requests", "prompt_tokens", "completion_tokens", "cached")} == {
+        "requests": 2,
+        "prompt_tokens": 640,
+        "completion_tokens": 65,
+        "cached": False,
+    }
+    again = warm["provenance"]["nl_extractor_usage"]
+    assert (again["requests"], again["prompt_tokens"], again["cached"]) == (0, 0, True)
+    assert (again["cached_prompt_tokens"], again["cached_completion_tokens"]) == (640, 65)
+    assert again["cached_latency_ms"] == pytest.approx(first["latency_ms"], abs=50)
+    assert len(server.chat_requests) == 2
+
+    summary = Summary()
+    for e in (cold, warm):
+        summary.add(e)
+    assert summary.to_dict()["tokens"] == {"prompt_tokens": 640, "completion_tokens": 65}
+    cost = extractor_cost([cold, warm])
+    assert cost is not None
+    assert (cost["requests"], cost["cache_hits"], cost["failed"]) == (2, 1, 0)
+    assert cost["cold_tokens_per_record"] == 705.0
+
+
+def test_a_failed_extraction_says_so_in_the_provenance(server: LLMServer) -> None:
+    from stef.evaluator import Evaluator
+
+    server.default = error(503, "down")
+    ex = extractor(server.base_url)
+    e = Evaluator(rules=RULES, nl_extractor=ex).evaluate(QUESTION, "SELECT COUNT(*) FROM orders")
+    ex.close()
+    assert e["status"] == "ok"  # the rules extractor's spec carries the record
+    usage = e["provenance"]["nl_extractor_usage"]
+    assert (usage["failed"], usage["requests"], usage["cached"]) == (True, 0, False)
+    assert e["nl_spec"]["flags"]["llm_extractor"].startswith("failed: ")

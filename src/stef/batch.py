@@ -111,9 +111,10 @@ def _brief(evaluation: dict[str, Any]) -> dict[str, Any]:
         {"kind": f.get("kind"), "severity": f.get("severity")}
         for f in evaluation.get("findings") or ()
     ]
-    usage = (evaluation.get("provenance") or {}).get("usage")
-    if usage:
-        out["provenance"] = {"usage": usage}
+    prov = evaluation.get("provenance") or {}
+    kept = {k: prov[k] for k in ("usage", "nl_extractor_usage") if prov.get(k)}
+    if kept:
+        out["provenance"] = kept
     return out
 
 
@@ -260,10 +261,11 @@ class Summary:
             for f in evaluation.get("findings") or ():
                 if f.get("severity") != "info":
                     self.finding_kinds[str(f.get("kind"))] += 1
-        usage = (evaluation.get("provenance") or {}).get("usage") or {}
-        for k in ("prompt_tokens", "completion_tokens"):
-            if isinstance(usage.get(k), (int, float)):
-                self.tokens[k] += int(usage[k])
+        prov = evaluation.get("provenance") or {}
+        for usage in (prov.get("usage") or {}, prov.get("nl_extractor_usage") or {}):
+            for k in ("prompt_tokens", "completion_tokens"):  # the judge's and the extractor's
+                if isinstance(usage.get(k), (int, float)):
+                    self.tokens[k] += int(usage[k])
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as plain data (``None`` for figures of an empty batch)."""

@@ -356,6 +356,9 @@ def measure(
     cost = llm_cost(evaluations)
     if cost is not None:
         result["llm_cost"] = cost
+    extraction = extractor_cost(evaluations)
+    if extraction is not None:
+        result["nl_extractor_cost"] = extraction
     return Measurement(
         metrics=result,
         labels=labels,
@@ -423,6 +426,58 @@ def llm_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         "cold_seconds_per_llm_record": (
             round(cold_ms / 1000 / judged, 2) if cold_ms is not None else None
         ),
+    }
+
+
+def extractor_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """What an LLM NL extractor (``--nl-extractor llm``) spent (None when none was used).
+
+    Counted like :func:`llm_cost`: this run's requests, tokens and seconds; cache hits
+    add what their answers cost when first asked to the cold figures; ``failed`` counts
+    the records whose NL spec fell back to the rules extractor alone.
+
+    >>> fresh = {"requests": 1, "prompt_tokens": 300, "completion_tokens": 50,
+    ...          "latency_ms": 8000.0, "cached": False}
+    >>> hit = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached": True,
+    ...        "cached_prompt_tokens": 280, "cached_completion_tokens": 70}
+    >>> c = extractor_cost([{"provenance": {"nl_extractor_usage": u}} for u in (fresh, hit)])
+    >>> c["requests"], c["cache_hits"], c["failed"], c["cold_tokens_per_record"]
+    (1, 1, 0, 350.0)
+    """
+    used = [
+        u
+        for ev in evaluations
+        if isinstance(u := (ev.get("provenance") or {}).get("nl_extractor_usage"), dict)
+    ]
+    if not used:
+        return None
+
+    def total(key: str) -> float:
+        return sum(float(u.get(key) or 0) for u in used)
+
+    hits = sum(1 for u in used if u.get("cached"))
+    cold = sum(
+        total(k)
+        for k in (
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_prompt_tokens",
+            "cached_completion_tokens",
+        )
+    )
+    return {
+        "records": len(evaluations),
+        "extracted": len(used),
+        "cache_hits": hits,
+        "failed": sum(1 for u in used if u.get("failed")),
+        "requests": int(total("requests")),
+        "prompt_tokens": int(total("prompt_tokens")),
+        "completion_tokens": int(total("completion_tokens")),
+        "seconds": round(total("latency_ms") / 1000, 1),
+        "fresh_seconds_per_record": (
+            round(total("latency_ms") / 1000 / (len(used) - hits), 2) if len(used) > hits else None
+        ),
+        "cold_tokens_per_record": round(cold / len(used), 1),
     }
 
 

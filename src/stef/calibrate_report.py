@@ -104,6 +104,25 @@ def cost_line(cost: dict[str, Any]) -> str:
     )
 
 
+def extractor_line(cost: dict[str, Any]) -> str:
+    """One sentence on what the LLM NL extractor spent (:func:`stef.calibrate.extractor_cost`).
+
+    >>> print(extractor_line({"extracted": 2, "records": 2, "requests": 1, "prompt_tokens": 300,
+    ...     "completion_tokens": 50, "seconds": 8.0, "cache_hits": 1, "failed": 0,
+    ...     "cold_tokens_per_record": 350.0})) # doctest: +NORMALIZE_WHITESPACE
+    LLM NL extractor read 2 of 2 records: 1 requests, 300 prompt + 50 completion tokens,
+    8.0 s; 1 answered from the cache; 0 fell back to the rules extractor. A cold run costs
+    350 tokens per record.
+    """
+    return (
+        f"LLM NL extractor read {cost['extracted']} of {cost['records']} records: "
+        f"{cost['requests']} requests, {cost['prompt_tokens']} prompt + "
+        f"{cost['completion_tokens']} completion tokens, {cost['seconds']} s; "
+        f"{cost['cache_hits']} answered from the cache; {cost['failed']} fell back to the "
+        f"rules extractor. A cold run costs {cost['cold_tokens_per_record']:g} tokens per record."
+    )
+
+
 def render_markdown(metrics: dict[str, Any]) -> str:
     """The human report (report.md) built from ``metrics.json``'s content."""
     run, cov, o = metrics["run"], metrics["coverage"], metrics["overall"]
@@ -134,8 +153,11 @@ def render_markdown(metrics: dict[str, Any]) -> str:
     out += ["", "Reproduce:", "", "```", run["command"], "```", ""]
 
     cost = metrics.get("llm_cost")
-    if cost:
-        out += ["## LLM cost", "", cost_line(cost), ""]
+    extraction = metrics.get("nl_extractor_cost")
+    if cost or extraction:
+        out += ["## LLM cost", ""]
+        out += [cost_line(cost), ""] if cost else []
+        out += [extractor_line(extraction), ""] if extraction else []
     out += ["## Summary", ""]
     out.append(
         _table(

@@ -73,10 +73,12 @@ def print_summary(console: Console, metrics: dict[str, Any]) -> None:
     for label, at_default, at_fitted in summary_rows(metrics):
         table.add_row(label, at_default, at_fitted)
     console.print(table)
-    if metrics.get("llm_cost"):
-        from stef.calibrate_report import cost_line
+    from stef.calibrate_report import cost_line, extractor_line
 
+    if metrics.get("llm_cost"):
         console.print(cost_line(metrics["llm_cost"]), highlight=False)
+    if metrics.get("nl_extractor_cost"):
+        console.print(extractor_line(metrics["nl_extractor_cost"]), highlight=False)
 
 
 @click.command("calibrate")

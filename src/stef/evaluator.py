@@ -62,6 +62,8 @@ class Prepared:
     enrichment: EnrichmentResult
     alignment: Alignment
     started: float
+    #: What an LLM NL extractor spent on this record (``None`` for the rules extractor).
+    nl_usage: dict[str, Any] | None = None
 
     def judge_input(self, rules: Rules) -> JudgeInput:
         return JudgeInput(
@@ -193,11 +195,16 @@ class Evaluator:
             sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
         except StefError as e:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
+        nl_usage: dict[str, Any] | None = None  # what an LLM extractor spent
         if self.nl_extractor is _default_nl:  # read each text once for both stages
             texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
             nl, enrichment = texts.merged(), check_analyses(texts)
         else:
-            nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
+            with_usage = getattr(self.nl_extractor, "extract_with_usage", None)
+            if with_usage is not None:
+                nl, nl_usage = with_usage(rec.question, rec.enriched_question, self.rules, rec.time)
+            else:
+                nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
             enrichment = check_enrichment(
                 rec.question, rec.enriched_question, rules=self.rules, now=rec.time
             )
@@ -209,7 +216,7 @@ class Evaluator:
             enriched_question=rec.enriched_question,
             benign=self._benign,
         )
-        return Prepared(rec, sql, nl, enrichment, alignment, started)
+        return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:
         """Score a judged record and assemble its evaluation."""
@@ -257,7 +264,7 @@ class Evaluator:
                 "nl_spec": p.nl.to_dict(),
                 "sql_spec": p.sql.spec.to_dict(),
                 "enrichment": p.enrichment.to_dict(),
-                "provenance": self._provenance(p.started, judgment),
+                "provenance": self._provenance(p.started, judgment, p.nl_usage),
             }
         )
         out.update(p.record.passthrough())
@@ -290,9 +297,16 @@ class Evaluator:
         message = f"internal error in STEF ({type(e).__name__}: {e}); please report it"
         return self._error("internal_error", message[:500], rec.passthrough(), rec, started)
 
-    def _provenance(self, started: float, judgment: Judgment | None) -> dict[str, Any]:
+    def _provenance(
+        self,
+        started: float,
+        judgment: Judgment | None,
+        nl_usage: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         prov = self.describe()
         prov["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        if nl_usage is not None:
+            prov["nl_extractor_usage"] = dict(nl_usage)
         if judgment is not None:
             if judgment.model:
                 prov["model"] = judgment.model
@@ -324,7 +338,7 @@ class Evaluator:
             "nl_spec": prepared.nl.to_dict() if prepared else None,
             "sql_spec": prepared.sql.spec.to_dict() if prepared else None,
             "enrichment": prepared.enrichment.to_dict() if prepared else None,
-            "provenance": self._provenance(started, None),
+            "provenance": self._provenance(started, None, prepared.nl_usage if prepared else None),
         }
         for k in PASSTHROUGH:
             out[k] = passthrough.get(k)

@@ -258,23 +258,51 @@ class LLMNLExtractor:
     def __call__(
         self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
     ) -> Spec:
-        return self._loop.run(self.aextract(question, enriched, rules, now))
+        return self.extract_with_usage(question, enriched, rules, now)[0]
+
+    def extract_with_usage(
+        self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
+    ) -> tuple[Spec, dict[str, Any]]:
+        """The spec and what asking for it cost (see :meth:`aextract_with_usage`)."""
+        return self._loop.run(self.aextract_with_usage(question, enriched, rules, now))
 
     async def aextract(
         self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
     ) -> Spec:
         """The deterministic spec, completed by the LLM's where it adds something."""
+        return (await self.aextract_with_usage(question, enriched, rules, now))[0]
+
+    async def aextract_with_usage(
+        self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
+    ) -> tuple[Spec, dict[str, Any]]:
+        """The merged spec and this extraction's cost, for the evaluation's provenance.
+
+        The cost holds ``requests``, ``prompt_tokens``, ``completion_tokens``,
+        ``latency_ms`` and ``cached``; a cache hit adds what the answer cost when it was
+        first asked (``cached_prompt_tokens``, ``cached_completion_tokens``,
+        ``cached_latency_ms``), a failure ``failed: True`` (tokens spent all the same).
+        """
         from stef.nlspec import extract_nl_spec
 
         base = extract_nl_spec(question, enriched, rules=rules, now=now)
+        started = time.perf_counter()
+        spent: dict[str, Any] = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
         try:
-            answer = await self._answer(question, enriched, rules)
+            answer = await self._answer(question, enriched, rules, spent)
         except (JudgeError, ValueError) as e:
             self.usage["failed"] += 1
-            return replace(base, flags={**base.flags, "llm_extractor": f"failed: {e}"})
-        return merge_specs(base, answer_to_spec(answer, rules))
+            spent.update(
+                cached=False,
+                failed=True,
+                latency_ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+            return replace(base, flags={**base.flags, "llm_extractor": f"failed: {e}"}), spent
+        spent["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return merge_specs(base, answer_to_spec(answer, rules)), spent
 
-    async def _answer(self, question: str, enriched: str | None, rules: Rules) -> NLSpecAnswer:
+    async def _answer(
+        self, question: str, enriched: str | None, rules: Rules, spent: dict[str, Any]
+    ) -> NLSpecAnswer:
         started = time.perf_counter()
         messages = self.prompt.render(
             question=question,
@@ -295,11 +323,18 @@ class LLMNLExtractor:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             self.usage["cached"] += 1
+            spent["cached"] = True
+            if isinstance(hit, dict) and set(hit) == {"answer", "usage"}:
+                for k, v in (hit["usage"] or {}).items():
+                    if k in ("prompt_tokens", "completion_tokens", "latency_ms"):
+                        spent[f"cached_{k}"] = v  # what the answer cost when it was asked
+                hit = hit["answer"]
             return NLSpecAnswer.model_validate(hit)
+        spent["cached"] = False
         if self.before is not None:
             await self.before()
         first = await self.client.chat(messages, temperature=0.0, max_tokens=self.max_tokens)
-        self._count(first.prompt_tokens, first.completion_tokens)
+        self._count(spent, first.prompt_tokens, first.completion_tokens)
         try:
             answer = parse_spec_answer(first.text)
         except ValueError as e:
@@ -313,22 +348,25 @@ class LLMNLExtractor:
                 },
             ]
             second = await self.client.chat(retry, temperature=0.0, max_tokens=self.max_tokens)
-            self._count(second.prompt_tokens, second.completion_tokens)
+            self._count(spent, second.prompt_tokens, second.completion_tokens)
             answer = parse_spec_answer(second.text)
-        self.usage["latency_ms"] += (time.perf_counter() - started) * 1000
+        elapsed = (time.perf_counter() - started) * 1000
+        self.usage["latency_ms"] += elapsed
         if self.cache is not None:
+            cost = {k: spent[k] for k in ("prompt_tokens", "completion_tokens")}
             self.cache.put(
                 key,
-                answer.model_dump(),
+                {"answer": answer.model_dump(), "usage": {**cost, "latency_ms": round(elapsed, 1)}},
                 model=self.client.model,
                 prompt_version=self.prompt.version,
             )
         return answer
 
-    def _count(self, prompt_tokens: int, completion_tokens: int) -> None:
-        self.usage["prompt_tokens"] += prompt_tokens
-        self.usage["completion_tokens"] += completion_tokens
-        self.usage["requests"] += 1
+    def _count(self, spent: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> None:
+        for usage in (self.usage, spent):
+            usage["prompt_tokens"] += prompt_tokens
+            usage["completion_tokens"] += completion_tokens
+            usage["requests"] += 1
 
     def describe(self) -> dict[str, Any]:
         return {
