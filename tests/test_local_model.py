@@ -286,3 +286,46 @@ def test_a_rerun_answered_from_the_cache_starts_no_server(tmp_path: Path) -> Non
     j = judge.judge(case())
     assert (j.verdict, j.usage["cached"], judge.server.running) == ("incorrect", True, False)
     judge.close()
+
+
+def test_an_llm_extractor_beside_the_offline_judge_uses_the_local_model_lazily() -> None:
+    from stef.cli_llm import build_nl_extractor
+    from stef.llm.nl_extractor import LLMNLExtractor
+
+    ex = build_nl_extractor("llm", judge=build_judge("symbolic"), local_model="smollm2-135m")
+    assert isinstance(ex, LLMNLExtractor) and isinstance(ex.owner, LLMJudge)
+    server = ex.owner.server
+    assert server is not None and not server.running  # started on the first extraction
+    assert ex.describe()["model"] == "smollm2-135m"
+    ex.close()
+    assert not server.running
+
+
+@e2e
+def test_stef_eval_with_the_offline_judge_and_the_local_llm_extractor(
+    tmp_path: Path, stef_home: Path
+) -> None:
+    from stef.cli import main
+
+    records = tmp_path / "in.jsonl"
+    records.write_text(
+        '{"id": "a", "question": "How many orders came from Berlin?", '
+        '"sql": "SELECT COUNT(*) FROM orders WHERE city = \'Berlin\'"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    args = ["eval", str(records), "--output", str(out), "--nl-extractor", "llm"]
+    args += ["--local-model", "smollm2-135m", "--cache", str(tmp_path / "c.sqlite")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    import json
+
+    e = json.loads(out.read_text(encoding="utf-8"))
+    assert e["status"] == "ok" and e["provenance"]["judge"]["name"] == "symbolic"
+    usage = e["provenance"]["nl_extractor_usage"]
+    assert usage["cached"] is False
+    if usage.get("failed"):  # the weak model may not answer the schema: the rules spec stands
+        assert e["nl_spec"]["flags"]["llm_extractor"].startswith("failed: ")
+    else:
+        assert usage["requests"] >= 1 and usage["prompt_tokens"] > 0
+        assert e["nl_spec"]["flags"]["llm_extractor"] == "merged"

@@ -124,7 +124,10 @@ def judge_options(func: F) -> F:
             "--local-model",
             type=click.Choice(list(MODELS)),
             default=None,
-            help=f"Packaged model for --judge local/hybrid. [{DEFAULT_MODEL}]",
+            help=(
+                "Packaged model for --judge local/hybrid, and for --nl-extractor llm "
+                f"when no endpoint is given. [{DEFAULT_MODEL}]"
+            ),
         ),
         click.option(
             "--hybrid-threshold",
@@ -257,7 +260,8 @@ def build_nl_extractor(
 
     With an LLM ``judge`` (or a hybrid one) the extractor shares its endpoint, model,
     cache and local server; otherwise it is configured from ``options`` like the
-    ``openai`` judge.
+    ``openai`` judge, and with no endpoint configured it asks the packaged local model
+    (``--local-model``), as ``--judge hybrid`` does.
     """
     if nl_extractor == "rules":
         return None
@@ -272,10 +276,14 @@ def build_nl_extractor(
     if isinstance(llm, LLMJudge):
         return LLMNLExtractor(llm.client.fork(), cache=llm.cache, before=llm.ensure_server)
     s = _settings(options)
-    if not s.base_url or not s.model:
-        raise StefError(
-            "invalid_config", "--nl-extractor llm needs an LLM judge or --base-url and --model"
+    if not s.base_url:
+        local = _local_judge(options)  # the packaged model, started on first use
+        assert isinstance(local, LLMJudge)
+        return LLMNLExtractor(
+            local.client.fork(), cache=local.cache, before=local.ensure_server, owner=local
         )
+    if not s.model:
+        raise StefError("invalid_config", "--nl-extractor llm with --base-url needs --model")
     client = ChatClient(
         s.base_url,
         s.model,

@@ -239,8 +239,10 @@ class LLMNLExtractor:
         max_tokens: int = 400,
         prompt_version: str = PROMPT_VERSION,
         before: Callable[[], Awaitable[None]] | None = None,
+        owner: Any | None = None,
     ) -> None:
         self.client = client
+        self.owner = owner  # what ``close`` also releases (a local model's judge and server)
         self.before = before
         self.cache = cache
         self.max_tokens = max_tokens
@@ -381,3 +383,5 @@ class LLMNLExtractor:
             self._loop.run(self.client.aclose())
         finally:
             self._loop.close()
+            if self.owner is not None:
+                self.owner.close()
