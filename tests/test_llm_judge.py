@@ -303,11 +303,15 @@ def test_hybrid_keeps_a_confident_offline_verdict_and_spends_nothing(server: LLM
     j = hybrid.judge(case())
     hybrid.close()
     assert (j.verdict, j.confidence, j.usage) == ("correct", 0.9, {"path": "offline"})
+    by_default = HybridJudge(make_judge(server.base_url), Fixed("likely_correct", 0.6))
+    k = by_default.judge(case())  # 0.6 is above the default threshold (0.5)
+    by_default.close()
+    assert (k.verdict, k.usage) == ("likely_correct", {"path": "offline"})
     assert server.chat_requests == []
 
 
 @pytest.mark.parametrize(
-    ("verdict", "confidence"), [("likely_correct", 0.6), ("potentially_incorrect", 0.95)]
+    ("verdict", "confidence"), [("likely_correct", 0.45), ("potentially_incorrect", 0.95)]
 )
 def test_hybrid_asks_the_llm_when_the_offline_judge_is_unsure(
     server: LLMServer, verdict: str, confidence: float
@@ -329,14 +333,14 @@ def test_hybrid_falls_back_to_the_offline_verdict_when_the_llm_is_down(
     server: LLMServer,
 ) -> None:
     server.default = error(503, "down")
-    hybrid = HybridJudge(make_judge(server.base_url, max_retries=0), Fixed("likely_correct", 0.5))
+    hybrid = HybridJudge(make_judge(server.base_url, max_retries=0), Fixed("likely_correct", 0.45))
     j = hybrid.judge(case())
     assert (j.verdict, j.usage["path"], j.usage["llm_error"]["status"]) == (
         "likely_correct",
         "offline_fallback",
         "judge_unavailable",
     )
-    strict = HybridJudge(hybrid.llm, Fixed("likely_correct", 0.5), fallback=False)
+    strict = HybridJudge(hybrid.llm, Fixed("likely_correct", 0.45), fallback=False)
     with pytest.raises(JudgeError, match="HTTP 503"):
         strict.judge(case())
     hybrid.close()
@@ -389,6 +393,9 @@ def test_build_judge_from_flags_env_and_config_file(
     assert isinstance(hybrid, HybridJudge)
     assert (hybrid.threshold, hybrid.describe()["llm"]["model"]) == (0.7, "flag-model")
     hybrid.close()
+    default = build_judge("hybrid", model="flag-model", no_cache=True)
+    assert default.threshold == 0.5  # type: ignore[attr-defined]
+    default.close()
 
 
 def test_invalid_settings_are_reported_by_name(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def judge_options(func: F) -> F:
             "--hybrid-threshold",
             type=click.FloatRange(0, 1),
             default=None,
-            help="--judge hybrid asks the LLM below this offline confidence. [0.85]",
+            help="--judge hybrid asks the LLM below this offline confidence. [0.5]",
         ),
         click.option(
             "--llm-config",
@@ -224,7 +224,9 @@ def build_judge(judge: str = "symbolic", **options: Any) -> Judge:
             else _local_judge(options)
         )
         threshold = options.get("hybrid_threshold")
-        return HybridJudge(llm, offline, threshold=0.85 if threshold is None else threshold)
+        if threshold is None:
+            return HybridJudge(llm, offline)  # its default threshold
+        return HybridJudge(llm, offline, threshold=float(threshold))
     raise click.BadParameter(f"unknown judge {judge!r}", param_hint="--judge")
 
 
