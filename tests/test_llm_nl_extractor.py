@@ -184,3 +184,19 @@ def test_a_failed_extraction_says_so_in_the_provenance(server: LLMServer) -> Non
     usage = e["provenance"]["nl_extractor_usage"]
     assert (usage["failed"], usage["requests"], usage["cached"]) == (True, 0, False)
     assert e["nl_spec"]["flags"]["llm_extractor"].startswith("failed: ")
+
+
+def test_a_batch_with_an_llm_extractor_stays_in_one_process(server: LLMServer) -> None:
+    from stef.batch import evaluate_stream
+    from stef.evaluator import Evaluator
+
+    server.enqueue(completion(ANSWER), completion(ANSWER))
+    ex = extractor(server.base_url)
+    records = [
+        {"id": str(i), "question": q, "sql": "SELECT COUNT(*) FROM orders"}
+        for i, q in enumerate((QUESTION, "How many orders came from Paris?"))
+    ]
+    out = list(evaluate_stream(Evaluator(rules=RULES, nl_extractor=ex), records, workers=2))
+    ex.close()
+    assert [e["id"] for e in out] == ["0", "1"]
+    assert ex.usage["requests"] == 2  # counted here: no forked worker asked in its own copy

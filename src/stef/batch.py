@@ -158,7 +158,7 @@ def evaluate_stream(
     concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
     if concurrency > 1:
         yield from _async_stream(ev, items, concurrency)
-    elif workers <= 1:
+    elif workers <= 1 or _one_process(ev):
         for x in items:
             yield _one(ev, x)
     else:
@@ -183,11 +183,17 @@ def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> I
     True
     """
     concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
-    if concurrency > 1 or workers <= 1:
+    if concurrency > 1 or workers <= 1 or _one_process(ev):
         for e in evaluate_stream(ev, items, workers=1):
             yield _encoded(e, keep=True)
     else:
         yield from _process_stream(ev, items, workers, _run_chunk_encoded)
+
+
+def _one_process(ev: Evaluator) -> bool:
+    """An LLM NL extractor holds one HTTP client (and maybe one local model server):
+    forked workers would each start their own, so the batch stays in this process."""
+    return hasattr(ev.nl_extractor, "extract_with_usage")
 
 
 def _process_stream(
