@@ -228,7 +228,14 @@ def test_calibrate_command_end_to_end(tmp_path: Path, seen_records: list[dict[st
     )
     assert result.exit_code == 0, result.output
     assert "AUROC" in result.output and "negative recall" in result.output
-    for name in ("report.md", "metrics.json", "roc.svg", "reliability.svg", "calibration.json"):
+    for name in (
+        "report.md",
+        "metrics.json",
+        "rows.jsonl",
+        "roc.svg",
+        "reliability.svg",
+        "calibration.json",
+    ):
         assert (out / name).is_file(), name
 
     # the evaluator saw every row, and never a label
@@ -267,6 +274,21 @@ def test_calibrate_command_end_to_end(tmp_path: Path, seen_records: list[dict[st
     ps = [cal.p_correct(s) for s in range(0, 101, 5)]
     assert ps == sorted(ps)
     assert cal.meta["rows"] == metrics["coverage"]["evaluated"]
+
+    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    labelled = C.load_labelled(FIXTURE)
+    assert [r["id"] for r in rows] == [x.id for x in labelled]  # every row, in file order
+    assert [r["correct"] for r in rows] == [x.correct for x in labelled]
+    unparseable = [r for r in rows if r["status"] == "sql_unparseable"]
+    assert len(unparseable) == 1 and unparseable[0]["score"] is None
+    assert "predicted_correct" not in unparseable[0]
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert len(ok) == metrics["coverage"]["evaluated"]
+    folds_of = {r["fold"] for r in rows}
+    assert folds_of == {0, 1, 2}
+    cuts = overall["at_fitted"]["thresholds"]  # each row judged by its own fold's threshold
+    assert all(r["predicted_correct"] == (r["score"] >= cuts[r["fold"]]) for r in ok)
+    assert all(0.0 <= r["p_correct_held_out"] <= 1.0 for r in ok)
 
     report = (out / "report.md").read_text()
     assert report.startswith("# STEF calibration report")
@@ -321,7 +343,9 @@ def test_a_run_where_nothing_was_evaluated_still_reports(
     assert m.calibration is None
     m.metrics = {"run": _RUN, **m.metrics}
     paths = write_outputs(m, tmp_path)
-    assert sorted(paths) == ["metrics", "reliability", "report", "roc"]
+    assert sorted(paths) == ["metrics", "reliability", "report", "roc", "rows"]
+    listed = [json.loads(x) for x in paths["rows"].read_text().splitlines()]
+    assert [(r["status"], r["score"]) for r in listed] == [("judge_failed", None)] * 24
     report = (tmp_path / "report.md").read_text()
     assert "| coverage | 0.0% (0/24) |  |" in report
     assert "| `judge_failed` | 24 |" in report
@@ -342,3 +366,47 @@ _RUN = {
     "style": {"normalised": True, "rerendered": 23, "kept_as_is": 1},
     "reference": None,
 }
+
+
+def test_calibrate_diff_compares_two_runs_row_by_row(tmp_path: Path) -> None:
+    from stef.cli_calibrate import calibrate_diff
+
+    runs = {}
+    for name, extra in (("a", ["--judge-weights", "none"]), ("b", [])):
+        out = tmp_path / name
+        args = [str(FIXTURE), "-o", str(out), "--folds", "3", *extra]
+        assert CliRunner().invoke(calibrate, args).exit_code == 0
+        runs[name] = json.loads((out / "metrics.json").read_text())
+    result = CliRunner().invoke(
+        calibrate_diff, [str(tmp_path / "a"), str(tmp_path / "b"), "--boot", "200", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.output)
+    assert (d["rows_a"], d["shared"]) == (24, runs["a"]["coverage"]["evaluated"])
+    auroc = d["figures"]["auroc"]
+    assert auroc["a"] == round(runs["a"]["overall"]["auroc"], 4)
+    assert auroc["b"] == round(runs["b"]["overall"]["auroc"], 4)
+    assert auroc["difference"] == pytest.approx(auroc["b"] - auroc["a"], abs=1e-4)
+    brier = d["figures"]["brier_isotonic"]
+    held = runs["b"]["overall"]["probability"]["isotonic_held_out"]["brier"]
+    assert brier["b"] == round(held, 4) and brier["lower_is_better"] is True
+    accuracy = d["figures"]["accuracy"]
+    assert accuracy["a"] == round(runs["a"]["overall"]["at_fitted"]["accuracy"], 4)
+    lo, hi = auroc["interval"]
+    assert lo <= hi and 0.0 <= auroc["share_of_draws_b_better"] <= 1.0
+
+    table = CliRunner().invoke(calibrate_diff, [str(tmp_path / "a"), str(tmp_path / "b")])
+    assert table.exit_code == 0 and "│ AUROC " in table.output
+
+
+def test_calibrate_diff_refuses_runs_on_different_labels(tmp_path: Path) -> None:
+    from stef.cli_calibrate import calibrate_diff
+
+    row = {"id": "1", "question": "q", "status": "ok", "score": 50.0}
+    (tmp_path / "a.jsonl").write_text(json.dumps({**row, "correct": True}) + "\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps({**row, "correct": False}) + "\n")
+    result = CliRunner().invoke(
+        calibrate_diff, [str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]
+    )
+    assert result.exit_code == 1
+    assert "cannot compare the runs: row '1' has another label in the second run" in result.output

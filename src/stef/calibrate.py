@@ -238,6 +238,9 @@ class Measurement:
     scores: list[float] = field(default_factory=list)
     held_out_p: list[float] | None = None
     calibration: Calibration | None = None
+    #: One entry per input row (``rows.jsonl``): label, fold, status, score, verdict,
+    #: held-out prediction and P(correct), so two runs can be compared row by row.
+    per_row: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -365,7 +368,40 @@ def measure(
         scores=scores,
         held_out_p=held_p if isotonic else None,
         calibration=calibration,
+        per_row=_per_row(rows, evaluations, folds, idx, pred_fitted, held_p if isotonic else None),
     )
+
+
+def _per_row(
+    rows: Sequence[LabelledRow],
+    evaluations: Sequence[dict[str, Any]],
+    folds: Sequence[int],
+    idx: Sequence[int],
+    pred_fitted: Sequence[bool],
+    held_p: Sequence[float] | None,
+) -> list[dict[str, Any]]:
+    at = {i: j for j, i in enumerate(idx)}
+    out = []
+    for i, (r, ev) in enumerate(zip(rows, evaluations, strict=True)):
+        judgment = ev.get("judgment") or {}
+        entry: dict[str, Any] = {
+            "id": r.id,
+            "question": r.question,
+            "fold": folds[i],
+            "correct": r.correct,
+            "error_types": list(r.error_types),
+            "status": ev.get("status"),
+            "score": ev.get("score"),
+            "verdict": judgment.get("verdict"),
+            "confidence": judgment.get("confidence"),
+        }
+        j = at.get(i)
+        if j is not None:
+            entry["predicted_correct"] = pred_fitted[j]
+            if held_p is not None:
+                entry["p_correct_held_out"] = round(float(held_p[j]), 4)
+        out.append(entry)
+    return out
 
 
 def llm_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

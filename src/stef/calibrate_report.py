@@ -424,6 +424,12 @@ def write_outputs(measurement: Measurement, outdir: Path) -> dict[str, Path]:
         "reliability": outdir / "reliability.svg",
     }
     paths["metrics"].write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    if measurement.per_row:
+        paths["rows"] = outdir / "rows.jsonl"
+        paths["rows"].write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in measurement.per_row),
+            encoding="utf-8",
+        )
     paths["report"].write_text(render_markdown(metrics), encoding="utf-8")
     cal = measurement.calibration
     plot_roc(measurement, paths["roc"], metrics["overall"]["at_fitted"].get("threshold_all_rows"))

@@ -318,9 +318,10 @@ from stef.cli_llm import local  # noqa: E402
 
 main.add_command(local)
 
-from stef.cli_calibrate import calibrate  # noqa: E402
+from stef.cli_calibrate import calibrate, calibrate_diff  # noqa: E402
 
 main.add_command(calibrate)
+main.add_command(calibrate_diff)
 
 from stef.cli_monitor import COMMANDS as MONITOR_COMMANDS  # noqa: E402
 

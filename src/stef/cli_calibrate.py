@@ -88,7 +88,8 @@ def print_summary(console: Console, metrics: dict[str, Any]) -> None:
     "--output",
     required=True,
     type=click.Path(file_okay=False),
-    help="Folder for report.md, metrics.json, roc.svg, reliability.svg, calibration.json.",
+    help="Folder for report.md, metrics.json, rows.jsonl, roc.svg, reliability.svg and "
+    "calibration.json.",
 )
 @click.option(
     "--rules", "rules_path", type=click.Path(dir_okay=False), help="Application rules file (JSON)."
@@ -268,3 +269,69 @@ def calibrate(
     paths = write_outputs(measurement, Path(output))
     print_summary(Console(), measurement.metrics)
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+@click.command("calibrate-diff")
+@click.argument("run_a", type=click.Path(exists=True))
+@click.argument("run_b", type=click.Path(exists=True))
+@click.option(
+    "--boot",
+    type=click.IntRange(100, 100_000),
+    default=2000,
+    show_default=True,
+    help="Bootstrap draws (whole questions resampled).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def calibrate_diff(run_a: str, run_b: str, boot: int, seed: int, as_json: bool) -> None:
+    """Compare two `stef calibrate` runs on the same labelled rows, row by row.
+
+    RUN_A and RUN_B are output folders of `stef calibrate` (or their rows.jsonl). Only
+    rows both runs scored are compared; each figure is shown for A and B with B − A
+    and its 95% interval from a paired bootstrap over questions.
+
+    Example:
+      stef calibrate-diff calib-local/ calib-local-k3/
+    """
+    import json
+
+    from stef.calibrate_diff import load_rows, paired_diff
+
+    try:
+        d = paired_diff(load_rows(run_a), load_rows(run_b), n_boot=boot, seed=seed)
+    except (OSError, ValueError, KeyError) as e:
+        raise click.ClickException(f"cannot compare the runs: {e}") from None
+    if as_json:
+        click.echo(json.dumps(d, indent=2))
+        return
+    console = Console()
+    console.print(
+        f"{d['shared']} rows of {d['questions']} questions scored by both "
+        f"(A scored {d['scored_a']} of {d['rows_a']}, B {d['scored_b']} of {d['rows_b']})",
+        highlight=False,
+    )
+    table = Table(title="B − A, 95% interval from a paired bootstrap over questions")
+    table.add_column("figure", no_wrap=True)
+    for col in ("A", "B", "B − A", "interval", "B better in"):
+        table.add_column(col, justify="right")
+
+    def fmt(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    for f in d["figures"].values():
+        iv = f["interval"]
+        share = f["share_of_draws_b_better"]
+        table.add_row(
+            f["what"] + (" ↓" if f["lower_is_better"] else ""),
+            fmt(f["a"]),
+            fmt(f["b"]),
+            fmt(f["difference"]),
+            "—" if iv is None else f"[{iv[0]:+.3f}, {iv[1]:+.3f}]",
+            "—" if share is None else f"{share:.0%} of draws",
+        )
+    console.print(table)
+    console.print(
+        "↓ lower is better. score/100: the raw score read as P(correct); isotonic: the "
+        "held-out isotonic P(correct); accuracy: at the held-out fitted threshold.",
+        highlight=False,
+    )
