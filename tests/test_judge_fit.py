@@ -122,3 +122,33 @@ def test_fit_judge_command_writes_weights_with_held_out_figures(tmp_path: Path) 
     assert saved.meta["c"] in C_GRID
     assert saved.meta["name"] == "w" and saved.meta["rows"] == 240
     assert all(v <= 0 for k, v in saved.weights.items() if k.startswith("filter_missing"))
+
+
+def test_fit_judge_leaves_out_the_questions_of_a_calibrate_sample(tmp_path: Path) -> None:
+    from stef.calibrate import question_key
+
+    lines = DATA.read_text(encoding="utf-8").splitlines()[:240]
+    data = tmp_path / "sample.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = [json.loads(x) for x in lines]
+    unseen = {question_key(r["question"]) for r in rows[:30]}
+    calib = tmp_path / "calib"
+    calib.mkdir()
+    (calib / "rows.jsonl").write_text(
+        "".join(json.dumps({"id": r["id"], "question": r["question"]}) + "\n" for r in rows[:30])
+    )
+    kept = sum(1 for r in rows if question_key(r["question"]) not in unseen)
+    out = tmp_path / "w.json"
+    args = ["fit-judge", str(data), "-o", str(out), "--folds", "3", "--c", "0.1"]
+    result = CliRunner().invoke(main, [*args, "--exclude-questions", str(calib), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["rows"] == kept < 210  # a question's rows go together
+    meta = JudgeWeights.load(out).meta
+    assert meta["rows"] == kept
+    assert meta["excluded"] == {"questions_of": str(calib), "rows": 240 - kept}
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1"}\n')
+    refused = CliRunner().invoke(main, [*args, "--exclude-questions", str(bad)])
+    assert refused.exit_code == 1
+    assert f"{bad}:1: no 'question' to leave out" in refused.output

@@ -56,6 +56,15 @@ def _fmt(v: float | None, pct: bool = False) -> str:
     is_flag=True,
     help="Keep the SQL as written (default: re-render it so surface style can't leak).",
 )
+@click.option(
+    "--exclude-questions",
+    "exclude",
+    type=click.Path(exists=True),
+    default=None,
+    help="Leave out every row whose question is in this JSONL file (rows with a "
+    "'question'), e.g. the rows.jsonl of a `stef calibrate --limit` run, so that run's "
+    "sample stays unseen by the weights.",
+)
 @click.option("--name", default=None, help="Name recorded in the weights file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the held-out figures as JSON.")
 def fit_judge(
@@ -67,6 +76,7 @@ def fit_judge(
     rules_path: str | None,
     c: float | None,
     no_style_normalise: bool,
+    exclude: str | None,
     name: str | None,
     as_json: bool,
 ) -> None:
@@ -77,15 +87,20 @@ def fit_judge(
     rows are scored with the score formula. Every dataset weighs the same in the fit.
     Then the weights are fitted on all rows and written to --output.
     """
-    from stef.calibrate import load_labelled
+    from stef.calibrate import load_labelled, question_key
     from stef.judge_fit import align_rows, cross_validate, fit
     from stef.rules import load_rules
 
+    left_out = _questions(exclude) if exclude else set()
+    excluded = 0
     try:
         rules = load_rules(rules_path)
         items = []
         for path in data:
             rows = load_labelled(path)
+            kept = [r for r in rows if question_key(r.question) not in left_out]
+            excluded += len(rows) - len(kept)
+            rows = kept
             items += align_rows(
                 rows,
                 Path(path).stem,
@@ -107,6 +122,7 @@ def fit_judge(
         "seed": seed,
         "c": weights.meta["c"],
         "style_normalised": not no_style_normalise,
+        **({"excluded": {"questions_of": exclude, "rows": excluded}} if exclude else {}),
         # the fit weighs every dataset the same, so the effective base rate is their mean
         "base_rate": round(_base_rate(items), 4),
         "held_out": [h.to_dict() for h in held],
@@ -143,6 +159,28 @@ def fit_judge(
         console = Console(width=160)
     console.print(t)
     click.echo(f"wrote {output}")
+
+
+def _questions(path: str) -> set[str]:
+    """Grouping keys of the questions in a JSONL file (or a calibrate folder's rows.jsonl)."""
+    from stef.calibrate import question_key
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / "rows.jsonl"
+    keys = set()
+    try:
+        with p.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                q = json.loads(line).get("question")
+                if not isinstance(q, str):
+                    raise click.ClickException(f"{p}:{n}: no 'question' to leave out")
+                keys.add(question_key(q))
+    except (OSError, json.JSONDecodeError, AttributeError) as e:
+        raise click.ClickException(f"cannot read --exclude-questions {p}: {e}") from None
+    return keys
 
 
 def _base_rate(items: list[Any]) -> float:
