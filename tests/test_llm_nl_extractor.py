@@ -160,7 +160,8 @@ def test_the_extractor_cost_goes_into_each_evaluation_and_the_run_summary(
     again = warm["provenance"]["nl_extractor_usage"]
     assert (again["requests"], again["prompt_tokens"], again["cached"]) == (0, 0, True)
     assert (again["cached_prompt_tokens"], again["cached_completion_tokens"]) == (640, 65)
-    assert again["cached_latency_ms"] == pytest.approx(first["latency_ms"], abs=50)
+    # the first ask's time, measured inside the extraction the cold latency wraps
+    assert 0 < again["cached_latency_ms"] <= first["latency_ms"]
     assert len(server.chat_requests) == 2
 
     summary = Summary()
