@@ -151,4 +151,4 @@ def test_fit_judge_leaves_out_the_questions_of_a_calibrate_sample(tmp_path: Path
     bad.write_text('{"id": "1"}\n')
     refused = CliRunner().invoke(main, [*args, "--exclude-questions", str(bad)])
     assert refused.exit_code == 1
-    assert f"{bad}:1: no 'question' to leave out" in refused.output
+    assert f"{bad}: row 1: no 'question' to leave out" in refused.output

@@ -164,22 +164,18 @@ def fit_judge(
 def _questions(path: str) -> set[str]:
     """Grouping keys of the questions in a JSONL file (or a calibrate folder's rows.jsonl)."""
     from stef.calibrate import question_key
+    from stef.calibrate_diff import load_rows
 
-    p = Path(path)
-    if p.is_dir():
-        p = p / "rows.jsonl"
-    keys = set()
     try:
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                q = json.loads(line).get("question")
-                if not isinstance(q, str):
-                    raise click.ClickException(f"{p}:{n}: no 'question' to leave out")
-                keys.add(question_key(q))
-    except (OSError, json.JSONDecodeError, AttributeError) as e:
-        raise click.ClickException(f"cannot read --exclude-questions {p}: {e}") from None
+        rows = load_rows(path)
+    except (OSError, json.JSONDecodeError) as e:
+        raise click.ClickException(f"cannot read --exclude-questions {path}: {e}") from None
+    keys = set()
+    for n, row in enumerate(rows, 1):
+        q = row.get("question") if isinstance(row, dict) else None
+        if not isinstance(q, str):
+            raise click.ClickException(f"{path}: row {n}: no 'question' to leave out")
+        keys.add(question_key(q))
     return keys
 
 
