@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from stef.align_intent import check_intent
-from stef.findings import Finding
+from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
 
@@ -249,26 +249,10 @@ def _pinned_columns(sql: Spec) -> set[str]:
 # --------------------------------------------------------------------------- alignment
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.findings: list[Finding] = []
-
-    def add(
-        self,
-        kind: str,
-        severity: str,
-        message: str,
-        nl: str | None = None,
-        sql: str | None = None,
-        rule: str | None = None,
-    ) -> None:
-        self.findings.append(Finding(kind, severity, message, nl or None, sql or None, rule))
-
-
 def align_filters(
     nl: Spec,
     sql: Spec,
-    out: _Collector,
+    out: FindingCollector,
     *,
     text: str,
     benign: Sequence[Filter] = (),
@@ -412,7 +396,7 @@ def _sql_aggs(sql: Spec) -> set[str]:
     return {a.func for a in sql.aggregations}
 
 
-def _check_aggregations(nl: Spec, sql: Spec, out: _Collector) -> None:
+def _check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     aggs = _sql_aggs(sql)
     first_order = sql.order_by[0] if sql.order_by else None
     for na in nl.aggregations:
@@ -596,7 +580,7 @@ def _check_aggregations(nl: Spec, sql: Spec, out: _Collector) -> None:
         )
 
 
-def _check_grouping(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
+def _check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     if nl.group_by and not sql.group_by and not sql.window_functions:
         out.add(
             "group_by_missing",
@@ -677,7 +661,7 @@ def _check_grouping(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
             )
 
 
-def _check_order_limit(nl: Spec, sql: Spec, out: _Collector, rules: Rules) -> None:
+def _check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
@@ -817,7 +801,7 @@ def _one_slip(a: str, b: str) -> bool:
 
 
 def _check_literals_and_hints(
-    nl: Spec, sql: Spec, out: _Collector, text: str, reported: set[str]
+    nl: Spec, sql: Spec, out: FindingCollector, text: str, reported: set[str]
 ) -> None:
     sql_cols = {_canon_col(c) for c in sql.columns}
     sql_cols |= {_canon_col(p.alias) for p in sql.projections if p.alias}
@@ -909,7 +893,7 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
 
 def _check_schema_linking(
     sql: Spec,
-    out: _Collector,
+    out: FindingCollector,
     stems: frozenset[str],
     rules: Rules,
     matched: Sequence[Filter] = (),
@@ -959,7 +943,9 @@ def _check_schema_linking(
             )
 
 
-def _check_value_case(sql: Spec, out: _Collector, question: str, enriched: str | None) -> None:
+def _check_value_case(
+    sql: Spec, out: FindingCollector, question: str, enriched: str | None
+) -> None:
     """String literals the question writes in another letter case: ``=`` on strings is
     case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'."""
     raw = f"{question} {enriched or ''}"
@@ -986,7 +972,7 @@ def _own_key(column: str, table: str) -> bool:
     return c == "id" or c == t + "id" or (t.endswith("s") and c == t[:-1] + "id")
 
 
-def _check_joins(sql: Spec, out: _Collector) -> None:
+def _check_joins(sql: Spec, out: FindingCollector) -> None:
     """Two tables joined on two different own keys (``event.event_id = expense.expense_id``)
     instead of a key and the column that refers to it."""
     for j in sql.joins:
@@ -1011,7 +997,7 @@ _HINT_FUNCTION = re.compile(
 _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 
 
-def _check_hint_functions(nl: Spec, sql: Spec, out: _Collector, enriched: str | None) -> None:
+def _check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None) -> None:
     """Functions the enriched question prescribes (``SUM(cost)``, ``year(dob) > 1980``,
     ``DISTINCT``) that the SQL does not use."""
     if not enriched:
@@ -1052,7 +1038,7 @@ def _check_hint_functions(nl: Spec, sql: Spec, out: _Collector, enriched: str | 
             )
 
 
-def _check_structure(sql: Spec, out: _Collector) -> None:
+def _check_structure(sql: Spec, out: FindingCollector) -> None:
     flags = sql.flags
     for table in flags.get("redundant_tables") or ():
         out.add(
@@ -1145,7 +1131,7 @@ def align(
     """
     r = rules or Rules()
     text = searchable(question, enriched_question)
-    out = _Collector()
+    out = FindingCollector()
     matched, missing, extra, benign_found, bad = align_filters(
         nl, sql, out, text=text, benign=benign
     )
@@ -1172,7 +1158,7 @@ def align(
     check_intent(
         nl,
         sql,
-        out.add,
+        out,
         lambda name: name_mentioned(name, stems),
         question,
         enriched_question,

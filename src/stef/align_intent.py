@@ -9,9 +9,10 @@ calls :func:`check_intent` and the judge weighs the findings.
 >>> from stef.spec import Projection, Spec
 >>> nl = Spec(projections=[Projection("id", columns=("id",), text="id")])
 >>> sql = Spec(projections=[Projection("name", columns=("name",))], tables=["staff"])
->>> found = []
->>> check_intent(nl, sql, lambda *a: found.append(a[0]), lambda name: True)
->>> found
+>>> from stef.findings import FindingCollector
+>>> out = FindingCollector()
+>>> check_intent(nl, sql, out, lambda name: True)
+>>> [f.kind for f in out.findings]
 ['projection_request_missing']
 """
 
@@ -19,26 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
 
+from stef.findings import FindingCollector
 from stef.nl_lexicon import QUESTION_FILLER_WORDS, REQUEST_GENERIC_HEADS, SUPERLATIVES
 from stef.nl_request import singular
 from stef.spec import Projection, Spec
-
-
-class Add(Protocol):
-    """How a check reports a finding (``stef.align``'s collector)."""
-
-    def __call__(
-        self,
-        kind: str,
-        severity: str,
-        message: str,
-        nl: str | None = None,
-        sql: str | None = None,
-        rule: str | None = None,
-    ) -> None: ...
-
 
 #: A check that a schema name is named by the question (``stef.align.name_mentioned``).
 Mentioned = Callable[[str], bool]
@@ -92,7 +78,7 @@ def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
     return names, computed
 
 
-def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
+def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """Every item the question asks to get back has an output that can be it.
 
     A plain item ("the id", "their names") needs a plain output whose name shares its
@@ -109,7 +95,7 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
 
     def missing(item: Projection, why: str) -> None:
         message = f"the question asks for {item.text!r}; {why}"
-        add("projection_request_missing", "warning", message, item.text, outputs, "request")
+        out.add("projection_request_missing", "warning", message, item.text, outputs, "request")
 
     for item in nl.projections:
         words = list(item.columns)
@@ -142,7 +128,7 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
             and not any(_word_matches(w, t) for t in sql.tables)
         ]
         if others:
-            add(
+            out.add(
                 "projection_request_partial",
                 "warning",
                 f"the question asks for {item.text!r}; the output {heads[0]!r} does not say "
@@ -153,14 +139,14 @@ def check_requests(nl: Spec, sql: Spec, add: Add) -> None:
             )
 
 
-def check_negation(nl: Spec, sql: Spec, add: Add) -> None:
+def check_negation(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A negated question ("who have never …", "without …") answered by SQL with no
     NOT, ``<>``, ``IS NULL``, EXCEPT or outer join."""
     if not nl.flags.get("negation") or sql.flags.get("negation"):
         return
     if any(f.op in SQL_NEGATING_OPS for f in sql.filters):
         return
-    add(
+    out.add(
         "negation_missing",
         "warning",
         "the question is negated; the SQL has no NOT, <>, IS NULL, EXCEPT or outer join",
@@ -235,13 +221,13 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     return _own_key(a, tables[0]) or _own_key(b, tables[1]) or _share_a_word(a, b)
 
 
-def check_keys(sql: Spec, add: Add) -> None:
+def check_keys(sql: Spec, out: FindingCollector) -> None:
     """``x IN (SELECT y …)`` and join conditions whose two columns cannot refer to each
     other (an id compared with a name, two unrelated ids); and two tables joined on
     their own ``id`` columns, which links rows only when one table extends the other."""
     for outer, inner in sql.flags.get("in_subquery_keys") or ():
         if not keys_related(outer, inner):
-            add(
+            out.add(
                 "key_pair_mismatch",
                 "warning",
                 f"{outer} IN (SELECT {inner} …) compares columns that cannot refer to each other",
@@ -256,7 +242,7 @@ def check_keys(sql: Spec, add: Add) -> None:
             continue
         text = f"{tables[0]}.{left} = {tables[1]}.{right}"
         if not join_keys_related(left, right, tables):
-            add(
+            out.add(
                 "key_pair_mismatch",
                 "warning",
                 f"{text} joins columns that cannot refer to each other",
@@ -265,7 +251,7 @@ def check_keys(sql: Spec, add: Add) -> None:
                 "structure",
             )
         elif left.casefold() == right.casefold() == "id":
-            add(
+            out.add(
                 "join_on_own_ids",
                 "warning",
                 f"{text} joins two tables on their own ids",
@@ -275,11 +261,11 @@ def check_keys(sql: Spec, add: Add) -> None:
             )
 
 
-def check_tables(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+def check_tables(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """A query none of whose tables the question names."""
     if not sql.tables or any(mentioned(t) for t in sql.tables):
         return
-    add(
+    out.add(
         "tables_unexplained",
         "warning",
         f"the question names none of the tables ({', '.join(sql.tables)})",
@@ -289,12 +275,12 @@ def check_tables(sql: Spec, add: Add, mentioned: Mentioned) -> None:
     )
 
 
-def check_order_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+def check_order_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """ORDER BY columns the question never names."""
     for o in sql.order_by:
         if o.is_aggregate or not _PLAIN_NAME.fullmatch(o.key) or mentioned(o.key):
             continue
-        add(
+        out.add(
             "order_column_unexplained",
             "warning",
             f"ordering column {o.key!r} is named nowhere in the question or its enrichment",
@@ -403,7 +389,7 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
 def check_question_terms(
     question: str,
     sql: Spec,
-    add: Add,
+    out: FindingCollector,
     enriched: str | None = None,
     synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
@@ -415,7 +401,7 @@ def check_question_terms(
     terms = _unexplained(question, with_synonyms)
     hinted = hinted_terms(terms, enriched, base)
     for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
-        add(
+        out.add(
             "question_term_unexplained",
             "warning",
             f"the question's {w!r} matches no column, table or value of the SQL",
@@ -424,7 +410,7 @@ def check_question_terms(
             "schema_linking",
         )
     for w in [t for t in terms if t in hinted][:MAX_TERMS]:
-        add(
+        out.add(
             "question_term_via_hint",
             "info",
             f"the question's {w!r} reaches the SQL only through the enriched question's hints",
@@ -434,14 +420,14 @@ def check_question_terms(
         )
 
 
-def check_group_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
+def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """GROUP BY columns the question never names and no output shows (grouping by
     ``patient`` to find the nurse with the most appointments)."""
     shown = {c for p in sql.projections for c in p.columns}
     for key in sql.group_by:
         if not _PLAIN_NAME.fullmatch(key) or key in shown or _id_like(key) or mentioned(key):
             continue
-        add(
+        out.add(
             "group_column_unexplained",
             "warning",
             f"grouping column {key!r} is neither selected nor named by the question",
@@ -451,7 +437,7 @@ def check_group_columns(sql: Spec, add: Add, mentioned: Mentioned) -> None:
         )
 
 
-def check_duplicate_filters(sql: Spec, add: Add) -> None:
+def check_duplicate_filters(sql: Spec, out: FindingCollector) -> None:
     """The same condition written twice (``year = 2002 AND year = 2002``): a slip that
     usually stands where another condition should be."""
     if sql.flags.get("identical_set_sides"):
@@ -462,7 +448,7 @@ def check_duplicate_filters(sql: Spec, add: Add) -> None:
             continue
         key = (f.column, f.op, f.values, f.clause)
         if key in seen:
-            add(
+            out.add(
                 "filter_duplicate",
                 "warning",
                 f"the condition {f.text!r} is written twice",
@@ -479,7 +465,7 @@ _ID_WORDS = frozenset(
 )
 
 
-def check_id_only_outputs(nl: Spec, sql: Spec, add: Add, question: str) -> None:
+def check_id_only_outputs(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
     """Every output is an id (``SELECT league.id``) though the question never asks for
     an id or code: a list of things usually wants their names."""
     if not sql.projections or sql.flags.get("select_star"):
@@ -490,7 +476,7 @@ def check_id_only_outputs(nl: Spec, sql: Spec, add: Add, question: str) -> None:
         return
     if _ID_WORDS & set(_QUESTION_WORD.findall(question.casefold())):
         return
-    add(
+    out.add(
         "projection_id_only",
         "warning",
         "the SQL returns only ids; the question never asks for an id",
@@ -503,7 +489,7 @@ def check_id_only_outputs(nl: Spec, sql: Spec, add: Add, question: str) -> None:
 def check_intent(
     nl: Spec,
     sql: Spec,
-    add: Add,
+    out: FindingCollector,
     mentioned: Mentioned,
     question: str = "",
     enriched: str | None = None,
@@ -511,12 +497,12 @@ def check_intent(
 ) -> None:
     """Run every intent check (see the module doc)."""
     if question:
-        check_question_terms(question, sql, add, enriched, synonyms)
-        check_id_only_outputs(nl, sql, add, question)
-    check_requests(nl, sql, add)
-    check_negation(nl, sql, add)
-    check_keys(sql, add)
-    check_tables(sql, add, mentioned)
-    check_order_columns(sql, add, mentioned)
-    check_group_columns(sql, add, mentioned)
-    check_duplicate_filters(sql, add)
+        check_question_terms(question, sql, out, enriched, synonyms)
+        check_id_only_outputs(nl, sql, out, question)
+    check_requests(nl, sql, out)
+    check_negation(nl, sql, out)
+    check_keys(sql, out)
+    check_tables(sql, out, mentioned)
+    check_order_columns(sql, out, mentioned)
+    check_group_columns(sql, out, mentioned)
+    check_duplicate_filters(sql, out)

@@ -52,3 +52,28 @@ class Finding:
             sql=d.get("sql"),
             rule=d.get("rule"),
         )
+
+
+class FindingCollector:
+    """Where the alignment checks report their findings, in order.
+
+    >>> out = FindingCollector()
+    >>> out.add("filter_missing", "error", "m", nl="in the North", sql="")
+    >>> [(f.kind, f.nl, f.sql) for f in out.findings]
+    [('filter_missing', 'in the North', None)]
+    """
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def add(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        nl: str | None = None,
+        sql: str | None = None,
+        rule: str | None = None,
+    ) -> None:
+        """Record a finding (empty evidence strings are stored as ``None``)."""
+        self.findings.append(Finding(kind, severity, message, nl or None, sql or None, rule))
