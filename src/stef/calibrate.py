@@ -420,48 +420,28 @@ def llm_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     >>> c["cache_hits"], c["cold_tokens_per_llm_record"], c["cold_seconds_per_llm_record"]
     (1, 800.0, 23.0)
     """
-    fresh_keys = ("requests", "prompt_tokens", "completion_tokens", "latency_ms")
-    tot = dict.fromkeys(fresh_keys, 0.0)
-    cached_tokens = [0.0, 0.0]
-    judged = hits = 0
-    cold_ms: float | None = 0.0
-    for ev in evaluations:
-        usage = (ev.get("provenance") or {}).get("usage") or {}
-        if "cached" not in usage:
-            continue  # not judged by an LLM (offline judge, or the hybrid's offline path)
-        judged += 1
-        for k in fresh_keys:
-            if isinstance(usage.get(k), (int, float)):
-                tot[k] += float(usage[k])
-        if usage.get("cached"):
-            hits += 1
-            cached_tokens[0] += float(usage.get("cached_prompt_tokens") or 0)
-            cached_tokens[1] += float(usage.get("cached_completion_tokens") or 0)
-            first = usage.get("cached_latency_ms")
-            cold_ms = cold_ms + float(first) if cold_ms is not None and first else None
-        elif cold_ms is not None:
-            cold_ms += float(usage.get("latency_ms") or 0)
+    # a usage without "cached" was not judged by an LLM (offline judge, hybrid's offline path)
+    judged = [
+        u
+        for ev in evaluations
+        if "cached" in (u := (ev.get("provenance") or {}).get("usage") or {})
+    ]
     if not judged:
         return None
-    fresh = judged - hits
-    cold_tokens = tot["prompt_tokens"] + tot["completion_tokens"] + sum(cached_tokens)
+    c = _cost(judged)
     return {
         "records": len(evaluations),
-        "llm_records": judged,
-        "cache_hits": hits,
-        "requests": int(tot["requests"]),
-        "prompt_tokens": int(tot["prompt_tokens"]),
-        "completion_tokens": int(tot["completion_tokens"]),
-        "seconds": round(tot["latency_ms"] / 1000, 1),
-        "fresh_seconds_per_llm_record": (
-            round(tot["latency_ms"] / 1000 / fresh, 2) if fresh else None
-        ),
-        "cached_prompt_tokens": int(cached_tokens[0]),
-        "cached_completion_tokens": int(cached_tokens[1]),
-        "cold_tokens_per_llm_record": round(cold_tokens / judged, 1),
-        "cold_seconds_per_llm_record": (
-            round(cold_ms / 1000 / judged, 2) if cold_ms is not None else None
-        ),
+        "llm_records": len(judged),
+        "cache_hits": c["cache_hits"],
+        "requests": c["requests"],
+        "prompt_tokens": c["prompt_tokens"],
+        "completion_tokens": c["completion_tokens"],
+        "seconds": c["seconds"],
+        "fresh_seconds_per_llm_record": c["fresh_seconds_per_record"],
+        "cached_prompt_tokens": c["cached_prompt_tokens"],
+        "cached_completion_tokens": c["cached_completion_tokens"],
+        "cold_tokens_per_llm_record": c["cold_tokens_per_record"],
+        "cold_seconds_per_llm_record": c["cold_seconds_per_record"],
     }
 
 
@@ -487,33 +467,54 @@ def extractor_cost(evaluations: Sequence[dict[str, Any]]) -> dict[str, Any] | No
     ]
     if not used:
         return None
-
-    def total(key: str) -> float:
-        return sum(float(u.get(key) or 0) for u in used)
-
-    hits = sum(1 for u in used if u.get("cached"))
-    cold = sum(
-        total(k)
-        for k in (
-            "prompt_tokens",
-            "completion_tokens",
-            "cached_prompt_tokens",
-            "cached_completion_tokens",
-        )
-    )
+    c = _cost(used)
     return {
         "records": len(evaluations),
         "extracted": len(used),
-        "cache_hits": hits,
+        "cache_hits": c["cache_hits"],
         "failed": sum(1 for u in used if u.get("failed")),
+        "requests": c["requests"],
+        "prompt_tokens": c["prompt_tokens"],
+        "completion_tokens": c["completion_tokens"],
+        "seconds": c["seconds"],
+        "fresh_seconds_per_record": c["fresh_seconds_per_record"],
+        "cold_tokens_per_record": c["cold_tokens_per_record"],
+    }
+
+
+def _cost(usages: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Totals of LLM usage records (one per record asked, or answered from the cache)."""
+
+    def total(key: str) -> float:
+        return sum(float(u[key]) for u in usages if isinstance(u.get(key), (int, float)))
+
+    hits = [u for u in usages if u.get("cached")]
+    fresh = len(usages) - len(hits)
+    cached_tokens = total("cached_prompt_tokens") + total("cached_completion_tokens")
+    cold_tokens = total("prompt_tokens") + total("completion_tokens") + cached_tokens
+    # cold seconds only when every cache hit recorded what its answer took when asked
+    known = all(u.get("cached_latency_ms") for u in hits)
+    cold_ms = (
+        sum(float(u.get("latency_ms") or 0) for u in usages if not u.get("cached"))
+        + total("cached_latency_ms")
+        if known
+        else None
+    )
+    return {
+        "cache_hits": len(hits),
         "requests": int(total("requests")),
         "prompt_tokens": int(total("prompt_tokens")),
         "completion_tokens": int(total("completion_tokens")),
         "seconds": round(total("latency_ms") / 1000, 1),
         "fresh_seconds_per_record": (
-            round(total("latency_ms") / 1000 / (len(used) - hits), 2) if len(used) > hits else None
+            round(total("latency_ms") / 1000 / fresh, 2) if fresh else None
         ),
-        "cold_tokens_per_record": round(cold / len(used), 1),
+        "cached_prompt_tokens": int(total("cached_prompt_tokens")),
+        "cached_completion_tokens": int(total("cached_completion_tokens")),
+        "cold_tokens_per_record": round(cold_tokens / len(usages), 1),
+        "cold_seconds_per_record": (
+            round(cold_ms / 1000 / len(usages), 2) if cold_ms is not None else None
+        ),
     }
 
 
