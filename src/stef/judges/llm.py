@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stef.errors import JudgeError, StefError
 from stef.findings import Finding
 from stef.judges.base import VERDICTS, Judge, JudgeInput, Judgment
-from stef.llm.cache import LLMCache, cache_key
+from stef.llm.cache import LLMCache, cache_key, first_cost
 from stef.llm.client import ChatClient, CircuitBreaker, LLMUnavailableError
 from stef.llm.config import LLMSettings
 from stef.llm.loop import BackgroundLoop
@@ -287,10 +287,7 @@ class LLMJudge(Judge):
         if hit is not None:
             answers = [JudgeAnswer.model_validate(a) for a in hit["answers"]]
             usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0}
-            first = hit.get("usage") or {}
-            for k in ("prompt_tokens", "completion_tokens", "latency_ms"):
-                if isinstance(first.get(k), (int, float)):
-                    usage[f"cached_{k}"] = first[k]  # what the answer cost when it was asked
+            usage.update(first_cost(hit.get("usage")))  # what the answer cost when asked
             cached = True
         else:
             await self.ensure_server()  # a re-run answered from the cache starts no server

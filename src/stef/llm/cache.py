@@ -54,6 +54,22 @@ def cache_key(model: str, prompt_version: str, inputs: Mapping[str, Any]) -> str
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+#: What a cache entry records of the request that first produced it.
+COST_KEYS = ("prompt_tokens", "completion_tokens", "latency_ms")
+
+
+def first_cost(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a cached answer cost when it was first asked, as ``cached_*`` usage keys.
+
+    >>> first_cost({"prompt_tokens": 700, "completion_tokens": 40, "latency_ms": 9.5, "x": 1})
+    {'cached_prompt_tokens': 700, 'cached_completion_tokens': 40, 'cached_latency_ms': 9.5}
+    >>> first_cost(None)
+    {}
+    """
+    usage = usage or {}
+    return {f"cached_{k}": usage[k] for k in COST_KEYS if isinstance(usage.get(k), (int, float))}
+
+
 class LLMCache:
     """SQLite-backed key → JSON cache, safe to share between threads and processes."""
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from stef.errors import JudgeError
-from stef.llm.cache import LLMCache, cache_key
+from stef.llm.cache import LLMCache, cache_key, first_cost
 from stef.llm.client import ChatClient
 from stef.llm.loop import BackgroundLoop
 from stef.llm.prompt import load_prompt
@@ -327,9 +327,7 @@ class LLMNLExtractor:
             self.usage["cached"] += 1
             spent["cached"] = True
             if isinstance(hit, dict) and set(hit) == {"answer", "usage"}:
-                for k, v in (hit["usage"] or {}).items():
-                    if k in ("prompt_tokens", "completion_tokens", "latency_ms"):
-                        spent[f"cached_{k}"] = v  # what the answer cost when it was asked
+                spent.update(first_cost(hit["usage"]))  # what the answer cost when asked
                 hit = hit["answer"]
             return NLSpecAnswer.model_validate(hit)
         spent["cached"] = False
