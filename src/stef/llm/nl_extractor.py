@@ -268,16 +268,11 @@ class LLMNLExtractor:
         """The spec and what asking for it cost (see :meth:`aextract_with_usage`)."""
         return self._loop.run(self.aextract_with_usage(question, enriched, rules, now))
 
-    async def aextract(
-        self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
-    ) -> Spec:
-        """The deterministic spec, completed by the LLM's where it adds something."""
-        return (await self.aextract_with_usage(question, enriched, rules, now))[0]
-
     async def aextract_with_usage(
         self, question: str, enriched: str | None, rules: Rules, now: datetime | None = None
     ) -> tuple[Spec, dict[str, Any]]:
-        """The merged spec and this extraction's cost, for the evaluation's provenance.
+        """The deterministic spec, completed by the LLM's where it adds something, and
+        this extraction's cost, for the evaluation's provenance.
 
         The cost holds ``requests``, ``prompt_tokens``, ``completion_tokens``,
         ``latency_ms`` and ``cached``; a cache hit adds what the answer cost when it was
