@@ -193,7 +193,7 @@ def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> I
 def _one_process(ev: Evaluator) -> bool:
     """An LLM NL extractor holds one HTTP client (and maybe one local model server):
     forked workers would each start their own, so the batch stays in this process."""
-    return hasattr(ev.nl_extractor, "extract_with_usage")
+    return ev.asks_llm_for_specs
 
 
 def _process_stream(

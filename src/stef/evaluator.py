@@ -101,12 +101,21 @@ class Evaluator:
         self.rules = rules or Rules()
         self.judge = judge
         self.nl_extractor = nl_extractor or _default_nl
+        #: An LLM extractor's call that also returns its cost (``None`` for a plain one).
+        self._nl_with_usage: Callable[..., tuple[Spec, dict[str, Any]]] | None = getattr(
+            self.nl_extractor, "extract_with_usage", None
+        )
         self.calibration = calibration
         self._synonyms = self.rules.synonym_map()
         self._benign: list[Filter] = [
             f for p in self.rules.benign_filters for f in predicate_filters(p, None, self._synonyms)
         ]
         self._rules_sha = self.rules.sha256()
+
+    @property
+    def asks_llm_for_specs(self) -> bool:
+        """Does the NL extractor ask an LLM (and so hold a client, maybe a local server)?"""
+        return self._nl_with_usage is not None
 
     # ------------------------------------------------------------------ public API
 
@@ -200,9 +209,10 @@ class Evaluator:
             texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
             nl, enrichment = texts.merged(), check_analyses(texts)
         else:
-            with_usage = getattr(self.nl_extractor, "extract_with_usage", None)
-            if with_usage is not None:
-                nl, nl_usage = with_usage(rec.question, rec.enriched_question, self.rules, rec.time)
+            if self._nl_with_usage is not None:
+                nl, nl_usage = self._nl_with_usage(
+                    rec.question, rec.enriched_question, self.rules, rec.time
+                )
             else:
                 nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
             enrichment = check_enrichment(
