@@ -133,6 +133,13 @@ _TEXT = st.lists(
 ).map("".join)
 
 
+@pytest.mark.parametrize("enriched", [" =a", "= 5", ";  = x;"])
+def test_a_definition_with_nothing_before_its_equals_sign_defines_nothing(enriched: str) -> None:
+    # found by the property test below: an empty left-hand side raised IndexError
+    spec = extract_nl_spec("How many users are there?", enriched)
+    assert spec.filters == []
+
+
 @settings(max_examples=150, deadline=None)
 @given(question=_TEXT, enriched=_TEXT)
 def test_any_text_extracts_deterministically(question: str, enriched: str) -> None:

@@ -862,6 +862,8 @@ def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
         lhs, rhs = d.group("lhs").strip(), d.group("rhs")
         named = lhs.casefold() in lx.CODE_WORDS | {"formula", "difference"}
         lhs_words = lhs.casefold().split()
+        if not lhs_words:
+            return None  # "= x" defines nothing
         condition = not lx.CONDITION_WORDS.isdisjoint(lhs_words) or lhs_words[0] in lx.IMPERATIVES
         if not condition and (" " in lhs or named or (lhs.islower() and re.search(r"[=<>(]", rhs))):
             return d.start("lhs"), d.end("lhs"), d.start("rhs"), d.end("rhs")
