@@ -37,6 +37,8 @@ INTENT_KINDS = {
     "filter_duplicate",
     "question_term_unexplained",
     "question_term_via_hint",
+    "date_compared_to_year",
+    "name_compared_to_number",
 }
 
 
@@ -107,6 +109,15 @@ def test_join_keys_related_needs_an_own_key_or_a_shared_word_between_ids() -> No
     assert join_keys_related("id", "team_api_id", ["team", "match"])
     assert join_keys_related("player_api_id", "player_fifa_api_id", ["player", "attrs"])
     assert join_keys_related("event_id", "link_to_event", ["event", "budget"])
+    assert join_keys_related("id", "hero_id", ["superhero", "hero_power"])
+    assert join_keys_related("owneruserid", "id", ["posts", "users"])
+
+
+def test_an_own_key_links_only_to_a_key_that_names_its_table() -> None:
+    assert not join_keys_related("client_id", "account_id", ["client", "loan"])
+    assert not join_keys_related("account_id", "client_id", ["loan", "client"])
+    assert not join_keys_related("client_id", "loan_id", ["client", "loan"])
+    assert not join_keys_related("id", "userid", ["posts", "badges"])
 
 
 def test_question_terms_skip_function_words_numbers_and_verbs() -> None:
@@ -114,3 +125,15 @@ def test_question_terms_skip_function_words_numbers_and_verbs() -> None:
     assert question_terms_unexplained("How many orders were placed in the North?", sql) == []
     assert question_terms_unexplained("Show the highest amount of 2023 orders", sql) == []
     assert question_terms_unexplained("Which suppliers shipped orders?", sql) == ["suppliers"]
+
+
+def test_question_terms_skip_request_verbs_connectives_and_irregular_participles() -> None:
+    sql = Spec(columns=["amount"], tables=["orders"])
+    question = "State the amount of orders but indicate those taught, paid or held."
+    assert question_terms_unexplained(question, sql) == []
+
+
+def test_two_question_words_run_together_may_name_one_column() -> None:
+    sql = Spec(columns=["gasstationid"], tables=["stations"])
+    assert question_terms_unexplained("Which gas station is it?", sql) == []
+    assert question_terms_unexplained("Which gas pump is it?", sql) == ["gas", "pump"]

@@ -539,7 +539,7 @@ def _check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             )
     if (
         nl.distinct
-        and not nl.aggregations
+        and not any(na.distinct for na in nl.aggregations)
         and not (sql.distinct or sql.group_by or any(a.distinct for a in sql.aggregations))
     ):
         out.add(
@@ -954,7 +954,7 @@ def _check_value_case(
         core = s.strip("%_ ")
         if len(core) < 2 or not any(ch.isalpha() for ch in core) or core in raw:
             continue
-        if core.casefold() in folded:
+        if re.search(rf"(?<!\w){re.escape(core.casefold())}(?!\w)", folded):
             out.add(
                 "value_case_mismatch",
                 "warning",
@@ -963,31 +963,6 @@ def _check_value_case(
                 core,
                 s,
                 "literal",
-            )
-
-
-def _own_key(column: str, table: str) -> bool:
-    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?"""
-    c, t = _canon_col(column), _canon_col(table)
-    return c == "id" or c == t + "id" or (t.endswith("s") and c == t[:-1] + "id")
-
-
-def _check_joins(sql: Spec, out: FindingCollector) -> None:
-    """Two tables joined on two different own keys (``event.event_id = expense.expense_id``)
-    instead of a key and the column that refers to it."""
-    for j in sql.joins:
-        tables = j.get("tables") or []
-        left, right = j.get("left") or "", j.get("right") or ""
-        if len(tables) != 2 or tables[0] == tables[1] or _canon_col(left) == _canon_col(right):
-            continue
-        if _own_key(left, tables[0]) and _own_key(right, tables[1]):
-            out.add(
-                "join_keys_unrelated",
-                "warning",
-                f"{tables[0]}.{left} = {tables[1]}.{right} joins two tables' own keys",
-                None,
-                f"{tables[0]}.{left} = {tables[1]}.{right}",
-                "structure",
             )
 
 
@@ -1152,7 +1127,6 @@ def align(
     stems = text_stems(text)
     _check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found)
     _check_value_case(sql, out, question, enriched_question)
-    _check_joins(sql, out)
     _check_hint_functions(nl, sql, out, enriched_question)
     _check_structure(sql, out)
     check_intent(

@@ -166,12 +166,15 @@ def _descriptive(name: str) -> bool:
     return low.endswith(("name", "title"))
 
 
+def _word_set(name: str) -> set[str]:
+    """The words of three letters or more of a lower-case name, ``id`` aside."""
+    return {w for w in _words(name) if len(w) >= 3 and w != "id"}
+
+
 def _share_a_word(a: str, b: str) -> bool:
     """Do two lower-case names share a word of three letters or more (``id`` aside), or
     does one hold the other?"""
-    wa = {w for w in _words(a) if len(w) >= 3 and w != "id"}
-    wb = {w for w in _words(b) if len(w) >= 3 and w != "id"}
-    return bool(wa & wb) or a in b or b in a
+    return bool(_word_set(a) & _word_set(b)) or a in b or b in a
 
 
 def keys_related(a: str, b: str) -> bool:
@@ -196,8 +199,12 @@ def keys_related(a: str, b: str) -> bool:
     return _share_a_word(ca, cb) or ida != idb
 
 
-def _own_key(column: str, table: str) -> bool:
-    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?"""
+def own_key(column: str, table: str) -> bool:
+    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?
+
+    >>> own_key("event_id", "event"), own_key("matchid", "matches"), own_key("userid", "posts")
+    (True, True, False)
+    """
     c = column.casefold()
     t = _NAME_WORDS.sub("", table.casefold())
     return c == "id" or _NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
@@ -205,20 +212,52 @@ def _own_key(column: str, table: str) -> bool:
 
 def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     """Could ``tables[0].left = tables[1].right`` link a row to the row it refers to?
-    Besides :func:`keys_related`, two differently named ids link only when one is its
-    table's own key or they share a word (``cardkingdomid`` = ``mcmid`` does not).
+    Besides :func:`keys_related`, two differently named ids link only when they share a
+    word or one is its table's own key and the other names that table
+    (``cardkingdomid`` = ``mcmid`` does not).
 
     >>> join_keys_related("cardkingdomid", "mcmid", ["cards", "sets"])
     False
     >>> join_keys_related("id", "team_api_id", ["team", "match"])
     True
+
+    An own key links only to a key that names its table: neither ``client.client_id =
+    loan.account_id`` nor two tables' own keys (``client.client_id = loan.loan_id``) do.
+
+    >>> join_keys_related("client_id", "account_id", ["client", "loan"])
+    False
+    >>> join_keys_related("client_id", "loan_id", ["client", "loan"])
+    False
+    >>> join_keys_related("id", "userid", ["posts", "badges"])
+    False
     """
     if not keys_related(left, right):
         return False
     a, b = left.casefold(), right.casefold()
     if a == b or not (_id_like(a) and _id_like(b)):
         return True
-    return _own_key(a, tables[0]) or _own_key(b, tables[1]) or _share_a_word(a, b)
+    own_a, own_b = own_key(a, tables[0]), own_key(b, tables[1])
+    if not (own_a or own_b):
+        return _share_a_word(a, b)
+    return (
+        (own_a and _names_table(b, tables[0]))
+        or (own_b and _names_table(a, tables[1]))
+        or bool(_word_set(a) & _word_set(b))
+    )
+
+
+def _names_table(key: str, table: str) -> bool:
+    """Does a key column name ``table`` (``owneruserid`` → ``users``, ``hero_id`` →
+    ``superhero``), so that it may refer to that table's own key?
+
+    >>> _names_table("owneruserid", "users"), _names_table("account_id", "client")
+    (True, False)
+    """
+    stem = _NAME_WORDS.sub("", re.sub(r"_?id$", "", key.casefold()))
+    name = _NAME_WORDS.sub("", table.casefold())
+    if _share_a_word(key.casefold(), table.casefold()):
+        return True
+    return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
 
 
 def check_keys(sql: Spec, out: FindingCollector) -> None:
@@ -359,12 +398,27 @@ def question_terms_unexplained(
     return _unexplained(question, _Vocabulary.of(sql, synonyms)[1])
 
 
+#: Two question words run together must be this long to match a name ("gas station" in
+#: ``gasstationid``), so that short pairs do not match by chance.
+_COMPOUND_MIN = 7
+
+
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
+    """Question words ``vocab`` does not account for, alone or run together with a
+    neighbour (``gas station`` → ``gasstationid``).
+
+    >>> _unexplained("Which gas station sells most?", _Vocabulary(["gasstationid"]))
+    ['sells']
+    """
     out: list[str] = []
-    for w in _QUESTION_WORD.findall(question.casefold()):
+    words = _QUESTION_WORD.findall(question.casefold())
+    for i, w in enumerate(words):
         if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
             continue
-        if not vocab.accounts(w):
+        if vocab.accounts(w):
+            continue
+        pairs = (words[j] + words[j + 1] for j in (i - 1, i) if 0 <= j < len(words) - 1)
+        if not any(len(p) >= _COMPOUND_MIN and p in vocab.blob for p in pairs):
             out.append(w)
     return out
 
@@ -460,6 +514,73 @@ def check_duplicate_filters(sql: Spec, out: FindingCollector) -> None:
         seen.add(key)
 
 
+#: Words that make a column a date (``date``, ``birthday``, ``opendate``, ``dob``).
+_DATE_NAME = re.compile(r"date|birthday|\bdob\b")
+#: A bare year or year-month ("2008", "2013-10"): part of a date, never a whole one.
+_PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
+_MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
+
+
+def _unquoted(value: str, text: str) -> bool:
+    """Is ``value`` written in ``text`` as a bare number, not a quoted string?
+
+    >>> _unquoted("1980", "dob > 1980"), _unquoted("1930", "birthday > '1930'")
+    (True, False)
+    """
+    return re.search(rf"['\"]{re.escape(value)}['\"]", text) is None
+
+
+def check_value_formats(sql: Spec, out: FindingCollector) -> None:
+    """Conditions whose value cannot have the column's form:
+
+    - a date column equal to a bare year or year-month (``date = '2008'``) — a stored date
+      never equals part of itself — or ranged against a bare number (``dob > 1980``),
+      which compares a date string with a number; the year must be taken out
+      (``strftime('%Y', date)``);
+    - a name or title compared by size with a number (``name > 5``).
+
+    >>> from stef.spec import Filter, Spec
+    >>> out = FindingCollector()
+    >>> check_value_formats(Spec(filters=[Filter("birth_date", "=", ("1920",))]), out)
+    >>> check_value_formats(Spec(filters=[Filter("name", ">", ("5",), "name > 5")]), out)
+    >>> [f.kind for f in out.findings]
+    ['date_compared_to_year', 'name_compared_to_number']
+    """
+    for f in sql.filters:
+        if f.func or not f.column or f.clause == "join" or not f.values:
+            continue
+        words = _NAME_WORDS.sub(" ", f.column.casefold())
+        if _DATE_NAME.search(words) and any(
+            _PARTIAL_DATE.fullmatch(v)
+            and (f.op in ("=", "in") or (f.op in _MAGNITUDE_OPS and _unquoted(v, f.text)))
+            for v in f.values
+        ):
+            out.add(
+                "date_compared_to_year",
+                "warning",
+                f"{f.text!r} compares a date with a bare year; no date matches it as meant",
+                None,
+                f.text,
+                "value_format",
+            )
+        elif (
+            f.op in _MAGNITUDE_OPS
+            and _descriptive(f.column)
+            and all(_NUMBER.fullmatch(v) and _unquoted(v, f.text) for v in f.values)
+        ):
+            out.add(
+                "name_compared_to_number",
+                "warning",
+                f"{f.text!r} compares a name by size with a number",
+                None,
+                f.text,
+                "value_format",
+            )
+
+
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
 _ID_WORDS = frozenset(
     ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "no")
 )
@@ -506,3 +627,4 @@ def check_intent(
     check_order_columns(sql, out, mentioned)
     check_group_columns(sql, out, mentioned)
     check_duplicate_filters(sql, out)
+    check_value_formats(sql, out)

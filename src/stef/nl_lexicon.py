@@ -175,6 +175,30 @@ REQUEST_VAGUE = _words(
 )
 
 #: Question words that name no schema term (function words, request verbs, quantities).
+#: Conjunctions and prepositions the filler list lacks: grammar, never a schema term.
+CONNECTIVES = _words(
+    "but yet although though however whereas along across against toward towards upon via "
+    "according based corresponding own whether still ever equal equals equally never except "
+    "excluding none nor"
+)
+
+#: Verbs that frame a request or relate its parts ("state the name", "which club does she
+#: belong to", "held in"), never what is asked for.
+REQUEST_VERBS = _words(
+    "state indicate identify describe mention mentioned write include includes including "
+    "contain contains containing belong belongs belonging take takes took taken hold holds "
+    "held use uses used using"
+)
+
+#: Irregular past participles ("taught", "born"): verbs like the regular ``-ed`` forms the
+#: term check already skips.
+IRREGULAR_PARTICIPLES = _words(
+    "born borne bought built chosen done drawn driven drunk eaten fallen felt fought found "
+    "given gone grown heard hidden kept known laid led left lent lost meant met paid put "
+    "read ridden risen run said seen sent shot shown sold spent spoken stood stolen sung "
+    "taught thought told understood won worn written"
+)
+
 QUESTION_FILLER_WORDS = (
     _words(
         """a an the of in on at to for from by with and or not no is are was were be been being
@@ -191,6 +215,9 @@ QUESTION_FILLER_WORDS = (
     sorted sort respectively percentage percentages percent ratio ratios proportion fraction
     share"""
     )
+    | CONNECTIVES
+    | REQUEST_VERBS
+    | IRREGULAR_PARTICIPLES
     | frozenset(SUPERLATIVES)
     | AGGREGATE_WORDS
     | IMPERATIVES
