@@ -151,6 +151,9 @@ def _values_match(nv: str, sv: str) -> bool:
     return False
 
 
+_LISTS = frozenset({"in", "not in"})
+
+
 def _int(v: str) -> int | None:
     try:
         f = float(v)
@@ -265,7 +268,9 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     for req in required:
-        m = _match_filter(req, [c for i, c in enumerate(candidates) if i not in used] or candidates)
+        # a SQL IN list may answer several required values ("San Diego" and "Santa Barbara")
+        free = [c for i, c in enumerate(candidates) if i not in used or c.op in _LISTS]
+        m = _match_filter(req, free or candidates)
         vals = ", ".join(req.values)
         if m.sql is not None:
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
@@ -767,21 +772,26 @@ def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
     """Does the SQL use the column a hint names? Also when the SQL spells it as a word
     of a longer name (``ana`` of `` `ana pattern` ``), with one slip (``covertedmanacost``),
     as a table's ``id`` (``alignment.id`` → ``alignment_id``), or when the "column" is a
-    value or a table the SQL uses (``TR001_10_11 is the bond id``).
+    value or (part of) a table's name the SQL uses (``TR001_10_11 is the bond id``, "gas
+    stations" for ``gasstations``).
 
-    >>> s = Spec(columns=["ana pattern", "convertedmanacost", "alignment_id"], literals=["f"])
-    >>> cols = set(s.columns)
+    >>> s = Spec(columns=["ana pattern", "convertedmanacost", "alignment_id"], literals=["f"],
+    ...          tables=["gasstations"])
+    >>> cols = {_canon_col(c) for c in s.columns}
     >>> [_hint_column_used(c, cols, s) for c in ("ana", "covertedmanacost", "id", "f", "age")]
     [True, True, True, True, False]
+    >>> _hint_column_used("stations", cols, s)
+    True
     """
     if c in sql_cols or c in _HINT_PROSE or len(c) < 2:
         return True
-    if c in sql.literals or c in sql.tables:
+    if c in sql.literals or any(c == t or (len(c) >= 4 and c in t) for t in sql.tables):
         return True
+    words = {w for col in sql.columns for w in _NAME_SPLIT.split(col.casefold()) if w}
+    if c in words:
+        return True  # a word of a longer name: ``acl`` of `` `aCL IgA` ``
     for s in sql_cols:
         if len(c) >= 4 and c in s:
-            return True
-        if c in _NAME_SPLIT.split(s):
             return True
         if c == "id" and s.endswith("id"):
             return True

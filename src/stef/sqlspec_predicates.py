@@ -413,16 +413,17 @@ class PredicateReader:
         values: dict[str, None] = {}  # ordered set
         for i, part in enumerate(_disjuncts(core)):
             res = self._predicate(part, clause, None, "inner")
-            if (
-                not isinstance(res, Filter)
-                or res.op not in ("=", "in")
-                or not res.values
-                or res.column is None
-            ):
+            if not isinstance(res, Filter) or res.column is None:
+                return None
+            if res.op == "is null":
+                pass  # "x = 'a' OR x IS NULL": the values stand, NULL is allowed besides
+            elif res.op not in ("=", "in") or not res.values:
                 return None
             if i == 0:
                 column, func = res.column, res.func
             elif (res.column, res.func) != (column, func):
                 return None
             values.update(dict.fromkeys(res.values))
+        if not values:
+            return None
         return Filter(column, "in", tuple(values), self._text(src), clause, func)
