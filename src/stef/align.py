@@ -129,8 +129,8 @@ def _values_match(nv: str, sv: str) -> bool:
 
     >>> _values_match("alameda county", "alameda"), _values_match("2023", "2023-01-01")
     (True, True)
-    >>> _values_match("north", "south")
-    False
+    >>> _values_match("north", "south"), _values_match("13", "agent 13")
+    (False, True)
     """
     if nv == sv:
         return True
@@ -143,6 +143,8 @@ def _values_match(nv: str, sv: str) -> bool:
         return True
     if re.fullmatch(r"\d{4}", core) and re.match(rf"{core}(-|$)", nv):
         return True
+    if nv.isdigit() and re.search(rf"(?<![\w.]){nv}(?![\w.])", core):
+        return True  # '13' of 'Agent 13'
     if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):
         return True  # 'Poster' for 'Posters'
     if len(core) >= 3 and len(nv) >= 3:
@@ -152,6 +154,7 @@ def _values_match(nv: str, sv: str) -> bool:
 
 
 _LISTS = frozenset({"in", "not in"})
+_BOUNDS = frozenset({"<", ">", "<=", ">="})
 
 
 def _int(v: str) -> int | None:
@@ -202,6 +205,15 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
     best: _Match | None = None
     for s in candidates:
         pairs = [(nv, sv) for nv in nl.values for sv in s.values if _values_match(nv, sv)]
+        if not pairs and nl.op != s.op and nl.op in _BOUNDS and s.op in _BOUNDS:
+            # "more than 50" as >= 51: a strict bound written one off (the operators
+            # decide below whether the step is the right one)
+            pairs = [
+                (nv, sv)
+                for nv in nl.values
+                for sv in s.values
+                if (a := _int(nv)) is not None and (b := _int(sv)) is not None and abs(a - b) == 1
+            ]
         if not pairs:
             continue
         nv, sv = pairs[0]
@@ -401,6 +413,32 @@ def _sql_aggs(sql: Spec) -> set[str]:
     return {a.func for a in sql.aggregations}
 
 
+#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
+#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
+_STORED_AGGREGATES = {
+    "avg": re.compile(r"avg|average|mean"),
+    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
+    "sum": re.compile(r"total|sum"),
+}
+
+
+def _stored_aggregate(func: str, sql: Spec) -> str | None:
+    """An output or sort column whose name says it stores ``func`` already ("the highest
+    average score" as ``ORDER BY avgscrmath``), else None.
+
+    >>> from stef.spec import OrderKey, Projection
+    >>> _stored_aggregate("avg", Spec(order_by=[OrderKey("avgscrmath", "desc")]))
+    'avgscrmath'
+    >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
+    """
+    pattern = _STORED_AGGREGATES.get(func)
+    if pattern is None:
+        return None
+    names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
+    names += [o.key for o in sql.order_by if not o.is_aggregate]
+    return next((n for n in names if pattern.search(_canon_col(n))), None)
+
+
 def _check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     aggs = _sql_aggs(sql)
     first_order = sql.order_by[0] if sql.order_by else None
@@ -422,6 +460,17 @@ def _check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                     None,
                     "aggregation",
                 )
+            continue
+        stored = _stored_aggregate(f, sql)
+        if stored:
+            out.add(
+                "aggregation_stored",
+                "info",
+                f"question asks for {f.upper()}; the SQL reads a stored one ({stored})",
+                na.text,
+                stored,
+                "aggregation",
+            )
             continue
         if f == "avg":
             if sql.flags.get("division"):
@@ -751,7 +800,8 @@ def _check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules)
                 f"LIMIT {lim}",
                 "limit",
             )
-        else:
+        elif not (asked_order or any(a.func in ("max", "min") for a in nl.aggregations)):
+            # a sorted LIMIT answers "the highest …", "the lowest …" (a superlative)
             out.add(
                 "limit_unexpected",
                 "warning",
@@ -810,6 +860,30 @@ def _one_slip(a: str, b: str) -> bool:
     return a[i + (len(a) == len(b)) :] == b[i + 1 :]
 
 
+def _number_used(v: str, values: set[str], sql: Spec) -> bool:
+    """Does the SQL use the question's number ``v``: as a value, as a word of a longer
+    value or name ('Agent 13', ``numge1500``, `` `enrollment (ages 5-17)` ``), or one off
+    as the other side of a strict bound ("more than 50" as ``BETWEEN 51 AND 59``, "after
+    1996" as ``>= '1997-01-01'``)?
+
+    >>> s = Spec(columns=["numge1500"], literals=["agent 13", "51", "1997-01-01", "2024"],
+    ...          filters=[Filter("speed", ">=", ("51",)), Filter("d", ">=", ("1997-01-01",)),
+    ...                   Filter("year", "=", ("2024",))])
+    >>> [_number_used(v, set(s.literals), s) for v in ("13", "1500", "50", "1996", "2025")]
+    [True, True, True, True, False]
+    """
+    if any(_values_match(v, s) for s in values):
+        return True
+    word = re.compile(rf"(?<![\d.]){re.escape(v)}(?![\d]|\.\d)")
+    if any(word.search(s) for s in [*values, *sql.columns]):
+        return True
+    n = _int(v)
+    if n is None:
+        return False
+    bounds = [b for f in sql.filters if f.op in _BOUNDS or f.op == "between" for b in f.values]
+    return any(_values_match(str(m), b) for m in (n - 1, n + 1) for b in bounds)
+
+
 def _check_literals_and_hints(
     nl: Spec, sql: Spec, out: FindingCollector, text: str, reported: set[str]
 ) -> None:
@@ -836,7 +910,7 @@ def _check_literals_and_hints(
             continue
         if v in NEUTRAL_LITERALS or v in reported:
             continue
-        if not any(_values_match(v, s) for s in sql_values):
+        if not _number_used(v, sql_values, sql):
             out.add(
                 "number_missing",
                 "warning",
@@ -901,6 +975,10 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
     return False
 
 
+#: ``count(x)`` without DISTINCT: a row count, whatever column it names.
+_ROW_COUNT = re.compile(r"count\((?!distinct\b)[^(),]*\)")
+
+
 def _check_schema_linking(
     sql: Spec,
     out: FindingCollector,
@@ -917,6 +995,8 @@ def _check_schema_linking(
     syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
     seen: set[str] = set()
     for p in sql.projections:
+        if _ROW_COUNT.fullmatch(p.expr):
+            continue  # COUNT(col) counts rows: which column it names says nothing
         for col in p.columns:
             if col in seen:
                 continue
@@ -982,6 +1062,10 @@ _HINT_FUNCTION = re.compile(
 _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 
 
+#: A LIKE pattern that keeps a year ('1964%'): the year of a date, as YEAR() would.
+_YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
+
+
 def _check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None) -> None:
     """Functions the enriched question prescribes (``SUM(cost)``, ``year(dob) > 1980``,
     ``DISTINCT``) that the SQL does not use."""
@@ -995,18 +1079,26 @@ def _check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: 
     aggs = _sql_aggs(sql)
     funcs = set(sql.flags.get("functions") or ())
     first = sql.order_by[0] if sql.order_by else None
+    divides = "div" in funcs  # anywhere: an output, HAVING, ORDER BY, WHERE
+    # AVG is SUM / COUNT; SUM(CASE WHEN … THEN 1 ELSE 0 END) is a conditional COUNT
+    average = "avg" in aggs
+    conditional_count = "sum" in aggs and bool(funcs & {"case", "if"})
     have = {
-        "count": "count" in aggs,
-        "sum": "sum" in aggs,
-        "avg": "avg" in aggs or bool(sql.flags.get("division")),
+        "count": "count" in aggs or average or conditional_count,
+        "sum": "sum" in aggs or average,
+        "avg": average or divides,
         "min": "min" in aggs
         or (first is not None and first.direction == "asc" and sql.limit is not None),
         "max": "max" in aggs
         or (first is not None and first.direction == "desc" and sql.limit is not None),
         "year": any(f.func == "year" for f in sql.filters)
-        or bool(funcs & {"year", "timetostr", "extract", "strftime"}),
+        or bool(funcs & {"year", "timetostr", "extract", "strftime"})
+        or any(
+            f.op == "like" and any(_YEAR_PATTERN.fullmatch(v) for v in f.values)
+            for f in sql.filters
+        ),
         "subtract": "sub" in funcs,
-        "divide": bool(sql.flags.get("division")),
+        "divide": divides or average,
         "substr": bool(funcs & {"substring", "substr"}),
         "cast": bool(sql.flags.get("cast")),
         "distinct": sql.distinct or any(a.distinct for a in sql.aggregations) or bool(sql.group_by),

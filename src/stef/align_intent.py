@@ -22,7 +22,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from stef.findings import FindingCollector
-from stef.nl_lexicon import QUESTION_FILLER_WORDS, REQUEST_GENERIC_HEADS, SUPERLATIVES
+from stef.nl_lexicon import (
+    AGGREGATE_WORDS,
+    QUESTION_FILLER_WORDS,
+    REQUEST_GENERIC_HEADS,
+    SUPERLATIVES,
+)
 from stef.nl_request import singular
 from stef.spec import Projection, Spec
 
@@ -103,7 +108,7 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             continue
         head = words[-1]
         if item.is_aggregate:
-            if computed or ranked or sql.aggregations:
+            if computed or ranked or sql.aggregations or _stored(words, names):
                 continue
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
             if extreme and any(_word_matches(w, n) for w in words for n in names):
@@ -137,6 +142,26 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                 heads[0],
                 "request",
             )
+
+
+#: Words that ask for a computation whatever they qualify ("total amount", "average rate");
+#: "number" alone may be a stored attribute ("phone number").
+_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no"}
+
+
+def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Is a computed-sounding item the name of a stored output ("defensive work rate" →
+    ``defensive_work_rate``, "phone number" → ``phone``, "amount" → ``amount``)?
+
+    >>> _stored(["phone", "number"], ["phone"]), _stored(["total", "amount"], ["amount"])
+    (True, False)
+    >>> _stored(["number"], ["views"])
+    False
+    """
+    if any(w in _COMPUTING_WORDS for w in words):
+        return False
+    content = [w for w in words if len(w) >= 3 and w != "number"]
+    return bool(content) and all(any(_word_matches(w, n) for n in names) for w in content)
 
 
 def check_negation(nl: Spec, sql: Spec, out: FindingCollector) -> None:

@@ -284,8 +284,8 @@ _FUNC_NAMES: dict[type, str] = {}
 
 
 def _func_name(cls: type) -> str:
-    """Lower-case class name of a function node (``Func`` or ``Sub``), else ``""``."""
-    name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub)) else ""
+    """Lower-case class name of a function node (``Func``, ``Sub`` or ``Div``), else ``""``."""
+    name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub, exp.Div)) else ""
     _FUNC_NAMES[cls] = name
     return name
 
@@ -318,7 +318,7 @@ class _Walk:
     count_star: bool = False
     negation: bool = False  # NOT, <>, IS [NOT] NULL anywhere
     in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
-    functions: set[str] = field(default_factory=set)  # lower-case class names of Func/Sub
+    functions: set[str] = field(default_factory=set)  # lower-case names of Func/Sub/Div
 
 
 class _Extractor:
