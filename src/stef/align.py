@@ -131,11 +131,20 @@ def _values_match(nv: str, sv: str) -> bool:
     (True, True)
     >>> _values_match("north", "south"), _values_match("13", "agent 13")
     (False, True)
+    >>> _values_match("2013-04", "201304"), _values_match("2010-02-22%", "2010-02-22 00:00:00")
+    (True, True)
     """
     if nv == sv:
         return True
     if not nv or not sv:
         return False
+    nv, sv = _canon_value(nv), _canon_value(sv)
+    if nv == sv:
+        return True
+    if "%" in nv and _like(nv).fullmatch(sv):
+        return True  # the question's pattern '2010-02-22%' holds '2010-02-22 00:00:00'
+    if len(nv) >= 6 and _digits(nv) == _digits(sv) and (_ISO_DATE.match(nv) or _ISO_DATE.match(sv)):
+        return True  # '2013-04' and '201304': one date, two spellings
     core = sv.strip("%_ ")
     if not core:
         return False
@@ -148,9 +157,40 @@ def _values_match(nv: str, sv: str) -> bool:
     if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):
         return True  # 'Poster' for 'Posters'
     if len(core) >= 3 and len(nv) >= 3:
-        a, b = f" {nv} ", f" {core} "
-        return a in b or b in a
+        a, b = f" {nv} ".replace("-", " "), f" {core} ".replace("-", " ")
+        return a in b or b in a  # 'Italian' in "Italian-language"
     return False
+
+
+_SEPARATED_DATE = re.compile(r"(\d{4})([-/])(\d{1,2})(?:\2(\d{1,2}))?((?:[ t].*)?)")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}")
+_NON_DIGIT = re.compile(r"\D+")
+
+
+def _canon_value(v: str) -> str:
+    """A value without stray quotes (a hint's ``Sublime Epiphany'``), its date written ISO
+    style.
+
+    >>> _canon_value("sublime epiphany'"), _canon_value("2014/4/23 20:29:39.0")
+    ('sublime epiphany', '2014-04-23 20:29:39.0')
+    """
+    v = v.strip(" '\"`")
+    m = _SEPARATED_DATE.fullmatch(v)
+    if m:
+        y, _, mo, d, rest = m.groups()
+        v = f"{y}-{int(mo):02d}" + (f"-{int(d):02d}" if d else "") + rest
+    return v
+
+
+def _digits(v: str) -> str:
+    return _NON_DIGIT.sub("", v)
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a regular expression (``%`` any run, ``_`` one character)."""
+    return re.compile(
+        "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    )
 
 
 _LISTS = frozenset({"in", "not in"})
@@ -283,6 +323,12 @@ def align_filters(
         # a SQL IN list may answer several required values ("San Diego" and "Santa Barbara")
         free = [c for i, c in enumerate(candidates) if i not in used or c.op in _LISTS]
         m = _match_filter(req, free or candidates)
+        if (m.sql is None or m.problem) and free:
+            # the enrichment restating the question ('Poster' for "Posters") is answered
+            # by the filter that answered the question
+            again = _match_filter(req, [c for i, c in enumerate(candidates) if i in used])
+            if again.sql is not None and again.problem is None:
+                m = again
         vals = ", ".join(req.values)
         if m.sql is not None:
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
