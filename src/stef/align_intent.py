@@ -89,12 +89,13 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     A plain item ("the id", "their names") needs a plain output whose name shares its
     head noun; a computed item ("the number of …", "the average age") needs a computed
     output (or an ORDER BY … LIMIT for an extreme); ``SELECT *`` answers everything. An
-    item whose head matches but whose other words name neither an output nor a table
-    ("support rate" answered by ``unsure_rate``) is partly answered.
+    item whose head matches but whose other words name no output, table, column or value
+    of the SQL ("support rate" answered by ``unsure_rate``) is partly answered.
     """
     if not nl.projections or not sql.projections or sql.flags.get("select_star"):
         return
     names, computed = _outputs(sql)
+    vocab = _Vocabulary.of(sql)[0]
     ranked = bool(sql.order_by) and sql.limit is not None
     outputs = ", ".join(p.text or p.expr for p in sql.projections)
 
@@ -103,7 +104,8 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         out.add("projection_request_missing", "warning", message, item.text, outputs, "request")
 
     for item in nl.projections:
-        words = list(item.columns)
+        # a value the SQL filters on names whose item it is ("Aaron Doran's potential")
+        words = [w for w in item.columns if not _is_value_word(w, sql)] or list(item.columns)
         if not words:
             continue
         head = words[-1]
@@ -127,10 +129,11 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             continue
         others = [
             w
-            for w in words[:-1]
+            for w in (x.rstrip("'") for x in words[:-1])
             if len(w) >= 3
             and not any(_word_matches(w, n) for n in names)
             and not any(_word_matches(w, t) for t in sql.tables)
+            and not vocab.accounts(w)  # a value or another name ("the Italian flavor text")
         ]
         if others:
             out.add(
@@ -145,8 +148,10 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
 
 
 #: Words that ask for a computation whatever they qualify ("total amount", "average rate");
-#: "number" alone may be a stored attribute ("phone number").
-_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no"}
+#: "number" and "count" after a qualifier may be a stored attribute ("phone number", "view
+#: count").
+_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no", "count"}
+_STORED_HEADS = frozenset({"number", "count"})
 
 
 def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
@@ -155,13 +160,19 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
 
     >>> _stored(["phone", "number"], ["phone"]), _stored(["total", "amount"], ["amount"])
     (True, False)
-    >>> _stored(["number"], ["views"])
-    False
+    >>> _stored(["number"], ["views"]), _stored(["view", "count"], ["views"])
+    (False, True)
     """
     if any(w in _COMPUTING_WORDS for w in words):
         return False
-    content = [w for w in words if len(w) >= 3 and w != "number"]
+    content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
     return bool(content) and all(any(_word_matches(w, n) for n in names) for w in content)
+
+
+def _is_value_word(word: str, sql: Spec) -> bool:
+    """Is ``word`` a word of a string value of the SQL ('Aaron Doran')?"""
+    w = word.rstrip("'")
+    return len(w) >= 3 and any(w in _NAME_WORDS.split(v) for v in sql.literals)
 
 
 def check_negation(nl: Spec, sql: Spec, out: FindingCollector) -> None:

@@ -175,11 +175,12 @@ REQUEST_VAGUE = _words(
 )
 
 #: Question words that name no schema term (function words, request verbs, quantities).
-#: Conjunctions and prepositions the filler list lacks: grammar, never a schema term.
+#: Conjunctions and prepositions the filler list lacks: grammar, never a schema term (and
+#: "full", as in "full name": every part of the name, whatever columns hold it).
 CONNECTIVES = _words(
     "but yet although though however whereas along across against toward towards upon via "
     "according based corresponding own whether still ever equal equals equally never except "
-    "excluding none nor"
+    "excluding none nor full"
 )
 
 #: Verbs that frame a request or relate its parts ("state the name", "which club does she
