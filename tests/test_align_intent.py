@@ -39,6 +39,7 @@ INTENT_KINDS = {
     "question_term_via_hint",
     "date_compared_to_year",
     "name_compared_to_number",
+    "date_part_of_non_date",
 }
 
 

@@ -175,12 +175,41 @@ def _is_value_word(word: str, sql: Spec) -> bool:
     return len(w) >= 3 and any(w in _NAME_WORDS.split(v) for v in sql.literals)
 
 
-def check_negation(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+#: A negation word, and an enrichment clause that defines one ("doesn't have comments
+#: refers to CommentCount = 0"); "… or not?" asks a yes/no question, negating nothing.
+_NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|none)\b|n't\b")
+_DEFINES = re.compile(r"\brefers?\s+to\b|\bmeans?\b|\bmapps?\s+to\b|=|\bis\s+when\b")
+_OR_NOT = re.compile(r"\bor\s+not\b")
+
+
+def negation_defined(enriched: str | None) -> bool:
+    """Does a clause of the enriched question say what a negated phrase means?
+
+    >>> negation_defined("Doesn't have comments refers to CommentCount = 0")
+    True
+    >>> negation_defined("female refers to sex = 'F'; not active"), negation_defined(None)
+    (False, False)
+    """
+    return any(
+        _NEGATION.search(c) and _DEFINES.search(c)
+        for c in _CLAUSE.split((enriched or "").casefold())
+    )
+
+
+def check_negation(
+    nl: Spec, sql: Spec, out: FindingCollector, question: str = "", enriched: str | None = None
+) -> None:
     """A negated question ("who have never …", "without …") answered by SQL with no
-    NOT, ``<>``, ``IS NULL``, EXCEPT or outer join."""
+    NOT, ``<>``, ``IS NULL``, EXCEPT or outer join — unless the enriched question says what
+    the negation means (its condition then stands for it) or the question only asks
+    "… or not?"."""
     if not nl.flags.get("negation") or sql.flags.get("negation"):
         return
     if any(f.op in SQL_NEGATING_OPS for f in sql.filters):
+        return
+    if negation_defined(enriched) or (
+        _OR_NOT.search(question.casefold()) and len(_NEGATION.findall(question.casefold())) == 1
+    ):
         return
     out.add(
         "negation_missing",
@@ -447,7 +476,7 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     ['sells']
     """
     out: list[str] = []
-    words = _QUESTION_WORD.findall(question.casefold())
+    words = _QUESTION_WORD.findall(question.casefold().replace("n't", " not"))
     for i, w in enumerate(words):
         if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
             continue
@@ -469,7 +498,11 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
         return set()
     out: set[str] = set()
     for clause in _CLAUSE.split(enriched.casefold()):
-        words = [w for w in _QUESTION_WORD.findall(clause) if w not in QUESTION_FILLER_WORDS]
+        words = [
+            w
+            for w in _QUESTION_WORD.findall(clause.replace("n't", " not"))
+            if w not in QUESTION_FILLER_WORDS
+        ]
         if any(vocab.accounts(w) for w in words):
             held = {singular(w) for w in words}
             out |= {t for t in terms if singular(t) in held}
@@ -555,6 +588,13 @@ _DATE_NAME = re.compile(r"date|birthday|\bdob\b")
 #: A bare year or year-month ("2008", "2013-10"): part of a date, never a whole one.
 _PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
 _MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
+#: Date parts a filter may take of a column (``strftime('%Y', d)`` → ``year``).
+_DATE_PARTS = frozenset({"year", "month", "day", "year_month", "date"})
+#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
+_DATE_LIKE_NAME = re.compile(
+    r"date|time|birth|dob|day|year|month|creat|open|clos|issue|modif|_at$|^at$|period|start|"
+    r"end|received|join|since|until|when|stamp|dt$|^d$"
+)
 
 
 def _unquoted(value: str, text: str) -> bool:
@@ -573,7 +613,8 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
       never equals part of itself — or ranged against a bare number (``dob > 1980``),
       which compares a date string with a number; the year must be taken out
       (``strftime('%Y', date)``);
-    - a name or title compared by size with a number (``name > 5``).
+    - a name or title compared by size with a number (``name > 5``);
+    - a date part taken of a column whose name says no date (``strftime('%Y', frequency)``).
 
     >>> from stef.spec import Filter, Spec
     >>> out = FindingCollector()
@@ -583,6 +624,20 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
     ['date_compared_to_year', 'name_compared_to_number']
     """
     for f in sql.filters:
+        if (
+            f.func in _DATE_PARTS
+            and f.column
+            and _PLAIN_NAME.fullmatch(f.column)
+            and not _DATE_LIKE_NAME.search(f.column.casefold())
+        ):
+            out.add(
+                "date_part_of_non_date",
+                "warning",
+                f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
+                None,
+                f.text,
+                "value_format",
+            )
         if f.func or not f.column or f.clause == "join" or not f.values:
             continue
         words = _NAME_WORDS.sub(" ", f.column.casefold())
@@ -657,7 +712,7 @@ def check_intent(
         check_question_terms(question, sql, out, enriched, synonyms)
         check_id_only_outputs(nl, sql, out, question)
     check_requests(nl, sql, out)
-    check_negation(nl, sql, out)
+    check_negation(nl, sql, out, question, enriched)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)
     check_order_columns(sql, out, mentioned)
