@@ -40,6 +40,8 @@ INTENT_KINDS = {
     "date_compared_to_year",
     "name_compared_to_number",
     "date_part_of_non_date",
+    "empty_range",
+    "order_by_constant",
 }
 
 

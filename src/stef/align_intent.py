@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from stef.findings import FindingCollector
 from stef.nl_lexicon import (
@@ -489,6 +490,8 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
 
 
 _CLAUSE = re.compile(r"[;\n]+")
+#: A word of an enrichment clause; names there may hold digits (``A13``).
+_CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
 def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary) -> set[str]:
@@ -500,7 +503,7 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     for clause in _CLAUSE.split(enriched.casefold()):
         words = [
             w
-            for w in _QUESTION_WORD.findall(clause.replace("n't", " not"))
+            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
             if w not in QUESTION_FILLER_WORDS
         ]
         if any(vocab.accounts(w) for w in words):
@@ -672,6 +675,67 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
+def _number(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def check_ranges(sql: Spec, out: FindingCollector) -> None:
+    """Conditions no row can meet or sorts that cannot order anything:
+
+    - a BETWEEN whose low bound is above its high one (``ua BETWEEN 8 AND 6.5``);
+    - ORDER BY a column that a WHERE equality or IS NULL holds to one value
+      (``WHERE a13 = 1996 ORDER BY a13``): every row ties, so the LIMIT picks any.
+
+    >>> from stef.spec import Filter, OrderKey, Spec
+    >>> out = FindingCollector()
+    >>> check_ranges(Spec(filters=[Filter("ua", "between", ("8", "6.5"))]), out)
+    >>> pinned = Spec(filters=[Filter("a13", "=", ("1996",))], order_by=[OrderKey("a13", "desc")])
+    >>> check_ranges(pinned, out)
+    >>> [f.kind for f in out.findings]
+    ['empty_range', 'order_by_constant']
+    """
+    for f in sql.filters:
+        nums = [_number(v) for v in f.values] if f.op == "between" else []
+        if len(nums) == 2 and None not in nums and cast(float, nums[0]) > cast(float, nums[1]):
+            _empty_range(out, f.text)
+            break
+    if sql.subqueries or sql.set_operations or sql.ctes:
+        return  # the filters of another SELECT may pin their own column of that name
+    pinned = {
+        f.column
+        for f in sql.filters
+        if f.column
+        and f.clause == "where"
+        and not f.func
+        and ((f.op == "=" and len(f.values) == 1) or f.op == "is null")
+    }
+    for o in sql.order_by:
+        if not o.is_aggregate and o.key in pinned:
+            out.add(
+                "order_by_constant",
+                "warning",
+                f"ORDER BY {o.key} sorts rows that the WHERE clause holds to one {o.key}",
+                None,
+                o.text or o.key,
+                "structure",
+            )
+            return
+
+
+def _empty_range(out: FindingCollector, text: str) -> None:
+    out.add(
+        "empty_range",
+        "warning",
+        f"{text!r} has its low bound above its high one; no row meets it",
+        None,
+        text,
+        "value_format",
+    )
+
+
 _ID_WORDS = frozenset(
     ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "no")
 )
@@ -719,3 +783,4 @@ def check_intent(
     check_group_columns(sql, out, mentioned)
     check_duplicate_filters(sql, out)
     check_value_formats(sql, out)
+    check_ranges(sql, out)

@@ -604,7 +604,9 @@ _SUP_ALT = alternation(SUPERLATIVES)
 TOPK_RE = re.compile(
     rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
     rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
-    rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b",
+    rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b"
+    rf"|\b(?!most\b|least\b)(?P<sup2>{_SUP_ALT})\s+(?P<d>{_SMALL_NUM})\s+(?=[a-z])"
+    rf"(?!(?:%|percent|times?)\b)",
     re.I,
 )
 WHICH_N_RE = re.compile(

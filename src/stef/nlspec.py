@@ -1419,7 +1419,7 @@ def _step_topk(ctx: _Ctx) -> None:
     """``top 5``, ``first 3``, ``the three largest``, ``which 3 wineries ... the most``."""
     low = ctx.low
     for m in ctx.rx(lx.TOPK_RE).finditer(low):
-        g = "a" if m.group("a") else "b" if m.group("b") else "c"
+        g = next(k for k in ("a", "b", "c", "d") if m.group(k))
         parsed = _parse_number(m.group(g))
         if (
             not parsed
@@ -1435,9 +1435,11 @@ def _step_topk(ctx: _Ctx) -> None:
             direction = lx.SUPERLATIVES[m.group("sup")]
         elif g == "b":
             direction = "asc" if m.group("fl") == "first" else "desc"
+        elif g == "d":
+            direction = lx.SUPERLATIVES[m.group("sup2")]  # "the latest 10 comments"
         else:
             direction = "desc"
-        _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or "top")
+        _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or m.group("sup2") or "top")
         return
     if ctx.rx(lx.SUP_RE).search(low):
         for m in ctx.rx(lx.WHICH_N_RE).finditer(low):
