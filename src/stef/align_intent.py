@@ -265,10 +265,10 @@ def keys_related(a: str, b: str) -> bool:
     return _share_a_word(ca, cb) or ida != idb
 
 
-def own_key(column: str, table: str) -> bool:
+def _own_key(column: str, table: str) -> bool:
     """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?
 
-    >>> own_key("event_id", "event"), own_key("matchid", "matches"), own_key("userid", "posts")
+    >>> _own_key("event_id", "event"), _own_key("matchid", "matches"), _own_key("userid", "posts")
     (True, True, False)
     """
     c = column.casefold()
@@ -302,7 +302,7 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     a, b = left.casefold(), right.casefold()
     if a == b or not (_id_like(a) and _id_like(b)):
         return True
-    own_a, own_b = own_key(a, tables[0]), own_key(b, tables[1])
+    own_a, own_b = _own_key(a, tables[0]), _own_key(b, tables[1])
     if not (own_a or own_b):
         return _share_a_word(a, b)
     return (
