@@ -263,8 +263,11 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         col_ok = (
             nl.column is None
             or s.column is None
-            or _canon_col(nl.column) == _canon_col(s.column)
             or _canon_col(nl.column) in _canon_col(s.column)
+            or (len(_canon_col(s.column)) >= 4 and _canon_col(s.column) in _canon_col(nl.column))
+            # the hint that tied the value names the SQL's column too ("Germany is a name
+            # of country" filtered on country)
+            or name_mentioned(s.column, text_stems(f" {nl.text} "))
         )
         m = _Match(
             nl, s, None if ok_op and col_ok else ("wrong_operator" if not ok_op else "wrong_column")

@@ -76,10 +76,14 @@ def singular(word: str) -> str:
     return word
 
 
+#: "no. of districts": the abbreviation of "number of", not the end of a sentence.
+_NUMBER_OF = re.compile(r"\bno\.\s+of\b")
+
+
 @lru_cache(maxsize=8192)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
     """The items ``question`` asks to get back, in reading order (see the module doc)."""
-    low = question.casefold().replace("’", "'")
+    low = _NUMBER_OF.sub("number of", question.casefold().replace("’", "'"))
     items: list[RequestedItem] = []
     seen: set[str] = set()
     for m in _OPENER.finditer(low):
