@@ -138,7 +138,7 @@ def _values_match(nv: str, sv: str) -> bool:
         return True
     if not nv or not sv:
         return False
-    nv, sv = _canon_value(nv), _canon_value(sv)
+    nv, sv = nv.strip(_STRAY_QUOTES), sv.strip(_STRAY_QUOTES)  # a hint's "Sublime Epiphany'"
     if nv == sv:
         return True
     if "%" in nv and _like(nv).fullmatch(sv):
@@ -162,24 +162,11 @@ def _values_match(nv: str, sv: str) -> bool:
     return False
 
 
-_SEPARATED_DATE = re.compile(r"(\d{4})([-/])(\d{1,2})(?:\2(\d{1,2}))?((?:[ t].*)?)")
+#: Quotes a hint leaves at one end of a value; both sides are already normalised
+#: (:func:`stef.spec.normalize_value`: dates ISO style, matched quote pairs removed).
+_STRAY_QUOTES = " '\"`"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}")
 _NON_DIGIT = re.compile(r"\D+")
-
-
-def _canon_value(v: str) -> str:
-    """A value without stray quotes (a hint's ``Sublime Epiphany'``), its date written ISO
-    style.
-
-    >>> _canon_value("sublime epiphany'"), _canon_value("2014/4/23 20:29:39.0")
-    ('sublime epiphany', '2014-04-23 20:29:39.0')
-    """
-    v = v.strip(" '\"`")
-    m = _SEPARATED_DATE.fullmatch(v)
-    if m:
-        y, _, mo, d, rest = m.groups()
-        v = f"{y}-{int(mo):02d}" + (f"-{int(d):02d}" if d else "") + rest
-    return v
 
 
 def _digits(v: str) -> str:

@@ -190,7 +190,11 @@ class Spec:
 
 _WS = re.compile(r"\s+")
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
-_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?))?$")
+#: A date (or year-month) with "-", "/" or "." between its parts, and a time of day that
+#: may carry fractions of a second: "2023/1/5", "2013/4", "2014/4/23 20:29:39.0".
+_DATE = re.compile(
+    r"^(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?)?$"
+)
 
 
 @lru_cache(maxsize=65536)
@@ -222,6 +226,8 @@ def normalize_value(value: object) -> str:
 
     >>> normalize_value("  'New  York' "), normalize_value(2023.0), normalize_value("2023/1/5")
     ('new york', '2023', '2023-01-05')
+    >>> normalize_value("2014/4/23 20:29:39.0"), normalize_value("2013/4")
+    ('2014-04-23 20:29:39.0', '2013-04')
     """
     if type(value) is str:
         return _normalize_text(value)
@@ -242,7 +248,7 @@ def _normalize_text(text: str) -> str:
     m = _DATE.match(text)
     if m:
         y, mo, d, tm = m.groups()
-        out = f"{int(y):04d}-{int(mo):02d}-{int(d):02d}"
+        out = f"{int(y):04d}-{int(mo):02d}" + (f"-{int(d):02d}" if d else "")
         return f"{out} {tm}" if tm else out
     return _WS.sub(" ", text).casefold()
 
