@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
 
 from stef.findings import FindingCollector
 from stef.nl_lexicon import (
@@ -698,9 +697,18 @@ def check_ranges(sql: Spec, out: FindingCollector) -> None:
     ['empty_range', 'order_by_constant']
     """
     for f in sql.filters:
-        nums = [_number(v) for v in f.values] if f.op == "between" else []
-        if len(nums) == 2 and None not in nums and cast(float, nums[0]) > cast(float, nums[1]):
-            _empty_range(out, f.text)
+        if f.op != "between" or len(f.values) != 2:
+            continue
+        low, high = (_number(v) for v in f.values)
+        if low is not None and high is not None and low > high:
+            out.add(
+                "empty_range",
+                "warning",
+                f"{f.text!r} has its low bound above its high one; no row meets it",
+                None,
+                f.text,
+                "value_format",
+            )
             break
     if sql.subqueries or sql.set_operations or sql.ctes:
         return  # the filters of another SELECT may pin their own column of that name
@@ -723,17 +731,6 @@ def check_ranges(sql: Spec, out: FindingCollector) -> None:
                 "structure",
             )
             return
-
-
-def _empty_range(out: FindingCollector, text: str) -> None:
-    out.add(
-        "empty_range",
-        "warning",
-        f"{text!r} has its low bound above its high one; no row meets it",
-        None,
-        text,
-        "value_format",
-    )
 
 
 _ID_WORDS = frozenset(
