@@ -254,7 +254,7 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
             or (len(_canon_col(s.column)) >= 4 and _canon_col(s.column) in _canon_col(nl.column))
             # the hint that tied the value names the SQL's column too ("Germany is a name
             # of country" filtered on country)
-            or name_mentioned(s.column, text_stems(f" {nl.text} "))
+            or name_mentioned(s.column, text_stems(searchable(nl.text)))
         )
         m = _Match(
             nl, s, None if ok_op and col_ok else ("wrong_operator" if not ok_op else "wrong_column")
