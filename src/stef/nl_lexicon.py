@@ -174,7 +174,6 @@ REQUEST_VAGUE = _words(
     results row rows entry entries one ones"""
 )
 
-#: Question words that name no schema term (function words, request verbs, quantities).
 #: Conjunctions and prepositions the filler list lacks: grammar, never a schema term (and
 #: "full", as in "full name": every part of the name, whatever columns hold it).
 CONNECTIVES = _words(
@@ -200,6 +199,7 @@ IRREGULAR_PARTICIPLES = _words(
     "taught thought told understood won worn written"
 )
 
+#: Question words that name no schema term (function words, request verbs, quantities).
 QUESTION_FILLER_WORDS = (
     _words(
         """a an the of in on at to for from by with and or not no is are was were be been being

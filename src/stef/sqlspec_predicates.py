@@ -415,9 +415,8 @@ class PredicateReader:
             res = self._predicate(part, clause, None, "inner")
             if not isinstance(res, Filter) or res.column is None:
                 return None
-            if res.op == "is null":
-                pass  # "x = 'a' OR x IS NULL": the values stand, NULL is allowed besides
-            elif res.op not in ("=", "in") or not res.values:
+            # "x = 'a' OR x IS NULL": the values stand, NULL is allowed besides
+            if res.op != "is null" and (res.op not in ("=", "in") or not res.values):
                 return None
             if i == 0:
                 column, func = res.column, res.func
