@@ -15,7 +15,7 @@ import time
 import sqlglot
 
 from stef.errors import SqlError
-from stef.sqlspec import extract_sql_spec
+from stef.sql.spec import extract_sql_spec
 
 
 def main() -> None:

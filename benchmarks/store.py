@@ -31,8 +31,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "monitor"))
 from monitor_factory import T0, iso, make_evaluation
 
-from stef.stats import figures
-from stef.store import SQLiteStore
+from stef.monitor.stats import figures
+from stef.monitor.store import SQLiteStore
 
 AGENTS = [(a, v) for a in ("sql-bot", "report-bot", "ask-data") for v in ("1.3", "1.4")]
 APPS = ("sales", "finance")

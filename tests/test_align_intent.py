@@ -1,4 +1,4 @@
-"""Intent checks (stef.align_intent) through the whole evaluator, from readable cases.
+"""Intent checks (stef.align.intent) through the whole evaluator, from readable cases.
 
 Each case in ``fixtures/intent/cases.sql`` gives a question (and enrichment), the SQL and
 every finding of the intent family the evaluation must hold — no more, no fewer.
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from case_files import load_sql_cases
-from stef.align_intent import join_keys_related, keys_related, question_terms_unexplained
+from stef.align.intent import join_keys_related, keys_related, question_terms_unexplained
 from stef.evaluator import Evaluator
-from stef.nl_request import requested_items
+from stef.nl.request import requested_items
 from stef.rules import load_rules
 from stef.spec import Spec
 

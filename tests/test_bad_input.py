@@ -158,7 +158,7 @@ def test_a_crashing_stage_costs_one_record_not_the_batch() -> None:
     def fragile(question: str, enriched: str | None, rules: object, now: object) -> object:
         if "boom" in question:
             raise AttributeError("'NoneType' object has no attribute 'group'")
-        from stef.nlspec import extract_nl_spec
+        from stef.nl.spec import extract_nl_spec
 
         return extract_nl_spec(question, enriched)
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from stef import calibrate as C
-from stef.calibration import Calibration
-from stef.cli_calibrate import calibrate
+from stef.accuracy import calibrate as C
+from stef.accuracy.calibration import Calibration
+from stef.cli.calibrate import calibrate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "calibrate" / "labelled.jsonl"
 LABEL_KEYS = {"correct", "error_types", "db_id", "source"}
@@ -333,7 +333,7 @@ def test_bad_data_is_one_clear_error(tmp_path: Path) -> None:
 def test_a_run_where_nothing_was_evaluated_still_reports(
     rows: list[C.LabelledRow], tmp_path: Path
 ) -> None:
-    from stef.calibrate_report import write_outputs
+    from stef.accuracy.calibrate_report import write_outputs
 
     failed = [{"id": r.id, "status": "judge_failed", "score": None} for r in rows]
     m = C.measure(rows, failed, C.assign_folds(rows, 3, 0))
@@ -369,7 +369,7 @@ _RUN = {
 
 
 def test_calibrate_diff_compares_two_runs_row_by_row(tmp_path: Path) -> None:
-    from stef.cli_calibrate import calibrate_diff
+    from stef.cli.calibrate import calibrate_diff
 
     runs = {}
     for name, extra in (("a", ["--judge-weights", "none"]), ("b", [])):
@@ -400,7 +400,7 @@ def test_calibrate_diff_compares_two_runs_row_by_row(tmp_path: Path) -> None:
 
 
 def test_calibrate_diff_refuses_runs_on_different_labels(tmp_path: Path) -> None:
-    from stef.cli_calibrate import calibrate_diff
+    from stef.cli.calibrate import calibrate_diff
 
     row = {"id": "1", "question": "q", "status": "ok", "score": 50.0}
     (tmp_path / "a.jsonl").write_text(json.dumps({**row, "correct": True}) + "\n")

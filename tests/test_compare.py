@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stef.compare import boot_quantiles, compare, paired_differences
-from stef.stats import Tally, tally_evaluations
-from stef.store import question_key
+from stef.monitor.compare import boot_quantiles, compare, paired_differences
+from stef.monitor.stats import Tally, tally_evaluations
+from stef.monitor.store import question_key
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
 from monitor_factory import make_evaluations
@@ -128,7 +128,7 @@ def test_stef_compare_exit_codes_gate_a_release(tmp_path, candidate_quality, n, 
     from click.testing import CliRunner
 
     from stef.cli import main
-    from stef.store import open_store
+    from stef.monitor.store import open_store
 
     store = open_store(tmp_path / "stef.db")
     store.write(make_evaluations(300, seed=1))

@@ -1,4 +1,4 @@
-"""stef.enrichment: cases from tests/fixtures/enrichment/cases.txt, one test per title."""
+"""stef.nl.enrichment: cases from tests/fixtures/enrichment/cases.txt, one test per title."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stef.enrichment import EnrichmentResult, check_enrichment
+from stef.nl.enrichment import EnrichmentResult, check_enrichment
 from stef.rules import Rules
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "nl_spec"))

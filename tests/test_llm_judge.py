@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from llm_server import LLMServer, completion, error
-from stef.align import Alignment
+from stef.align.filters import Alignment
 from stef.errors import JudgeError, StefError
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
@@ -361,7 +361,7 @@ def test_hybrid_uses_the_symbolic_judge_by_default(server: LLMServer) -> None:
 def test_build_judge_from_flags_env_and_config_file(
     server: LLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stef.cli_llm import build_judge
+    from stef.cli.llm import build_judge
 
     for var in ("STEF_LLM_BASE_URL", "STEF_LLM_MODEL", "STEF_LLM_API_KEY", "STEF_LLM_CONFIG"):
         monkeypatch.delenv(var, raising=False)
@@ -399,7 +399,7 @@ def test_build_judge_from_flags_env_and_config_file(
 
 
 def test_invalid_settings_are_reported_by_name(tmp_path: Path) -> None:
-    from stef.cli_llm import build_judge
+    from stef.cli.llm import build_judge
 
     bad = tmp_path / "llm.toml"
     bad.write_text('timeout = -1\ncolour = "red"\n')

@@ -12,7 +12,7 @@ from llm_server import LLMServer, completion, error
 from stef.llm.cache import LLMCache
 from stef.llm.client import ChatClient
 from stef.llm.nl_extractor import LLMNLExtractor, answer_to_spec, merge_specs, parse_spec_answer
-from stef.nlspec import extract_nl_spec
+from stef.nl.spec import extract_nl_spec
 from stef.rules import Rules
 from stef.spec import Aggregation, Filter, OrderKey, Spec
 
@@ -136,8 +136,8 @@ def test_a_failing_endpoint_leaves_the_rules_extractor_spec(server: LLMServer) -
 def test_the_extractor_cost_goes_into_each_evaluation_and_the_run_summary(
     server: LLMServer, tmp_path: Path
 ) -> None:
+    from stef.accuracy.calibrate import extractor_cost
     from stef.batch import Summary
-    from stef.calibrate import extractor_cost
     from stef.evaluator import Evaluator
 
     server.enqueue(

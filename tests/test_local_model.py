@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from stef.cli_llm import build_judge, local
+from stef.cli.llm import build_judge, local
 from stef.errors import JudgeError
 from stef.judges.base import VERDICTS
 from stef.judges.llm import LLMJudge
@@ -256,7 +256,7 @@ def test_stef_local_serve_is_found_by_the_local_judge_and_stops_on_sigterm(
 
     state = stef_home / "local-server.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stef.cli", "local", "serve", "--model", "smollm2-135m"],
+        [sys.executable, "-m", "stef.cli.main", "local", "serve", "--model", "smollm2-135m"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env={**os.environ, "STEF_CACHE_DIR": str(stef_home)},
@@ -289,7 +289,7 @@ def test_a_rerun_answered_from_the_cache_starts_no_server(tmp_path: Path) -> Non
 
 
 def test_an_llm_extractor_beside_the_offline_judge_uses_the_local_model_lazily() -> None:
-    from stef.cli_llm import build_nl_extractor
+    from stef.cli.llm import build_nl_extractor
     from stef.llm.nl_extractor import LLMNLExtractor
 
     ex = build_nl_extractor("llm", judge=build_judge("symbolic"), local_model="smollm2-135m")

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import pytest
 
-from stef import metrics as M
-from stef.calibration import Calibration, CalibrationError
+from stef.accuracy import metrics as M
+from stef.accuracy.calibration import Calibration, CalibrationError
 
 SCORES = [90.0, 80.0, 70.0, 60.0, 50.0, 30.0]
 LABELS = [True, True, False, True, False, False]

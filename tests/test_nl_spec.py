@@ -1,4 +1,4 @@
-"""stef.nlspec: golden cases from tests/fixtures/nl_spec/cases.txt, one test per title,
+"""stef.nl.spec: golden cases from tests/fixtures/nl_spec/cases.txt, one test per title,
 plus properties every extraction must keep (determinism, no wall clock, no crash)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stef.nlspec import analyze_text, extract_nl_spec, extract_text_spec
+from stef.nl.spec import analyze_text, extract_nl_spec, extract_text_spec
 from stef.rules import Rules
 from stef.spec import Spec
 

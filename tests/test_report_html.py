@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from stef.cli import main
-from stef.report_html import build_report
-from stef.store import Selection, open_store
+from stef.monitor.report_html import build_report
+from stef.monitor.store import Selection, open_store
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
 from monitor_factory import make_evaluations

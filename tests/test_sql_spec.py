@@ -1,4 +1,4 @@
-"""stef.sqlspec: golden fixture cases, error statuses, surface-style invariance.
+"""stef.sql.spec: golden fixture cases, error statuses, surface-style invariance.
 
 The golden cases live in ``tests/fixtures/sql_spec/*.sql`` (format described at the top
 of each file); one pytest case per title.
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from stef.errors import SqlError
-from stef.sqlspec import MAX_SQL_CHARS, SqlSpecResult, extract_sql_spec, predicate_filters
-from stef.sqlspec_text import TreeText
+from stef.sql.spec import MAX_SQL_CHARS, SqlSpecResult, extract_sql_spec, predicate_filters
+from stef.sql.text import TreeText
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sql_spec"
 

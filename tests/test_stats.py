@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stef.stats import (
+from stef.monitor.stats import (
     Tally,
     figures,
     flat_row,
@@ -14,7 +14,7 @@ from stef.stats import (
     tally_evaluations,
     weighted_quantile,
 )
-from stef.store import Selection, SelectionError
+from stef.monitor.store import Selection, SelectionError
 
 
 def ev(score, status="ok", **kw):
@@ -139,7 +139,7 @@ def test_stef_stats_as_json_csv_and_table(tmp_path):
     from click.testing import CliRunner
 
     from stef.cli import main
-    from stef.store import open_store
+    from stef.monitor.store import open_store
 
     sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
     from monitor_factory import make_evaluations

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from stef.stats import figures, tally_evaluations
-from stef.store import Selection, SQLiteStore, StoreError, open_store
-from stef.store.migrations import MIGRATIONS, migrate
+from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.store import Selection, SQLiteStore, StoreError, open_store
+from stef.monitor.store.migrations import MIGRATIONS, migrate
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
 from monitor_factory import make_evaluations
@@ -58,7 +58,7 @@ def test_migration_from_v1_backfills_findings_and_rollups(tmp_path, evaluations)
     conn = sqlite3.connect(path, isolation_level=None)
     assert migrate(conn, upto="0001_evaluations") == ["0001_evaluations"]
     # A store written by the first schema: columns and documents, no findings, no rollups.
-    from stef.store.migrations import record_time
+    from stef.monitor.store.migrations import record_time
 
     conn.execute("BEGIN")
     for seq, ev in enumerate(evaluations, start=1):

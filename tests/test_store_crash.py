@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from stef.stats import figures, tally_evaluations
-from stef.store import open_store
+from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.store import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "monitor"
 sys.path.insert(0, str(FIXTURES))
@@ -21,7 +21,7 @@ WRITER = textwrap.dedent(
     import sys, time
     sys.path.insert(0, sys.argv[1])
     from monitor_factory import make_evaluations
-    from stef.store import SQLiteStore
+    from stef.monitor.store import SQLiteStore
 
     class Writer(SQLiteStore):
         chunks = 0

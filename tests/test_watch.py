@@ -12,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from stef.alerts import AlertConfig, AlertConfigError, AlertMonitor, WebhookSink, evaluate_rule
-from stef.store import open_store
-from stef.watch import Watcher, evaluator_function
+from stef.monitor.alerts import (
+    AlertConfig,
+    AlertConfigError,
+    AlertMonitor,
+    WebhookSink,
+    evaluate_rule,
+)
+from stef.monitor.store import open_store
+from stef.monitor.watch import Watcher, evaluator_function
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
 from monitor_factory import T0, make_evaluations

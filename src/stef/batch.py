@@ -24,15 +24,31 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import orjson
 
 from stef.score import BANDS
 
-if TYPE_CHECKING:
-    from stef.evaluator import Evaluator
+
+class Evaluator(Protocol):
+    """What a batch needs of an evaluator (:class:`stef.evaluator.Evaluator` is one).
+
+    Declared here, so that the batch sits below the evaluator: the evaluator hands itself
+    to :func:`evaluate_stream`, and nothing here imports it.
+    """
+
+    judge: Any
+
+    @property
+    def asks_llm_for_specs(self) -> bool: ...
+
+    def evaluate_line(self, line: str) -> dict[str, Any]: ...
+
+    def evaluate_record(self, data: Any) -> dict[str, Any]: ...
+
+    async def aevaluate_record(self, data: Any) -> dict[str, Any]: ...
 
 #: Records per chunk sent to a worker process.
 CHUNK = 64

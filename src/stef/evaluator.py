@@ -25,17 +25,17 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from stef._version import __version__
-from stef.align import Alignment, align
-from stef.enrichment import EnrichmentResult, check_analyses, check_enrichment
+from stef.align.filters import Alignment, align
 from stef.errors import StefError
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
-from stef.nlspec import analyze_texts, extract_nl_spec
+from stef.nl.enrichment import EnrichmentResult, check_analyses, check_enrichment
+from stef.nl.spec import analyze_texts, extract_nl_spec
 from stef.record import PASSTHROUGH, Record, parse_line, parse_record, record_id, salvage
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
-from stef.sqlspec import SqlSpecResult, extract_sql_spec, predicate_filters
+from stef.sql.spec import SqlSpecResult, extract_sql_spec, predicate_filters
 
 logger = logging.getLogger(__name__)
 

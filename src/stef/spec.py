@@ -1,6 +1,6 @@
 """The spec: one shape for what a question asks and what a SQL query does.
 
-Both extractors (``stef.sqlspec`` for SQL, ``stef.nlspec`` for the question) produce a
+Both extractors (``stef.sql.spec`` for SQL, ``stef.nl.spec`` for the question) produce a
 :class:`Spec`. Alignment compares two specs field by field, so every field means the
 same thing on both sides:
 

@@ -19,7 +19,7 @@ from stef.rules import Rules, VerdictPoints
 from stef.spec import Spec
 
 if TYPE_CHECKING:
-    from stef.align import Alignment
+    from stef.align.filters import Alignment
 
 #: The four verdicts, best first.
 VERDICTS = ("correct", "likely_correct", "potentially_incorrect", "incorrect")

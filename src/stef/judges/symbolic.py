@@ -4,7 +4,7 @@ It weighs the alignment's findings into a risk, maps the risk to one of the four
 verdicts, and sets the confidence γ from how much the question let it check: a question
 with no extractable cue never gets a confident pass.
 
->>> from stef.align import Alignment
+>>> from stef.align.filters import Alignment
 >>> from stef.findings import Finding
 >>> a = Alignment("fully_applied", 5.0, findings=[], evidence=0)
 >>> j = SymbolicJudge(fitted=False).verdict_for(a)
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stef.align import Alignment
+from stef.align.filters import Alignment
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.judges.weights import JudgeWeights, default_weights, features_of

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stef.align import FILTER_CLASSES, Alignment
+from stef.align.filters import FILTER_CLASSES, Alignment
 from stef.findings import Finding
 
 #: Counts above this add nothing more.

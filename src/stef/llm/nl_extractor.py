@@ -2,7 +2,7 @@
 
 ``--nl-extractor llm`` asks the model (prompt ``stef/prompts/nl_spec_v1.j2``) for the
 filters, aggregations, grouping, ordering and limit a question asks for, and adds what
-the deterministic :func:`stef.nlspec.extract_nl_spec` missed. The deterministic spec
+the deterministic :func:`stef.nl.spec.extract_nl_spec` missed. The deterministic spec
 wins every conflict: the LLM only fills gaps. When the LLM fails (endpoint down,
 invalid answer twice) the deterministic spec is used alone and
 ``spec.flags["llm_extractor"]`` says why.
@@ -279,7 +279,7 @@ class LLMNLExtractor:
         first asked (``cached_prompt_tokens``, ``cached_completion_tokens``,
         ``cached_latency_ms``), a failure ``failed: True`` (tokens spent all the same).
         """
-        from stef.nlspec import extract_nl_spec
+        from stef.nl.spec import extract_nl_spec
 
         base = extract_nl_spec(question, enriched, rules=rules, now=now)
         started = time.perf_counter()

@@ -1,0 +1,783 @@
+"""Does the SQL do what the question's phrasing demands? Intent checks of the alignment.
+
+Each check compares one cue of the question (what it asks to get back, a negation, a
+count) or one structural habit of correct SQL (keys that refer to each other, tables the
+question names) with the SQL spec, and reports a typed finding with the evidence. They
+are pure functions of the two specs and the question's words; :func:`stef.align.filters.align`
+calls :func:`check_intent` and the judge weighs the findings.
+
+>>> from stef.spec import Projection, Spec
+>>> nl = Spec(projections=[Projection("id", columns=("id",), text="id")])
+>>> sql = Spec(projections=[Projection("name", columns=("name",))], tables=["staff"])
+>>> from stef.findings import FindingCollector
+>>> out = FindingCollector()
+>>> check_intent(nl, sql, out, lambda name: True)
+>>> [f.kind for f in out.findings]
+['projection_request_missing']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from stef.findings import FindingCollector
+from stef.nl.lexicon import (
+    AGGREGATE_WORDS,
+    QUESTION_FILLER_WORDS,
+    REQUEST_GENERIC_HEADS,
+    SUPERLATIVES,
+)
+from stef.nl.request import singular
+from stef.spec import Projection, Spec
+
+#: A check that a schema name is named by the question (``stef.align.filters.name_mentioned``).
+Mentioned = Callable[[str], bool]
+
+_NAME_WORDS = re.compile(r"[^0-9a-z]+")
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
+#: Question words that a computed output answers (a COUNT, a ratio, an extreme).
+_ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
+_EXTREME = re.compile(r"\s*(?:min|max)\s*\(", re.I)
+#: Item words any output with a name answers ("name" is a first_name, a title …).
+_NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
+
+SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
+
+
+def _words(name: str) -> list[str]:
+    return [singular(w) for w in _NAME_WORDS.split(name.casefold()) if w]
+
+
+def _word_matches(word: str, name: str) -> bool:
+    """Does a question word name (part of) a schema name? ``id`` in ``cust_id``, ``name``
+    in ``store_name``, ``rate`` in ``rates``, ``title`` in ``famoustitle``.
+
+    >>> [_word_matches(w, "StoreName") for w in ("name", "store", "city")]
+    [True, True, False]
+    """
+    w = singular(word)
+    low = name.casefold()
+    for pattern in _NAME_LIKE.get(w, ()):
+        if low.endswith(pattern) or f"{pattern}_" in low:
+            return True
+    for part in _words(low):
+        if part == w or (len(w) >= 4 and len(part) >= 4 and part[:5] == w[:5]):
+            return True
+    return len(w) >= 4 and w in low.replace("_", "")
+
+
+def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
+    """Names a plain output answers to (columns and aliases) and the computed outputs."""
+    names: list[str] = []
+    computed: list[Projection] = []
+    for p in sql.projections:
+        if p.is_aggregate or _ARITHMETIC.search(p.expr):
+            computed.append(p)
+            if _EXTREME.match(p.expr):  # MIN(date) is a date
+                names += list(p.columns)
+        else:
+            names += list(p.columns)
+        if p.alias:
+            names.append(p.alias)
+    return names, computed
+
+
+def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """Every item the question asks to get back has an output that can be it.
+
+    A plain item ("the id", "their names") needs a plain output whose name shares its
+    head noun; a computed item ("the number of …", "the average age") needs a computed
+    output (or an ORDER BY … LIMIT for an extreme); ``SELECT *`` answers everything. An
+    item whose head matches but whose other words name no output, table, column or value
+    of the SQL ("support rate" answered by ``unsure_rate``) is partly answered.
+    """
+    if not nl.projections or not sql.projections or sql.flags.get("select_star"):
+        return
+    names, computed = _outputs(sql)
+    vocab = _Vocabulary.of(sql)[0]
+    ranked = bool(sql.order_by) and sql.limit is not None
+    outputs = ", ".join(p.text or p.expr for p in sql.projections)
+
+    def missing(item: Projection, why: str) -> None:
+        message = f"the question asks for {item.text!r}; {why}"
+        out.add("projection_request_missing", "warning", message, item.text, outputs, "request")
+
+    for item in nl.projections:
+        # a value the SQL filters on names whose item it is ("Aaron Doran's potential")
+        words = [w for w in item.columns if not _is_value_word(w, sql)] or list(item.columns)
+        if not words:
+            continue
+        head = words[-1]
+        if item.is_aggregate:
+            if computed or ranked or sql.aggregations or _stored(words, names):
+                continue
+            extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
+            if extreme and any(_word_matches(w, n) for w in words for n in names):
+                continue  # "the most popular name": the name itself answers
+            missing(item, "no output computes it")
+            continue
+        heads = [n for n in names if _word_matches(head, n)]
+        if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
+            heads = [n for n in names if any(_word_matches(w, n) for w in words[:-1])]
+        if not heads and singular(head) in ("name", "title"):
+            heads = [n for n in names if not _id_like(n)]
+        if not heads and len(words) == 1 and any(_word_matches(head, t) for t in sql.tables):
+            continue  # "list the circuits": the rows of the table it names
+        if not heads:
+            missing(item, "no output is named like it")
+            continue
+        others = [
+            w
+            for w in (x.rstrip("'") for x in words[:-1])
+            if len(w) >= 3
+            and not any(_word_matches(w, n) for n in names)
+            and not any(_word_matches(w, t) for t in sql.tables)
+            and not vocab.accounts(w)  # a value or another name ("the Italian flavor text")
+        ]
+        if others:
+            out.add(
+                "projection_request_partial",
+                "warning",
+                f"the question asks for {item.text!r}; the output {heads[0]!r} does not say "
+                f"{' '.join(others)!r}",
+                item.text,
+                heads[0],
+                "request",
+            )
+
+
+#: Words that ask for a computation whatever they qualify ("total amount", "average rate");
+#: "number" and "count" after a qualifier may be a stored attribute ("phone number", "view
+#: count").
+_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no", "count"}
+_STORED_HEADS = frozenset({"number", "count"})
+
+
+def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Is a computed-sounding item the name of a stored output ("defensive work rate" →
+    ``defensive_work_rate``, "phone number" → ``phone``, "amount" → ``amount``)?
+
+    >>> _stored(["phone", "number"], ["phone"]), _stored(["total", "amount"], ["amount"])
+    (True, False)
+    >>> _stored(["number"], ["views"]), _stored(["view", "count"], ["views"])
+    (False, True)
+    """
+    if any(w in _COMPUTING_WORDS for w in words):
+        return False
+    content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
+    return bool(content) and all(any(_word_matches(w, n) for n in names) for w in content)
+
+
+def _is_value_word(word: str, sql: Spec) -> bool:
+    """Is ``word`` a word of a string value of the SQL ('Aaron Doran')?"""
+    w = word.rstrip("'")
+    return len(w) >= 3 and any(w in _NAME_WORDS.split(v) for v in sql.literals)
+
+
+#: A negation word, and an enrichment clause that defines one ("doesn't have comments
+#: refers to CommentCount = 0"); "… or not?" asks a yes/no question, negating nothing.
+_NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|none)\b|n't\b")
+_DEFINES = re.compile(r"\brefers?\s+to\b|\bmeans?\b|\bmapps?\s+to\b|=|\bis\s+when\b")
+_OR_NOT = re.compile(r"\bor\s+not\b")
+
+
+def negation_defined(enriched: str | None) -> bool:
+    """Does a clause of the enriched question say what a negated phrase means?
+
+    >>> negation_defined("Doesn't have comments refers to CommentCount = 0")
+    True
+    >>> negation_defined("female refers to sex = 'F'; not active"), negation_defined(None)
+    (False, False)
+    """
+    return any(
+        _NEGATION.search(c) and _DEFINES.search(c)
+        for c in _CLAUSE.split((enriched or "").casefold())
+    )
+
+
+def check_negation(
+    nl: Spec, sql: Spec, out: FindingCollector, question: str = "", enriched: str | None = None
+) -> None:
+    """A negated question ("who have never …", "without …") answered by SQL with no
+    NOT, ``<>``, ``IS NULL``, EXCEPT or outer join — unless the enriched question says what
+    the negation means (its condition then stands for it) or the question only asks
+    "… or not?"."""
+    if not nl.flags.get("negation") or sql.flags.get("negation"):
+        return
+    if any(f.op in SQL_NEGATING_OPS for f in sql.filters):
+        return
+    if negation_defined(enriched) or (
+        _OR_NOT.search(question.casefold()) and len(_NEGATION.findall(question.casefold())) == 1
+    ):
+        return
+    out.add(
+        "negation_missing",
+        "warning",
+        "the question is negated; the SQL has no NOT, <>, IS NULL, EXCEPT or outer join",
+        None,
+        None,
+        "negation",
+    )
+
+
+def _id_like(name: str) -> bool:
+    low = name.casefold()
+    return low == "id" or low.endswith("id")
+
+
+def _descriptive(name: str) -> bool:
+    low = name.casefold()
+    return low.endswith(("name", "title"))
+
+
+def _word_set(name: str) -> set[str]:
+    """The words of three letters or more of a lower-case name, ``id`` aside."""
+    return {w for w in _words(name) if len(w) >= 3 and w != "id"}
+
+
+def _share_a_word(a: str, b: str) -> bool:
+    """Do two lower-case names share a word of three letters or more (``id`` aside), or
+    does one hold the other?"""
+    return bool(_word_set(a) & _word_set(b)) or a in b or b in a
+
+
+def keys_related(a: str, b: str) -> bool:
+    """Could two key columns refer to each other? An id never refers to a name or a
+    title; two other columns must share a word (``link_to_major`` = ``major_id``).
+
+    >>> keys_related("name", "musical_id"), keys_related("stuid", "stu_id")
+    (False, True)
+    >>> keys_related("cust_name", "cust_id"), keys_related("link_to_major", "major_id")
+    (False, True)
+    >>> keys_related("city", "city_name"), keys_related("owner", "breed_code")
+    (True, False)
+    """
+    ca, cb = a.casefold(), b.casefold()
+    if ca == cb:
+        return True
+    ida, idb = _id_like(ca), _id_like(cb)
+    if (ida and _descriptive(cb)) or (idb and _descriptive(ca)):
+        return False
+    if ida and idb:
+        return True
+    return _share_a_word(ca, cb) or ida != idb
+
+
+def _own_key(column: str, table: str) -> bool:
+    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?
+
+    >>> _own_key("event_id", "event"), _own_key("matchid", "matches"), _own_key("userid", "posts")
+    (True, True, False)
+    """
+    c = column.casefold()
+    t = _NAME_WORDS.sub("", table.casefold())
+    return c == "id" or _NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
+
+
+def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
+    """Could ``tables[0].left = tables[1].right`` link a row to the row it refers to?
+    Besides :func:`keys_related`, two differently named ids link only when they share a
+    word or one is its table's own key and the other names that table
+    (``cardkingdomid`` = ``mcmid`` does not).
+
+    >>> join_keys_related("cardkingdomid", "mcmid", ["cards", "sets"])
+    False
+    >>> join_keys_related("id", "team_api_id", ["team", "match"])
+    True
+
+    An own key links only to a key that names its table: neither ``client.client_id =
+    loan.account_id`` nor two tables' own keys (``client.client_id = loan.loan_id``) do.
+
+    >>> join_keys_related("client_id", "account_id", ["client", "loan"])
+    False
+    >>> join_keys_related("client_id", "loan_id", ["client", "loan"])
+    False
+    >>> join_keys_related("id", "userid", ["posts", "badges"])
+    False
+    """
+    if not keys_related(left, right):
+        return False
+    a, b = left.casefold(), right.casefold()
+    if a == b or not (_id_like(a) and _id_like(b)):
+        return True
+    own_a, own_b = _own_key(a, tables[0]), _own_key(b, tables[1])
+    if not (own_a or own_b):
+        return _share_a_word(a, b)
+    return (
+        (own_a and _names_table(b, tables[0]))
+        or (own_b and _names_table(a, tables[1]))
+        or bool(_word_set(a) & _word_set(b))
+    )
+
+
+def _names_table(key: str, table: str) -> bool:
+    """Does a key column name ``table`` (``owneruserid`` → ``users``, ``hero_id`` →
+    ``superhero``), so that it may refer to that table's own key?
+
+    >>> _names_table("owneruserid", "users"), _names_table("account_id", "client")
+    (True, False)
+    """
+    stem = _NAME_WORDS.sub("", re.sub(r"_?id$", "", key.casefold()))
+    name = _NAME_WORDS.sub("", table.casefold())
+    if _share_a_word(key.casefold(), table.casefold()):
+        return True
+    return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
+
+
+def check_keys(sql: Spec, out: FindingCollector) -> None:
+    """``x IN (SELECT y …)`` and join conditions whose two columns cannot refer to each
+    other (an id compared with a name, two unrelated ids); and two tables joined on
+    their own ``id`` columns, which links rows only when one table extends the other."""
+    for outer, inner in sql.flags.get("in_subquery_keys") or ():
+        if not keys_related(outer, inner):
+            out.add(
+                "key_pair_mismatch",
+                "warning",
+                f"{outer} IN (SELECT {inner} …) compares columns that cannot refer to each other",
+                None,
+                f"{outer} IN (SELECT {inner} …)",
+                "structure",
+            )
+    for j in sql.joins:
+        tables = j.get("tables") or []
+        left, right = j.get("left") or "", j.get("right") or ""
+        if len(tables) != 2 or tables[0] == tables[1] or not left or not right:
+            continue
+        text = f"{tables[0]}.{left} = {tables[1]}.{right}"
+        if not join_keys_related(left, right, tables):
+            out.add(
+                "key_pair_mismatch",
+                "warning",
+                f"{text} joins columns that cannot refer to each other",
+                None,
+                text,
+                "structure",
+            )
+        elif left.casefold() == right.casefold() == "id":
+            out.add(
+                "join_on_own_ids",
+                "warning",
+                f"{text} joins two tables on their own ids",
+                None,
+                text,
+                "structure",
+            )
+
+
+def check_tables(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
+    """A query none of whose tables the question names."""
+    if not sql.tables or any(mentioned(t) for t in sql.tables):
+        return
+    out.add(
+        "tables_unexplained",
+        "warning",
+        f"the question names none of the tables ({', '.join(sql.tables)})",
+        None,
+        ", ".join(sql.tables),
+        "schema_linking",
+    )
+
+
+def check_order_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
+    """ORDER BY columns the question never names."""
+    for o in sql.order_by:
+        if o.is_aggregate or not _PLAIN_NAME.fullmatch(o.key) or mentioned(o.key):
+            continue
+        out.add(
+            "order_column_unexplained",
+            "warning",
+            f"ordering column {o.key!r} is named nowhere in the question or its enrichment",
+            None,
+            o.text or o.key,
+            "schema_linking",
+        )
+
+
+_QUESTION_WORD = re.compile(r"[a-z][a-z]+")
+#: Past participles ("placed", "opened"): verbs of the question, rarely a schema term.
+_VERB_FORM = re.compile(r"..[^e]ed$")
+#: At most this many unexplained question terms are reported (more add nothing).
+MAX_TERMS = 3
+
+
+class _Vocabulary:
+    """The words of the SQL's names and literals (singular), to account for question words.
+
+    A word is accounted for when a vocabulary word is it (singular), shares its first
+    five letters, or (four letters or more) the words run together contain it.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        vocab: set[str] = set()
+        for n in names:
+            low = n.casefold()
+            vocab.add(_NAME_WORDS.sub("", low))
+            vocab.update(singular(w) for w in _NAME_WORDS.split(low) if w)
+        vocab.discard("")
+        self.words = vocab
+        self.blob = " ".join(vocab)
+        self.prefixes = {v[:5] for v in vocab if len(v) >= 4}
+
+    @classmethod
+    def of(
+        cls, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+    ) -> tuple[_Vocabulary, _Vocabulary]:
+        """The vocabulary of the SQL's columns, tables, literals and output aliases, and
+        the same with the rules' synonyms of the columns it uses (``"amount":
+        ["revenue"]``) — one object when no synonym applies."""
+        names = [
+            *sql.columns,
+            *sql.tables,
+            *sql.literals,
+            *(p.alias or "" for p in sql.projections),
+        ]
+        used = {c.casefold() for c in sql.columns}
+        extra = [
+            alt
+            for column, alternatives in (synonyms or {}).items()
+            if column.casefold() in used
+            for alt in alternatives
+        ]
+        base = cls(names)
+        return base, (cls([*names, *extra]) if extra else base)
+
+    def accounts(self, word: str) -> bool:
+        s = singular(word)
+        return s in self.words or s[:5] in self.prefixes or (len(s) >= 4 and s in self.blob)
+
+
+def question_terms_unexplained(
+    question: str, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Content words of the question that no name or literal of the SQL accounts for
+    (nor a used column's synonym in the rules; see :class:`_Vocabulary`).
+
+    >>> from stef.spec import Spec
+    >>> sql = Spec(columns=["count"], tables=["allergy_type"])
+    >>> question_terms_unexplained("What is the total number of students?", sql)
+    ['students']
+    >>> question_terms_unexplained("How many allergy types are there?", sql)
+    []
+    """
+    return _unexplained(question, _Vocabulary.of(sql, synonyms)[1])
+
+
+#: Two question words run together must be this long to match a name ("gas station" in
+#: ``gasstationid``), so that short pairs do not match by chance.
+_COMPOUND_MIN = 7
+
+
+def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
+    """Question words ``vocab`` does not account for, alone or run together with a
+    neighbour (``gas station`` → ``gasstationid``).
+
+    >>> _unexplained("Which gas station sells most?", _Vocabulary(["gasstationid"]))
+    ['sells']
+    """
+    out: list[str] = []
+    words = _QUESTION_WORD.findall(question.casefold().replace("n't", " not"))
+    for i, w in enumerate(words):
+        if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
+            continue
+        if vocab.accounts(w):
+            continue
+        pairs = (words[j] + words[j + 1] for j in (i - 1, i) if 0 <= j < len(words) - 1)
+        if not any(len(p) >= _COMPOUND_MIN and p in vocab.blob for p in pairs):
+            out.append(w)
+    return out
+
+
+_CLAUSE = re.compile(r"[;\n]+")
+#: A word of an enrichment clause; names there may hold digits (``A13``).
+_CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary) -> set[str]:
+    """The terms that a clause of the enriched question links to the SQL (``vocab``):
+    the clause holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
+    if not enriched or not terms:
+        return set()
+    out: set[str] = set()
+    for clause in _CLAUSE.split(enriched.casefold()):
+        words = [
+            w
+            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
+            if w not in QUESTION_FILLER_WORDS
+        ]
+        if any(vocab.accounts(w) for w in words):
+            held = {singular(w) for w in words}
+            out |= {t for t in terms if singular(t) in held}
+    return out
+
+
+def check_question_terms(
+    question: str,
+    sql: Spec,
+    out: FindingCollector,
+    enriched: str | None = None,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """Question terms the SQL never touches: the lexical side of schema linking (a
+    question about students answered from ``allergy_type``). A term that only the
+    enriched question's hints link to the SQL is noted apart (``info``): the hint
+    explains it, though in labelled data such queries still go wrong more often."""
+    base, with_synonyms = _Vocabulary.of(sql, synonyms)
+    terms = _unexplained(question, with_synonyms)
+    hinted = hinted_terms(terms, enriched, base)
+    for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
+        out.add(
+            "question_term_unexplained",
+            "warning",
+            f"the question's {w!r} matches no column, table or value of the SQL",
+            w,
+            None,
+            "schema_linking",
+        )
+    for w in [t for t in terms if t in hinted][:MAX_TERMS]:
+        out.add(
+            "question_term_via_hint",
+            "info",
+            f"the question's {w!r} reaches the SQL only through the enriched question's hints",
+            w,
+            None,
+            "schema_linking",
+        )
+
+
+def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
+    """GROUP BY columns the question never names and no output shows (grouping by
+    ``patient`` to find the nurse with the most appointments)."""
+    shown = {c for p in sql.projections for c in p.columns}
+    for key in sql.group_by:
+        if not _PLAIN_NAME.fullmatch(key) or key in shown or _id_like(key) or mentioned(key):
+            continue
+        out.add(
+            "group_column_unexplained",
+            "warning",
+            f"grouping column {key!r} is neither selected nor named by the question",
+            None,
+            key,
+            "schema_linking",
+        )
+
+
+def check_duplicate_filters(sql: Spec, out: FindingCollector) -> None:
+    """The same condition written twice (``year = 2002 AND year = 2002``): a slip that
+    usually stands where another condition should be."""
+    if sql.flags.get("identical_set_sides"):
+        return  # both sides of a set operation repeat each other's conditions
+    seen: set[tuple[str | None, str, tuple[str, ...], str]] = set()
+    for f in sql.filters:
+        if not f.values or f.clause == "case":
+            continue
+        key = (f.column, f.op, f.values, f.clause)
+        if key in seen:
+            out.add(
+                "filter_duplicate",
+                "warning",
+                f"the condition {f.text!r} is written twice",
+                None,
+                f.text,
+                "structure",
+            )
+            return
+        seen.add(key)
+
+
+#: Words that make a column a date (``date``, ``birthday``, ``opendate``, ``dob``).
+_DATE_NAME = re.compile(r"date|birthday|\bdob\b")
+#: A bare year or year-month ("2008", "2013-10"): part of a date, never a whole one.
+_PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
+_MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
+#: Date parts a filter may take of a column (``strftime('%Y', d)`` → ``year``).
+_DATE_PARTS = frozenset({"year", "month", "day", "year_month", "date"})
+#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
+_DATE_LIKE_NAME = re.compile(
+    r"date|time|birth|dob|day|year|month|creat|open|clos|issue|modif|_at$|^at$|period|start|"
+    r"end|received|join|since|until|when|stamp|dt$|^d$"
+)
+
+
+def _unquoted(value: str, text: str) -> bool:
+    """Is ``value`` written in ``text`` as a bare number, not a quoted string?
+
+    >>> _unquoted("1980", "dob > 1980"), _unquoted("1930", "birthday > '1930'")
+    (True, False)
+    """
+    return re.search(rf"['\"]{re.escape(value)}['\"]", text) is None
+
+
+def check_value_formats(sql: Spec, out: FindingCollector) -> None:
+    """Conditions whose value cannot have the column's form:
+
+    - a date column equal to a bare year or year-month (``date = '2008'``) — a stored date
+      never equals part of itself — or ranged against a bare number (``dob > 1980``),
+      which compares a date string with a number; the year must be taken out
+      (``strftime('%Y', date)``);
+    - a name or title compared by size with a number (``name > 5``);
+    - a date part taken of a column whose name says no date (``strftime('%Y', frequency)``).
+
+    >>> from stef.spec import Filter, Spec
+    >>> out = FindingCollector()
+    >>> check_value_formats(Spec(filters=[Filter("birth_date", "=", ("1920",))]), out)
+    >>> check_value_formats(Spec(filters=[Filter("name", ">", ("5",), "name > 5")]), out)
+    >>> [f.kind for f in out.findings]
+    ['date_compared_to_year', 'name_compared_to_number']
+    """
+    for f in sql.filters:
+        if (
+            f.func in _DATE_PARTS
+            and f.column
+            and _PLAIN_NAME.fullmatch(f.column)
+            and not _DATE_LIKE_NAME.search(f.column.casefold())
+        ):
+            out.add(
+                "date_part_of_non_date",
+                "warning",
+                f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
+                None,
+                f.text,
+                "value_format",
+            )
+        if f.func or not f.column or f.clause == "join" or not f.values:
+            continue
+        words = _NAME_WORDS.sub(" ", f.column.casefold())
+        if _DATE_NAME.search(words) and any(
+            _PARTIAL_DATE.fullmatch(v)
+            and (f.op in ("=", "in") or (f.op in _MAGNITUDE_OPS and _unquoted(v, f.text)))
+            for v in f.values
+        ):
+            out.add(
+                "date_compared_to_year",
+                "warning",
+                f"{f.text!r} compares a date with a bare year; no date matches it as meant",
+                None,
+                f.text,
+                "value_format",
+            )
+        elif (
+            f.op in _MAGNITUDE_OPS
+            and _descriptive(f.column)
+            and all(_NUMBER.fullmatch(v) and _unquoted(v, f.text) for v in f.values)
+        ):
+            out.add(
+                "name_compared_to_number",
+                "warning",
+                f"{f.text!r} compares a name by size with a number",
+                None,
+                f.text,
+                "value_format",
+            )
+
+
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _number(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def check_ranges(sql: Spec, out: FindingCollector) -> None:
+    """Conditions no row can meet or sorts that cannot order anything:
+
+    - a BETWEEN whose low bound is above its high one (``ua BETWEEN 8 AND 6.5``);
+    - ORDER BY a column that a WHERE equality or IS NULL holds to one value
+      (``WHERE a13 = 1996 ORDER BY a13``): every row ties, so the LIMIT picks any.
+
+    >>> from stef.spec import Filter, OrderKey, Spec
+    >>> out = FindingCollector()
+    >>> check_ranges(Spec(filters=[Filter("ua", "between", ("8", "6.5"))]), out)
+    >>> pinned = Spec(filters=[Filter("a13", "=", ("1996",))], order_by=[OrderKey("a13", "desc")])
+    >>> check_ranges(pinned, out)
+    >>> [f.kind for f in out.findings]
+    ['empty_range', 'order_by_constant']
+    """
+    for f in sql.filters:
+        if f.op != "between" or len(f.values) != 2:
+            continue
+        low, high = (_number(v) for v in f.values)
+        if low is not None and high is not None and low > high:
+            out.add(
+                "empty_range",
+                "warning",
+                f"{f.text!r} has its low bound above its high one; no row meets it",
+                None,
+                f.text,
+                "value_format",
+            )
+            break
+    if sql.subqueries or sql.set_operations or sql.ctes:
+        return  # the filters of another SELECT may pin their own column of that name
+    pinned = {
+        f.column
+        for f in sql.filters
+        if f.column
+        and f.clause == "where"
+        and not f.func
+        and ((f.op == "=" and len(f.values) == 1) or f.op == "is null")
+    }
+    for o in sql.order_by:
+        if not o.is_aggregate and o.key in pinned:
+            out.add(
+                "order_by_constant",
+                "warning",
+                f"ORDER BY {o.key} sorts rows that the WHERE clause holds to one {o.key}",
+                None,
+                o.text or o.key,
+                "structure",
+            )
+            return
+
+
+_ID_WORDS = frozenset(
+    ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "no")
+)
+
+
+def check_id_only_outputs(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """Every output is an id (``SELECT league.id``) though the question never asks for
+    an id or code: a list of things usually wants their names."""
+    if not sql.projections or sql.flags.get("select_star"):
+        return
+    if any(
+        p.is_aggregate or len(p.columns) != 1 or not _id_like(p.columns[0]) for p in sql.projections
+    ):
+        return
+    if _ID_WORDS & set(_QUESTION_WORD.findall(question.casefold())):
+        return
+    out.add(
+        "projection_id_only",
+        "warning",
+        "the SQL returns only ids; the question never asks for an id",
+        None,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "request",
+    )
+
+
+def check_intent(
+    nl: Spec,
+    sql: Spec,
+    out: FindingCollector,
+    mentioned: Mentioned,
+    question: str = "",
+    enriched: str | None = None,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """Run every intent check (see the module doc)."""
+    if question:
+        check_question_terms(question, sql, out, enriched, synonyms)
+        check_id_only_outputs(nl, sql, out, question)
+    check_requests(nl, sql, out)
+    check_negation(nl, sql, out, question, enriched)
+    check_keys(sql, out)
+    check_tables(sql, out, mentioned)
+    check_order_columns(sql, out, mentioned)
+    check_group_columns(sql, out, mentioned)
+    check_duplicate_filters(sql, out)
+    check_value_formats(sql, out)
+    check_ranges(sql, out)

@@ -1,0 +1,338 @@
+"""The ``stef`` command line: wires the pipeline, the store and the reports together.
+
+Errors meant for users become one clear message and a non-zero exit here, and only here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import click
+from rich.console import Console
+
+from stef._version import __version__
+from stef.cli.llm import build_judging, close_judging, judge_options
+from stef.errors import RulesError, StefError
+
+err_console = Console(stderr=True)
+
+
+def _load_rules(path: str | None) -> Any:
+    from stef.rules import load_rules
+
+    try:
+        return load_rules(path)
+    except RulesError as e:
+        click.echo(f"error: {e.message}", err=True)
+        raise SystemExit(2) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="stef")
+def main() -> None:
+    """STEF scores text-to-SQL agents' SQL against the user's question, without gold SQL,
+    schema or execution, and monitors agents over time.
+
+    \b
+    Examples:
+      stef eval examples/logs.jsonl --rules examples/rules.json --output results.jsonl
+      stef eval --question "How many active users are there?" --sql "SELECT COUNT(*) FROM users"
+      stef rules check examples/rules.json
+    """
+
+
+def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iterator[str]:
+    for line in stream:
+        if progress is not None:
+            progress.advance(task, len(line.encode("utf-8", "replace")))
+        if line.strip():
+            yield line.rstrip("\r\n")
+
+
+@main.command("eval")
+@click.argument("file", required=False, type=click.Path(allow_dash=True, dir_okay=False))
+@click.option(
+    "--rules", "rules_path", type=click.Path(dir_okay=False), help="Application rules file (JSON)."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default="-",
+    show_default=True,
+    help="Where to write evaluations (JSONL); '-' is stdout.",
+)
+@click.option("--question", help="Evaluate one question (with --sql) instead of a file.")
+@click.option(
+    "--enriched", "enriched", help="The agent's enriched question (Q_e), with --question."
+)
+@click.option("--sql", help="The SQL to evaluate, with --question.")
+@click.option(
+    "--dialect", help="sqlglot dialect of --sql (postgres, snowflake, bigquery, tsql, sqlite …)."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="With --question: print the raw evaluation JSON."
+)
+@click.option(
+    "-w",
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes for a file.",
+)
+@click.option(
+    "--calibration",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Calibration file from `stef calibrate`; adds p_correct to each evaluation.",
+)
+@click.option(
+    "--store",
+    "store_target",
+    envvar="STEF_STORE",
+    help="Also keep every evaluation in this store (SQLite file) [env STEF_STORE].",
+)
+@click.option("--force", is_flag=True, help="With --store: re-evaluate ids already stored.")
+@click.option(
+    "--min-coverage",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when coverage (evaluated/records) ends below this.",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
+)
+@judge_options
+def eval_cmd(
+    file: str | None,
+    rules_path: str | None,
+    output: str,
+    question: str | None,
+    enriched: str | None,
+    sql: str | None,
+    dialect: str | None,
+    as_json: bool,
+    workers: int,
+    calibration: str | None,
+    store_target: str | None,
+    force: bool,
+    min_coverage: float | None,
+    progress: bool | None,
+    **judge_opts: Any,
+) -> None:
+    """Evaluate the records of FILE (JSONL, '-' for stdin), or one --question/--sql pair.
+
+    Streams one evaluation per line to --output and prints a summary (records, evaluated,
+    coverage, mean, median, P90, band shares) on stderr. A record that cannot be
+    evaluated gets an evaluation with an error status; the batch always finishes.
+    """
+    rules = _load_rules(rules_path)
+    from stef.evaluator import Evaluator
+
+    if (question is None) != (sql is None):
+        raise click.UsageError("--question and --sql go together")
+    if question is None and file is None:
+        raise click.UsageError("give a FILE of records, or --question and --sql")
+    if question is not None and file is not None:
+        raise click.UsageError("give either a FILE or --question/--sql, not both")
+    cal = None
+    if calibration:
+        from stef.accuracy.calibration import Calibration
+
+        try:
+            cal = Calibration.load(calibration)
+        except (StefError, ValueError, KeyError) as e:
+            raise click.ClickException(f"cannot use calibration {calibration}: {e}") from None
+    try:
+        judge, nl_extractor = build_judging(**judge_opts)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    ev = Evaluator(rules=rules, judge=judge, calibration=cal, nl_extractor=nl_extractor)
+    try:
+        if question is not None:
+            assert sql is not None
+            _eval_one(ev, question, enriched, sql, dialect, as_json, output)
+            return
+        assert file is not None
+        summary = _eval_file(ev, file, output, workers, store_target, force, progress)
+    finally:
+        close_judging(judge, nl_extractor)
+    if min_coverage is not None and summary["coverage"] < min_coverage:
+        err_console.print(
+            f"[bold red]coverage {summary['coverage']:.1%} is below {min_coverage:.1%}[/]"
+        )
+        raise SystemExit(1)
+
+
+def _eval_one(
+    ev: Any,
+    question: str,
+    enriched: str | None,
+    sql: str,
+    dialect: str | None,
+    as_json: bool,
+    output: str,
+) -> None:
+    from stef.cli.report_text import render_evaluation
+
+    e = ev.evaluate(question=question, sql=sql, enriched_question=enriched, dialect=dialect)
+    with click.open_file(output, "w", encoding="utf-8") as out:
+        if as_json:
+            out.write(json.dumps(e, ensure_ascii=False, indent=2) + "\n")
+        else:
+            Console(file=out, width=120 if out is not sys.stdout else None).print(
+                render_evaluation(e)
+            )
+
+
+def _eval_file(
+    ev: Any,
+    file: str,
+    output: str,
+    workers: int,
+    store_target: str | None,
+    force: bool,
+    progress: bool | None,
+) -> dict[str, Any]:
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from stef.batch import Summary, evaluate_encoded
+    from stef.cli.report_text import render_summary
+
+    store = None
+    if store_target:
+        from stef.monitor.store import open_store
+
+        try:
+            store = open_store(store_target)
+        except StefError as e:
+            raise click.ClickException(e.message) from None
+    show = err_console.is_terminal if progress is None else progress
+    summary = Summary()
+    skipped = 0
+    try:
+        stream = click.open_file(file, "r", encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise click.ClickException(f"cannot read {file}: {e.strerror or e}") from None
+    total = Path(file).stat().st_size if file != "-" else None
+    bar = Progress(
+        TextColumn("evaluating"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not show,
+        transient=True,
+    )
+    with stream as src, click.open_file(output, "w", encoding="utf-8") as out, bar:
+        task = bar.add_task("eval", total=total)
+        lines: Iterator[str] = _read_lines(src, bar, task)
+        if store is not None and not force:
+            lines, skipped_box = _skip_stored(lines, store)
+        else:
+            skipped_box = [0]
+        batch: list[dict[str, Any]] = []
+        for encoded in evaluate_encoded(ev, lines, workers=workers):
+            out.write(encoded.line + "\n")
+            summary.add(encoded.brief)
+            if store is not None:
+                batch.append(encoded.decoded())
+                if len(batch) >= 500:
+                    store.write(batch, replace=force)
+                    batch.clear()
+        if store is not None and batch:
+            store.write(batch, replace=force)
+        skipped = skipped_box[0]
+    if store is not None:
+        store.close()
+    data = summary.to_dict()
+    if skipped:
+        data["skipped_already_stored"] = skipped
+    err_console.print(render_summary(data))
+    if skipped:
+        err_console.print(f"skipped {skipped} record(s) already in the store (use --force to redo)")
+    return data
+
+
+def _skip_stored(lines: Iterator[str], store: Any) -> tuple[Iterator[str], list[int]]:
+    """Drop lines whose record id is already stored (resume after an interruption)."""
+    from stef.record import record_id
+
+    box = [0]
+
+    def gen() -> Iterator[str]:
+        window: list[tuple[str, str | None]] = []
+
+        def flush() -> Iterator[str]:
+            ids = [i for _, i in window if i]
+            known = store.existing_ids(ids) if ids else set()
+            for line, rid in window:
+                if rid and rid in known:
+                    box[0] += 1
+                else:
+                    yield line
+            window.clear()
+
+        for line in lines:
+            rid: str | None = None
+            try:
+                data = json.loads(line)
+                if isinstance(data, dict):
+                    rid = str(data["id"]) if data.get("id") is not None else record_id(data)
+            except (ValueError, RecursionError):
+                rid = None
+            window.append((line, rid))
+            if len(window) >= 500:
+                yield from flush()
+        yield from flush()
+
+    return gen(), box
+
+
+@main.group()
+def rules() -> None:
+    """Validate rules files and print their JSON Schema."""
+
+
+@rules.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+def rules_check(file: str) -> None:
+    """Validate a rules FILE; print every problem with its JSON path (exit 2 if any)."""
+    r = _load_rules(file)
+    click.echo(f"{file}: valid (sha256 {r.sha256()[:12]})")
+
+
+@rules.command("schema")
+def rules_schema() -> None:
+    """Print the JSON Schema of the rules file."""
+    from stef.rules import rules_json_schema
+
+    click.echo(json.dumps(rules_json_schema(), indent=2))
+
+
+from stef.cli.llm import local  # noqa: E402
+
+main.add_command(local)
+
+from stef.cli.calibrate import calibrate, calibrate_diff  # noqa: E402
+
+main.add_command(calibrate)
+main.add_command(calibrate_diff)
+
+from stef.cli.monitor import COMMANDS as MONITOR_COMMANDS  # noqa: E402
+
+for _command in MONITOR_COMMANDS:
+    main.add_command(_command)
+
+
+from stef.cli.fit import fit_judge  # noqa: E402
+
+main.add_command(fit_judge)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,224 @@
+"""Append-only, named schema migrations for the SQLite store.
+
+Each migration runs once, in order, inside a transaction; its name is then recorded in
+``schema_migrations``. Never edit or reorder a migration that has shipped: add a new one.
+
+>>> import sqlite3
+>>> conn = sqlite3.connect(":memory:", isolation_level=None)
+>>> migrate(conn)
+['0001_evaluations', '0002_findings', '0003_rollups', '0004_watch_state']
+>>> migrate(conn)
+[]
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from stef.monitor.stats import Tally, to_epoch
+
+#: Width of a rollup bucket in seconds: stats windows that are whole hours use rollups.
+ROLLUP_SECONDS = 3600
+
+
+def m0001_evaluations(conn: sqlite3.Connection) -> None:
+    """Light, indexed columns in ``evaluations``; the whole JSON in ``evaluation_docs``.
+
+    ``t`` is the record's time in epoch seconds (``timestamp``, else ``evaluated_at``);
+    ``seq`` is the stable row number other tables refer to.
+    """
+    _script(
+        conn,
+        """
+        CREATE TABLE evaluations (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            agent TEXT,
+            agent_version TEXT,
+            app TEXT,
+            timestamp TEXT,
+            evaluated_at TEXT,
+            t REAL NOT NULL,
+            status TEXT NOT NULL,
+            score REAL,
+            band TEXT,
+            filter_status TEXT,
+            verdict TEXT,
+            confidence REAL,
+            question_key TEXT,
+            metadata TEXT
+        );
+        CREATE INDEX evaluations_agent ON evaluations (agent, agent_version, t);
+        CREATE INDEX evaluations_t ON evaluations (t);
+        CREATE TABLE evaluation_docs (
+            seq INTEGER PRIMARY KEY REFERENCES evaluations (seq),
+            doc TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def m0002_findings(conn: sqlite3.Connection) -> None:
+    """Side table of finding kinds per evaluation (most severe severity), backfilled."""
+    _script(
+        conn,
+        """
+        CREATE TABLE findings (
+            seq INTEGER NOT NULL REFERENCES evaluations (seq),
+            kind TEXT NOT NULL,
+            severity TEXT NOT NULL,
+            PRIMARY KEY (seq, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX findings_kind ON findings (kind);
+        INSERT INTO findings (seq, kind, severity)
+        SELECT d.seq, json_extract(f.value, '$.kind'),
+               CASE max(CASE json_extract(f.value, '$.severity')
+                        WHEN 'info' THEN 0 WHEN 'error' THEN 2 ELSE 1 END)
+               WHEN 0 THEN 'info' WHEN 2 THEN 'error' ELSE 'warning' END
+        FROM evaluation_docs AS d, json_each(d.doc, '$.findings') AS f
+        WHERE json_type(f.value) = 'object'
+          AND coalesce(json_extract(f.value, '$.kind'), '') != ''
+        GROUP BY d.seq, json_extract(f.value, '$.kind');
+        """,
+    )
+
+
+def m0003_rollups(conn: sqlite3.Connection) -> None:
+    """Hourly tallies per agent/version/app, so figures need not scan every evaluation."""
+    conn.execute(
+        """
+        CREATE TABLE rollups (
+            key TEXT PRIMARY KEY,
+            agent TEXT,
+            agent_version TEXT,
+            app TEXT,
+            hour INTEGER NOT NULL,
+            tally TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX rollups_hour ON rollups (hour)")
+    tallies: dict[tuple[str | None, str | None, str | None, int], Tally] = {}
+    for (doc,) in conn.execute("SELECT doc FROM evaluation_docs ORDER BY seq"):
+        ev = orjson.loads(doc)
+        key = rollup_key(ev)
+        tallies.setdefault(key, Tally()).add(ev)
+    conn.executemany(
+        "INSERT INTO rollups (key, agent, agent_version, app, hour, tally) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(rollup_id(k), *k, orjson.dumps(t.to_dict()).decode()) for k, t in tallies.items()],
+    )
+
+
+def m0004_watch_state(conn: sqlite3.Connection) -> None:
+    """Where ``stef watch`` stopped in each file, and which alerts are in breach."""
+    _script(
+        conn,
+        """
+        CREATE TABLE watch_files (
+            path TEXT PRIMARY KEY,
+            offset INTEGER NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE alert_state (
+            name TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        """,
+    )
+
+
+#: Every migration, in the order it runs.
+MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+    ("0001_evaluations", m0001_evaluations),
+    ("0002_findings", m0002_findings),
+    ("0003_rollups", m0003_rollups),
+    ("0004_watch_state", m0004_watch_state),
+]
+
+
+def _script(conn: sqlite3.Connection, script: str) -> None:
+    """Run several statements inside the current transaction (``executescript`` would commit)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def record_time(evaluation: Mapping[str, Any]) -> float:
+    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0.
+
+    Lenient (an unreadable time falls through to the next), for backfilling old rows.
+    """
+    for key in ("timestamp", "evaluated_at"):
+        try:
+            t = to_epoch(evaluation.get(key))
+        except ValueError:
+            t = None
+        if t is not None:
+            return t
+    return 0.0
+
+
+def rollup_key(
+    evaluation: Mapping[str, Any], t: float | None = None
+) -> tuple[str | None, str | None, str | None, int]:
+    """(agent, agent_version, app, hour start) an evaluation is counted under."""
+    t = record_time(evaluation) if t is None else t
+    hour = int(t // ROLLUP_SECONDS) * ROLLUP_SECONDS
+
+    def text(key: str) -> str | None:
+        v = evaluation.get(key)
+        return None if v is None else str(v)
+
+    return (text("agent"), text("agent_version"), text("app"), hour)
+
+
+def rollup_id(key: tuple[str | None, str | None, str | None, int]) -> str:
+    """Primary key text of a rollup row (NULL-safe, unlike a composite key)."""
+    return orjson.dumps(list(key)).decode()
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations already applied, in order."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    return [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+
+
+def migrate(conn: sqlite3.Connection, upto: str | None = None) -> list[str]:
+    """Apply the migrations not yet applied (up to and including ``upto``); return their names.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``).
+    """
+    done = set(applied(conn))
+    ran: list[str] = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            if name == upto:
+                break
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")  # another process applied it meanwhile
+            else:
+                fn(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, datetime('now'))",
+                    (name,),
+                )
+                conn.execute("COMMIT")
+                ran.append(name)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if name == upto:
+            break
+    return ran

@@ -1,0 +1,10 @@
+"""NL side of the pipeline: read the user's question and the agent's enriched question.
+
+``lexicon`` holds the word lists (aggregation, order, comparison cues), ``request`` the
+output items a question asks for, ``spec`` the deterministic extractor that turns Q_u and
+Q_e into a :class:`stef.spec.Spec`, and ``enrichment`` the check that Q_e keeps Q_u's
+intent.
+
+May import: the shared shapes (``stef.spec``, ``stef.rules``, ``stef.findings``,
+``stef.errors``). Never the SQL side, alignment, judges or anything above them.
+"""

@@ -1,0 +1,428 @@
+"""Turn WHERE / HAVING / ON conditions into :class:`stef.spec.Filter` s and join conditions.
+
+A condition is split into its AND-ed conjuncts; each becomes one filter
+(``column op values``), one join condition (a comparison of two plain columns), or one
+opaque filter with a ``complex_predicate`` finding when it cannot be reduced to a column
+filter (an OR over different columns, a negated conjunction, ...).
+
+>>> from stef.sql.spec import extract_sql_spec
+>>> spec = extract_sql_spec("SELECT a FROM t WHERE 5 < x AND NOT y = 'N' AND z IN (1, 2)").spec
+>>> [(f.column, f.op, f.values) for f in spec.filters]
+[('x', '>', ('5',)), ('y', '!=', ('n',)), ('z', 'in', ('1', '2'))]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from stef.findings import Finding
+from stef.spec import Filter, normalize_value
+from stef.sql.text import TreeText
+
+_VALUES: dict[str, str] = {}
+
+
+def cached_value(text: str) -> str:
+    """``normalize_value(text)``, memoised."""
+    value = _VALUES.get(text)
+    if value is None:
+        if len(_VALUES) > 50_000:
+            _VALUES.clear()
+        value = _VALUES[text] = normalize_value(text)
+    return value
+
+
+#: Comparison node → operator.
+COMPARISONS: dict[type[exp.Expr], str] = {
+    exp.EQ: "=",
+    exp.NullSafeEQ: "=",
+    exp.NEQ: "!=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+}
+_NEGATABLE = frozenset({exp.In, exp.Between, exp.Like, exp.ILike, exp.Is})
+_FLIP = {"=": "=", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+_NEGATE = {"=": "!=", "!=": "=", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}
+
+#: Nodes that only change a value's type; a filter looks through them to the column.
+TRANSPARENT = (exp.Paren, exp.Cast, exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime)
+
+#: strftime / DATE_FORMAT / TO_CHAR formats that mean a date part.
+_FORMAT_PARTS = {
+    "%Y": "year",
+    "%m": "month",
+    "%d": "day",
+    "%H": "hour",
+    "%M": "minute",
+    "%w": "dayofweek",
+    "%j": "dayofyear",
+    "%W": "week",
+    "%Y-%m": "year_month",
+    "%Y-%m-%d": "date",
+}
+
+
+def strip(node: exp.Expr) -> exp.Expr:
+    """``node`` without parentheses, casts and sqlglot's date-coercion wrappers."""
+    while isinstance(node, TRANSPARENT) and isinstance(node.this, exp.Expr):
+        node = node.this
+    return node
+
+
+def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The AND-ed parts of a condition, left to right, parentheses removed."""
+    out: list[exp.Expr] = []
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        while isinstance(node, exp.Paren) and isinstance(node.this, exp.Expr):
+            node = node.this
+        if isinstance(node, exp.And):
+            stack.append(node.expression)
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    out: list[exp.Expr] = []
+    stack = [condition]
+    while stack:
+        node = stack.pop()
+        while isinstance(node, exp.Paren) and isinstance(node.this, exp.Expr):
+            node = node.this
+        if isinstance(node, exp.Or):
+            stack.append(node.expression)
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def function_name(node: exp.Expr, literal: Callable[[exp.Expr], str] | None = None) -> str:
+    """Lower-case name of the function ``node`` applies (date parts for date functions).
+
+    ``literal`` reads a literal's original text (see ``TreeText.literal_value``).
+
+    >>> import sqlglot
+    >>> function_name(sqlglot.parse_one("strftime('%Y', d)", read="sqlite"))
+    'year'
+    """
+    read = literal or (lambda n: n.name)
+    if isinstance(node, exp.Extract):
+        return read(node.this).lower() if isinstance(node.this, exp.Expr) else "extract"
+    if isinstance(node, exp.TimeToStr):
+        fmt = node.args.get("format")
+        return _FORMAT_PARTS.get(read(fmt) if isinstance(fmt, exp.Expr) else "", "strftime")
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return node.key
+
+
+@dataclass
+class JoinCondition:
+    """A comparison of two plain columns (``T1.id = T2.owner_id``)."""
+
+    left: str
+    right: str
+    op: str
+    kind: str
+    left_qualifier: str | None
+    right_qualifier: str | None
+    tables: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "left": self.left,
+            "right": self.right,
+            "op": self.op,
+            "kind": self.kind,
+            "tables": list(self.tables),
+        }
+
+
+@dataclass
+class Conditions:
+    """What a set of conditions said: filters, join conditions and findings."""
+
+    filters: list[Filter] = field(default_factory=list)
+    joins: list[JoinCondition] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+class PredicateReader:
+    """Reads conditions of one statement, using its :class:`TreeText` for text and names.
+
+    ``allow_joins=False`` (rules-file predicates) turns column-to-column comparisons into
+    plain filters whose value is the other column's name.
+    """
+
+    def __init__(self, text: TreeText, allow_joins: bool = True) -> None:
+        self.text = text
+        self.allow_joins = allow_joins
+        #: SELECT aliases (written name → aliased expression) a HAVING may refer to.
+        self.aliases: dict[str, exp.Expr] = {}
+
+    def _text(self, src: exp.Expr | None) -> str:
+        return self.text.original(src) if src is not None else ""
+
+    def _literal(self, node: exp.Expr) -> str:
+        return self.text.literal_value(node) if type(node) is exp.Literal else node.name
+
+    # ------------------------------------------------------------------ helpers
+    def side_columns(self, node: exp.Expr) -> list[str]:
+        """Distinct canonical columns a side reads, not looking into subqueries."""
+        cols = self.text.columns
+        cls = type(node)
+        if cls is exp.Literal:
+            return []
+        if cls is exp.Column:
+            info = cols.get(id(node))
+            if info is not None:
+                return [] if info.string is not None else [info.name]
+        names: list[str] = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if type(n) is exp.Column:
+                info = cols.get(id(n))
+                if info is None:
+                    name = self.text.canonical_column(n)
+                elif info.string is not None or isinstance(n.this, exp.Star):
+                    continue
+                else:
+                    name = info.name
+                if name not in names:
+                    names.append(name)
+                continue
+            if isinstance(n, exp.Query) and n is not node:
+                continue
+            stack.extend(n.iter_expressions())
+        return names
+
+    def aggregate_arg(self, agg: exp.Expr) -> tuple[str, bool]:
+        """``(arg, distinct)`` of an aggregate call: a column, ``"*"`` or expression text."""
+        this = agg.this if isinstance(agg.this, exp.Expr) else None
+        if isinstance(this, exp.Distinct):
+            parts = [self.text.render(strip(e)) for e in this.expressions]
+            return ", ".join(parts) or "*", True
+        if this is None or isinstance(this, exp.Star):
+            return "*", False
+        return self.text.render(strip(this)), False
+
+    def describe(
+        self, node: exp.Expr, names: list[str] | None = None
+    ) -> tuple[str | None, str | None]:
+        """``(column, func)`` for one side of a comparison.
+
+        A plain column gives ``(column, None)``; a function of one column gives the
+        column and the function's name; an aggregate gives its argument and name; other
+        expressions of one column give the column and the expression's text; expressions
+        of several columns give their canonical text and no function.
+        """
+        core = strip(node)
+        if type(core) is exp.Column:
+            info = self.text.columns.get(id(core))
+            if info is not None and info.qualifier is None and info.raw in self.aliases:
+                target = self.aliases[info.raw]
+                if not (type(target) is exp.Column and target.name.lower() == info.raw):
+                    saved, self.aliases = self.aliases, {}
+                    try:
+                        return self.describe(target)
+                    finally:
+                        self.aliases = saved
+            if info is None or info.string is None:
+                return self.text.canonical_column(core), None
+        if names is None:
+            names = self.side_columns(core)
+        if isinstance(core, exp.AggFunc):
+            return self.aggregate_arg(core)[0], function_name(core, self._literal)
+        if not names:
+            return None, None
+        if len(names) == 1:
+            if isinstance(core, exp.Func) and not isinstance(core, (exp.Case, exp.If)):
+                return names[0], function_name(core, self._literal)
+            return names[0], self.text.render(core)
+        return self.text.render(core), None
+
+    def value(self, node: exp.Expr) -> str:
+        """Normalised literal value of a value-side node (canonical text otherwise)."""
+        core = strip(node)
+        cls = type(core)
+        if cls is exp.Literal:
+            return cached_value(self.text.literal_value(core))
+        if cls is exp.Neg and type(core.this) is exp.Literal:
+            return cached_value("-" + self.text.literal_value(core.this))
+        if cls is exp.Boolean:
+            return "true" if core.this else "false"
+        if cls is exp.Null:
+            return "null"
+        if cls is exp.Placeholder:
+            return f":{core.name}" if core.name not in ("", "?") else "?"
+        if cls is exp.Column:
+            info = self.text.columns.get(id(core))
+            if info is not None and info.string is not None:
+                return cached_value(info.string)
+        return self.text.render(core)
+
+    # --------------------------------------------------------------------- read
+    def read(
+        self,
+        condition: exp.Expr,
+        clause: str,
+        out: Conditions,
+        kind: str = "inner",
+        resolve: Callable[[str | None], str | None] | None = None,
+    ) -> list[JoinCondition]:
+        """Add the filters/joins of ``condition`` to ``out``; returns its join conditions."""
+        found: list[JoinCondition] = []
+        for node in conjuncts(condition):
+            res = self._predicate(node, clause, node, kind)
+            if isinstance(res, JoinCondition):
+                if resolve is not None:
+                    for q in (res.left_qualifier, res.right_qualifier):
+                        table = resolve(q)
+                        if table and table not in res.tables:
+                            res.tables.append(table)
+                found.append(res)
+                out.joins.append(res)
+            elif res is None:
+                text = self.text.original(node)
+                out.filters.append(Filter(None, "=", (), text, clause))
+                out.findings.append(
+                    Finding(
+                        "complex_predicate",
+                        "info",
+                        f"{clause.upper()} condition kept whole (not reducible to "
+                        f"column filters): {text}",
+                        sql=text,
+                        rule="sqlspec",
+                    )
+                )
+            else:
+                out.filters.append(res)
+        return found
+
+    def _predicate(
+        self, node: exp.Expr, clause: str, src: exp.Expr | None, kind: str
+    ) -> Filter | JoinCondition | None:
+        """One conjunct; ``src`` is the node whose original text a filter quotes."""
+        negate = False
+        core = node
+        while True:
+            if isinstance(core, exp.Paren) and isinstance(core.this, exp.Expr):
+                core = core.this
+            elif isinstance(core, exp.Not) and isinstance(core.this, exp.Expr):
+                negate = not negate
+                core = core.this
+            else:
+                break
+        cls = type(core)
+        if cls in _NEGATABLE and core.args.get("negate"):  # e.g. postgres ``IS NOT NULL``
+            negate = not negate
+        op = COMPARISONS.get(cls)
+        if op is not None:
+            return self._comparison(core, op, negate, clause, src, kind)
+        if cls is exp.Or:
+            return None if negate else self._or(core, clause, src)
+        if cls is exp.Exists:
+            return Filter(None, "not exists" if negate else "exists", (), self._text(src), clause)
+        if cls is exp.In:
+            column, func = self.describe(core.this)
+            if core.args.get("query") is not None:
+                values: tuple[str, ...] = ()
+            elif core.args.get("unnest") is not None or core.args.get("field") is not None:
+                return None
+            else:
+                values = tuple(self.value(e) for e in core.expressions)
+            return Filter(
+                column, "not in" if negate else "in", values, self._text(src), clause, func
+            )
+        if cls is exp.Between:
+            column, func = self.describe(core.this)
+            values = (self.value(core.args["low"]), self.value(core.args["high"]))
+            op = "not between" if negate else "between"
+            return Filter(column, op, values, self._text(src), clause, func)
+        if cls in (exp.Like, exp.ILike):
+            column, func = self.describe(core.this)
+            value = (self.value(core.expression),)
+            return Filter(
+                column, "not like" if negate else "like", value, self._text(src), clause, func
+            )
+        if cls is exp.Is:
+            column, func = self.describe(core.this)
+            rhs = core.expression
+            if isinstance(rhs, exp.Null):
+                op = "is not null" if negate else "is null"
+                return Filter(column, op, (), self._text(src), clause, func)
+            if isinstance(rhs, exp.Boolean):
+                value = ("true" if rhs.this else "false",)
+                return Filter(column, "!=" if negate else "=", value, self._text(src), clause, func)
+            return None
+        if cls is exp.Column:
+            info = self.text.columns.get(id(core))
+            if info is None or info.string is None:
+                flag = ("false" if negate else "true",)
+                return Filter(self.text.canonical_column(core), "=", flag, self._text(src), clause)
+        return None
+
+    def _comparison(
+        self, core: exp.Expr, op: str, negate: bool, clause: str, src: exp.Expr | None, kind: str
+    ) -> Filter | JoinCondition:
+        if negate:
+            op = _NEGATE[op]
+        left, right = core.this, core.expression
+        lnames = self.side_columns(left)
+        rnames = self.side_columns(right)
+        lcore, rcore = strip(left), strip(right)
+        if (not lnames and rnames) or (
+            isinstance(lcore, exp.Query) and not isinstance(rcore, exp.Query)
+        ):
+            left, right, lnames, rnames, lcore, rcore = right, left, rnames, lnames, rcore, lcore
+            op = _FLIP[op]
+        if lnames and rnames and type(lcore) is exp.Column and type(rcore) is exp.Column:
+            linfo = self.text.columns.get(id(lcore))
+            rinfo = self.text.columns.get(id(rcore))
+            if self.allow_joins:
+                return JoinCondition(
+                    left=lnames[0],
+                    right=rnames[0],
+                    op=op,
+                    kind=kind,
+                    left_qualifier=linfo.qualifier if linfo else None,
+                    right_qualifier=rinfo.qualifier if rinfo else None,
+                )
+        column, func = self.describe(left, lnames)
+        if isinstance(rcore, exp.Query):
+            return Filter(column, op, (), self._text(src), clause, func)
+        if rnames:
+            return Filter(column, op, (self.text.render(rcore),), self._text(src), clause, func)
+        return Filter(column, op, (self.value(right),), self._text(src), clause, func)
+
+    def _or(self, core: exp.Expr, clause: str, src: exp.Expr | None) -> Filter | None:
+        column: str | None = None
+        func: str | None = None
+        values: dict[str, None] = {}  # ordered set
+        for i, part in enumerate(_disjuncts(core)):
+            res = self._predicate(part, clause, None, "inner")
+            if not isinstance(res, Filter) or res.column is None:
+                return None
+            # "x = 'a' OR x IS NULL": the values stand, NULL is allowed besides
+            if res.op != "is null" and (res.op not in ("=", "in") or not res.values):
+                return None
+            if i == 0:
+                column, func = res.column, res.func
+            elif (res.column, res.func) != (column, func):
+                return None
+            values.update(dict.fromkeys(res.values))
+        if not values:
+            return None
+        return Filter(column, "in", tuple(values), self._text(src), clause, func)
