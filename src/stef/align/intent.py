@@ -31,7 +31,7 @@ from stef.nl.lexicon import (
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
 
-#: A check that a schema name is named by the question (``stef.align.filters.name_mentioned``).
+#: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
 
 _NAME_WORDS = re.compile(r"[^0-9a-z]+")
