@@ -43,13 +43,14 @@ from stef.align.matching import (
     searchable,
     text_mentions,
     text_stems,
+    value_in_names,
     values_match,
 )
 from stef.align.order import check_order_limit
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
-from stef.spec import Filter, Spec
+from stef.spec import WEAK_CUE, Filter, Spec
 
 #: Filter-alignment classes, best first (DESIGN.md).
 FILTER_CLASSES = ("fully_applied", "fully_applied_with_extras", "partially_applied", "not_applied")
@@ -221,6 +222,8 @@ def align_filters(
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
         if m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
+        elif m.sql is None and req.cue == WEAK_CUE:
+            _weak_value(req, sql, matched, out)
         else:
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -237,6 +240,41 @@ def align_filters(
         if not f.values:
             _note_benign(f, benign, benign_found, out)
     return matched, missing, extra, benign_found, bad
+
+
+def _weak_value(
+    req: Filter, sql: Spec, matched: list[tuple[Filter, Filter]], out: FindingCollector
+) -> None:
+    """A value read only from capitalisation that no SQL filter applies: answered when a
+    literal elsewhere in the SQL (an OR'ed LIKE, a CASE) or a name (a table, a column)
+    holds it; otherwise reported as unmatched, without making the filters partial — such a
+    phrase is as often a title, a product or a metric as a value to filter on."""
+    vals = ", ".join(req.values)
+    literal = next((s for v in req.values for s in sql.literals if values_match(v, s)), None)
+    names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
+    name = None if literal else next(
+        (n for v in req.values if (n := value_in_names(v, names)) is not None), None
+    )
+    if literal is None and name is None:
+        out.add(
+            "value_unmatched",
+            "warning",
+            f"the question names {vals}; neither a filter nor a name of the SQL holds it",
+            req.text,
+            None,
+            "filter_alignment",
+        )
+        return
+    where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
+    matched.append((req, Filter(None, req.op, req.values, where, "name")))
+    out.add(
+        "value_answered_elsewhere",
+        "info",
+        f"the question's {vals} is answered by the SQL's {where}",
+        req.text,
+        literal or name,
+        "filter_alignment",
+    )
 
 
 def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _Match:

@@ -114,6 +114,39 @@ def _like(pattern: str) -> re.Pattern[str]:
     )
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def name_words(name: str) -> list[str]:
+    """The words of an identifier: split at separators, camel case and digits runs kept.
+
+    >>> name_words("GreaterManchesterCrime"), name_words("boston_crimes_2019")
+    (['greater', 'manchester', 'crime'], ['boston', 'crimes', '2019'])
+    """
+    spaced = _CAMEL.sub(" ", name)
+    return [w for w in NAME_SPLIT.split(spaced.casefold()) if w]
+
+
+def value_in_names(value: str, names: Sequence[str]) -> str | None:
+    """The first identifier whose words hold every word of ``value`` (a stated value the
+    SQL answers by naming a table, a dataset or a column after it), or None.
+
+    >>> value_in_names("manchester", ["GreaterManchesterCrime"])
+    'GreaterManchesterCrime'
+    >>> value_in_names("new york", ["ny_sales"]) is None
+    True
+    """
+    words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
+    if not words or sum(len(w) for w in words) < 3:
+        return None
+    for name in names:
+        have = name_words(name)
+        if all(any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
+               for w in words):
+            return name
+    return None
+
+
 BOUNDS = frozenset({"<", ">", "<=", ">="})
 
 

@@ -173,6 +173,9 @@ class Sources:
         resolve = _resolver(tables, scope)
         index = {self.source_name.get(id(s), ""): i for i, s in enumerate(sources)}
         links = _Links(len(sources))
+        for i, src in enumerate(sources[1:], start=1):
+            if isinstance(src, (exp.Unnest, exp.Lateral)):
+                links.link(i, i - 1)  # UNNEST(t.hits), LATERAL FLATTEN(t.arr): a row's own array
         self._read_joins(joins, sources, index, links, out, resolve)
         linked_all = self._read_where(sel, index, links, out, resolve)
         self._read_having(sel, out, resolve)

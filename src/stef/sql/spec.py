@@ -2,7 +2,8 @@
 
 One parse (sqlglot, tokens kept for original fragments), one walk over the tree
 (:mod:`stef.sql.walk`), and sqlglot's scopes (CTEs, derived tables, subqueries,
-set-operation branches; :mod:`stef.sql.sources`) when the query has more than one SELECT. Column names, expressions and values are canonical
+set-operation branches; :mod:`stef.sql.sources`) when the query has more than one
+SELECT. Column names, expressions and values are canonical
 (see :mod:`stef.sql.text` and :func:`stef.spec.normalize_value`), so SQL that differs
 only in keyword case, identifier quoting, whitespace or table-alias names yields the same
 spec, ``text`` fields aside.
@@ -174,6 +175,9 @@ class _Extractor:
         self.tree = parsed.tree
         self.synonyms = synonyms
         self.tt = TreeText(parsed.sql, parsed.tokens, parsed.tools.generator, synonyms)
+        #: The text of a condition one SELECT writes twice (conditions repeated in other
+        #: scopes, such as the same date range in two CTEs, are no slip).
+        self._duplicate: str | None = None
         self.reader = PredicateReader(self.tt)
         self.findings: list[Finding] = []
         self.sources = Sources(self.reader, synonyms, self.findings)
@@ -255,7 +259,9 @@ class _Extractor:
         conds = Conditions()
         cartesian = having_alone = group_alone = False
         for sel in w.selects:
+            before = len(conds.filters)
             cartesian = self.sources.select_conditions(sel, conds) or cartesian
+            self._duplicate = self._duplicate or _repeated_condition(conds.filters[before:])
             if w.case:
                 self._case_conditions(sel, conds)
             args = sel.args
@@ -355,6 +361,7 @@ class _Extractor:
             "identical_set_sides": bool(w.set_ops)
             and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
             "duplicate_projections": duplicates,
+            "duplicate_condition": self._duplicate,
             "division": division,
             "case": w.case,
             "cast": w.cast,
@@ -531,3 +538,16 @@ class _Extractor:
                     text = "-" + text
             out[cached_value(text)] = None
         return list(out)
+
+
+def _repeated_condition(filters: list[Filter]) -> str | None:
+    """The text of the first condition these filters (of one SELECT) hold twice."""
+    seen: set[tuple[str | None, str, tuple[str, ...], str]] = set()
+    for f in filters:
+        if not f.values or f.clause == "case":
+            continue
+        key = (f.column, f.op, f.values, f.clause)
+        if key in seen:
+            return f.text
+        seen.add(key)
+    return None
