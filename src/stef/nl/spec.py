@@ -315,7 +315,7 @@ def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
             continue
         if ef.column is not None or ef.values == qf.values:
             return None
-    return replace(qf, column=column)
+    return replace(qf, column=column, cue=qf.cue if column is None else None)
 
 
 def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:

@@ -11,7 +11,7 @@ import re
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
 from stef.nl.words import _parse_number, _prev_words
-from stef.spec import Filter, normalize_number
+from stef.spec import WEAK_CUE, Filter, normalize_number
 
 
 def _step_quoted(ctx: _Ctx) -> None:
@@ -34,10 +34,13 @@ def _step_quoted(ctx: _Ctx) -> None:
             _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True)
 
 
-def _add_value(ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False) -> None:
+def _add_value(
+    ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False, cue: str | None = None
+) -> None:
     """A value the text names: ``=``, or ``like``/``!=`` after a cue (``contains 'Led'``,
     ``not from Germany``), tied to a known column next to it. An unquoted value is a
-    pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality)."""
+    pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality).
+    ``cue`` marks a weak cue (:data:`stef.spec.WEAK_CUE`); a known column makes it strong."""
     before = ctx.low[max(0, start - 40) : start]
     op = "="
     like = ctx.rx(lx.LIKE_CUES).search(before)
@@ -48,7 +51,10 @@ def _add_value(ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False
     if ctx.rx(lx.NEGATION_BEFORE).search(before):
         op = "not like" if op == "like" else "!="
     col = _adjacent_column(ctx, start, end)
-    ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source), start, end)
+    weak = cue if col is None else None
+    ctx.add_filter(
+        Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end
+    )
 
 
 def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> None:
@@ -148,7 +154,7 @@ def _step_capitalised(ctx: _Ctx) -> None:
             start, end = run[0][0], run[-1][1]
             if text.endswith("'s", start, end):
                 end -= 2
-            _add_value(ctx, ctx.value(text[start:end]), start, end)
+            _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
 
 
 def _capitalised_run(
