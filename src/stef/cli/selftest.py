@@ -1,0 +1,192 @@
+"""``stef selftest``: how sensitive STEF is on your own traffic (planted errors, no labels).
+
+The command line only wires :mod:`stef.accuracy.selftest` to an evaluator and prints or
+writes its report; errors meant for users become one message and a non-zero exit here.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from stef.cli.llm import build_judging, close_judging, judge_options
+from stef.errors import StefError
+
+err_console = Console(stderr=True)
+
+
+def _kinds(value: str | None) -> list[str] | None:
+    from stef.accuracy.mutants import KINDS
+
+    if not value:
+        return None
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}", param_hint="--kinds"
+        )
+    return kinds
+
+
+def evaluate_with_bar(
+    evaluator: Any, cases: Sequence[Any], workers: int, progress: bool | None, label: str
+) -> list[Any]:
+    """Evaluate the cases' originals and mutants behind a progress bar (on a terminal)."""
+    from stef.accuracy.selftest import evaluate_cases
+
+    show = err_console.is_terminal if progress is None else progress
+    total = sum(1 + len(c.mutants) for c in cases)
+    with Progress(
+        label,
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not show,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("eval", total=total)
+        return evaluate_cases(evaluator, cases, workers, lambda n: bar.advance(task, n))
+
+
+def _command(argv: list[str]) -> str:
+    return shlex.join(["stef", *argv])
+
+
+@click.command("selftest")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--rules", "rules_path", type=click.Path(dir_okay=False), help="Application rules file (JSON)."
+)
+@click.option(
+    "--kinds",
+    help="Comma-separated mutation kinds (default: all): filter_dropped, sort_flipped, "
+    "limit_changed, aggregate_swapped, distinct_dropped, group_removed, comparison_changed, "
+    "date_shifted, projection_removed.",
+)
+@click.option("--limit", type=click.IntRange(1), help="A seeded sample of this many records.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of sample and mutants.")
+@click.option(
+    "--dialect", help="sqlglot dialect of records that name none (default: sqlglot's own)."
+)
+@click.option(
+    "--correct-only",
+    is_flag=True,
+    help="Labelled files: keep only rows marked correct (the label goes no further).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Also write the report (markdown)."
+)
+@click.option(
+    "--pairs",
+    type=click.Path(dir_okay=False),
+    help="Write one JSONL line per (original, mutant) pair: SQL, scores, new findings.",
+)
+@click.option(
+    "-w",
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes.",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
+)
+@judge_options
+def selftest(
+    file: str,
+    rules_path: str | None,
+    kinds: str | None,
+    limit: int | None,
+    seed: int,
+    dialect: str | None,
+    correct_only: bool,
+    as_json: bool,
+    output: str | None,
+    pairs: str | None,
+    workers: int,
+    progress: bool | None,
+    **judge_opts: Any,
+) -> None:
+    """Plant one cue-visible error of each kind into the SQL of FILE and measure STEF's catch.
+
+    FILE is JSONL records {question, enriched_question, sql, dialect} (your logged
+    traffic, assumed mostly correct), or labelled rows {question, evidence, sql, correct}
+    (evidence = the enriched question; the label is ignored). Where the question states
+    the cue, each SQL gets one mutant per kind (a stated filter dropped, a superlative's
+    sort flipped, a stated LIMIT changed, …); originals and mutants are re-rendered by
+    one printer and scored by the same evaluator. Reported per kind: mutants made,
+    detection (mutant below original; ties half), flagged (mutant < 75, original ≥ 75),
+    the findings that caught it; and the originals' share scored < 75 and < 50.
+
+    \b
+    Examples:
+      stef selftest logs.jsonl --rules rules.json
+      stef selftest logs.jsonl --limit 500 --kinds sort_flipped,limit_changed --json
+    """
+    from stef._version import __version__
+    from stef.accuracy import selftest as S
+    from stef.evaluator import Evaluator
+    from stef.rules import load_rules
+
+    kind_list = _kinds(kinds)
+    try:
+        rows, problems = S.load_rows(file, dialect)
+        rules = load_rules(rules_path)
+        if correct_only:
+            rows = [r for r in rows if r.correct is True]
+            if not rows:
+                raise S.SelftestError(message=f"{file} holds no rows marked correct")
+        in_file = len(rows)
+        rows = S.sample(rows, limit, seed)
+        judge, nl_extractor = build_judging(**judge_opts)
+    except StefError as err:
+        raise click.ClickException(err.message) from None
+    for p in problems[:5]:
+        err_console.print(f"[yellow]skipped[/] {p}")
+    if len(problems) > 5:
+        err_console.print(f"[yellow]skipped {len(problems) - 5} more unusable line(s)[/]")
+    cases = [S.build_case(r, kind_list, seed) for r in rows]
+    ev = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
+    try:
+        results = evaluate_with_bar(ev, cases, workers, progress, "selftest")
+    finally:
+        close_judging(judge, nl_extractor)
+    report = S.summarise(results, kind_list)
+    report = {
+        "run": {
+            "command": _command(sys.argv[1:]) if sys.argv[1:] else "stef selftest " + file,
+            "file": file,
+            "records_in_file": in_file,
+            "records_used": len(rows),
+            "skipped_lines": len(problems),
+            "limit": limit,
+            "seed": seed,
+            "rules": rules_path,
+            "judge": ev.describe().get("judge"),
+            "stef_version": __version__,
+        },
+        **report,
+    }
+    md = S.markdown(report, title=f"stef selftest {Path(file).name}")
+    if output:
+        Path(output).write_text(md, encoding="utf-8")
+    if pairs:
+        with open(pairs, "w", encoding="utf-8") as out:
+            for line in S.pair_lines(results):
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        click.echo(md)
