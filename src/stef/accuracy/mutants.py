@@ -82,9 +82,9 @@ def parse_sql(sql: str, dialect: str | None) -> Statements | None:
 
 
 def render(trees: list[exp.Expr], dialect: str | None) -> str | None:
-    """The one printer both sides go through (statements joined by ``;``)."""
+    """The one printer both sides go through (statements joined by ``; ``)."""
     try:
-        return ";\n".join(t.sql(dialect=dialect) for t in trees)
+        return "; ".join(t.sql(dialect=dialect) for t in trees)
     except (SqlglotError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
@@ -264,9 +264,7 @@ def aggregate_swapped(
         entry = _AGG_SWAP.get(type(node))
         if entry is None or entry[0] not in cues.aggregates:
             continue
-        if isinstance(node, exp.Count) and (
-            node.this is None or isinstance(node.this, exp.Star) or node.args.get("big_int")
-        ):
+        if isinstance(node, exp.Count) and (node.this is None or isinstance(node.this, exp.Star)):
             continue  # COUNT(*) has no SUM twin
         if not isinstance(node, exp.Count) and len(node.expressions) > 0:
             continue  # a multi-argument MAX/MIN is GREATEST/LEAST, not an aggregate

@@ -333,9 +333,10 @@ from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
 
-from stef.cli.selftest import selftest  # noqa: E402
+from stef.cli.selftest import precision, selftest  # noqa: E402
 
 main.add_command(selftest)
+main.add_command(precision)
 
 
 if __name__ == "__main__":  # pragma: no cover
