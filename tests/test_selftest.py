@@ -100,7 +100,7 @@ class FakeEvaluator:
 
 def _results(evaluator: FakeEvaluator) -> list[S.Result]:
     rows, problems = S.load_rows(RECORDS)
-    assert problems == ["records.jsonl:5: Expecting value: line 1 column 1 (char 0)"]
+    assert problems == ["records.jsonl:5: not JSON (Expecting value)"]
     cases = [S.build_case(r, None, seed=0) for r in rows]
     return S.evaluate_cases(evaluator, cases)
 
@@ -267,3 +267,23 @@ def test_cli_precision_writes_markdown_and_json(tmp_path: Path) -> None:
     assert t["files"]["records"] == {"labelled": True, "rows": 5, "correct": 4, "mutants": 6}
     assert set(t["selftest"]["records"]) == {"originals", "kinds", "overall"}
     assert md.read_text().startswith("| file | labelled | rows | correct rows | mutants |")
+
+
+def test_unusable_lines_are_named_and_the_rest_is_read(tmp_path: Path) -> None:
+    f = tmp_path / "mixed.jsonl"
+    f.write_text(
+        '{"question": "q", "sql": "SELECT 1"}\n'
+        '{"question": "q"}\n'
+        '{"question": "q", "sql": "SELECT 1", "evidence": 3}\n'
+        "\n"
+        '{"question": "q", "sql": "SELECT 1", "dialect": "tsql", "correct": true}\n'
+    )
+    rows, problems = S.load_rows(f, default_dialect="postgres")
+    assert [(r.id, r.dialect, r.correct) for r in rows] == [
+        ("line-1", "postgres", None),
+        ("line-5", "tsql", True),
+    ]
+    assert problems == [
+        "mixed.jsonl:2: field 'sql' is required and must be a non-empty string",
+        "mixed.jsonl:3: field 'enriched_question' (or 'evidence') must be a string or null",
+    ]

@@ -13,6 +13,7 @@ so surface style says nothing about which one is the mutant.
 
 from __future__ import annotations
 
+import logging
 import random
 import re
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from sqlglot.errors import SqlglotError
 
 from stef.accuracy.cues import Cues, read_cues
 from stef.spec import normalize_number, normalize_value
+
+_SQLGLOT_LOG = logging.getLogger("sqlglot")
 
 __all__ = ["KINDS", "Cues", "Mutant", "mutants", "mutate", "parse_sql", "read_cues", "render"]
 
@@ -68,10 +71,14 @@ def parse_sql(sql: str, dialect: str | None) -> Statements | None:
     >>> parse_sql("SELEC x", "sqlite") is None
     True
     """
+    quiet = _SQLGLOT_LOG.level
+    _SQLGLOT_LOG.setLevel(logging.ERROR)  # "falling back to a Command" is the answer here
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except (SqlglotError, ValueError, KeyError, TypeError, RecursionError):
         return None
+    finally:
+        _SQLGLOT_LOG.setLevel(quiet)
     if not trees or not isinstance(trees[-1], exp.Query):
         return None
     for tree in trees:  # one spelling of an ascending key on both sides: no "ASC"
@@ -81,10 +88,16 @@ def parse_sql(sql: str, dialect: str | None) -> Statements | None:
     return Statements(trees)
 
 
-def render(trees: list[exp.Expr], dialect: str | None) -> str | None:
-    """The one printer both sides go through (statements joined by ``; ``)."""
+def render(
+    trees: list[exp.Expr], dialect: str | None, scratch: exp.Expr | None = None
+) -> str | None:
+    """The one printer both sides go through (statements joined by ``; ``).
+
+    ``scratch`` is a tree of ``trees`` that may be changed while printed (a mutant's own
+    copy): the printer then spares itself a deep copy of it.
+    """
     try:
-        return "; ".join(t.sql(dialect=dialect) for t in trees)
+        return "; ".join(t.sql(dialect=dialect, copy=t is not scratch) for t in trees)
     except (SqlglotError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
@@ -93,19 +106,29 @@ _Operator = Callable[[exp.Expr, Cues, random.Random, "str | None"], "str | None"
 
 
 def mutate(
-    trees: Statements, dialect: str | None, kind: str, cues: Cues, seed: int = 0, key: str = ""
+    trees: Statements,
+    dialect: str | None,
+    kind: str,
+    cues: Cues,
+    seed: int = 0,
+    key: str = "",
+    original: str | None = None,
 ) -> Mutant | None:
     """Plant an error of ``kind``, or ``None`` when the cue or the construct is absent.
 
-    ``seed`` and ``key`` (the record's id) make the choice among candidates reproducible.
+    ``seed`` and ``key`` (the record's id) make the choice among candidates reproducible;
+    ``original`` is the original's rendering when the caller has it.
     """
-    original = render(trees, dialect)
+    if not _GATES[kind](cues):
+        return None
     root = trees.root.copy()
     rng = random.Random(f"{seed}:{key}:{kind}")
     detail = OPERATORS[kind](root, cues, rng, dialect)
     if detail is None:
         return None
-    sql = render([*trees[:-1], root], dialect)
+    sql = render([*trees[:-1], root], dialect, scratch=root)
+    if original is None:
+        original = render(trees, dialect)
     if sql is None or sql == original:
         return None
     return Mutant(kind, sql, detail)
@@ -121,8 +144,9 @@ def mutants(
 ) -> list[Mutant]:
     """One mutant of each kind (in :data:`KINDS` order) that the query and cues allow."""
     out = []
+    original = render(trees, dialect)
     for kind in kinds or list(KINDS):
-        m = mutate(trees, dialect, kind, cues, seed, key)
+        m = mutate(trees, dialect, kind, cues, seed, key, original)
         if m is not None:
             out.append(m)
     return out
@@ -143,6 +167,29 @@ def _literal_value(lit: exp.Literal) -> str:
     return normalize_value(lit.this) if lit.is_string else normalize_number(lit.this) or lit.this
 
 
+#: Dialects that read an unqualified double-quoted name where a value stands as a string.
+_DQ_STRING_DIALECTS = (None, "sqlite", "mysql")
+_VALUE_SLOTS = (exp.Binary, exp.In, exp.Between, exp.Like)
+
+
+def _values(node: exp.Expr, dialect: str | None) -> list[str]:
+    """The normalised values of a condition: literals, and (SQLite/MySQL, as the SQL reader
+    does) an unqualified double-quoted name standing where a value stands."""
+    out = [_literal_value(lit) for lit in node.find_all(exp.Literal)]
+    if dialect in _DQ_STRING_DIALECTS:
+        for col in node.find_all(exp.Column):
+            ident = col.this
+            if (
+                isinstance(ident, exp.Identifier)
+                and ident.quoted
+                and not col.table
+                and isinstance(col.parent, _VALUE_SLOTS)
+                and col.arg_key in {"expression", "expressions", "low", "high"}
+            ):
+                out.append(normalize_value(ident.this))
+    return out
+
+
 def _conjuncts(where: exp.Where) -> list[exp.Expr]:
     cond = where.this
     return list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
@@ -161,7 +208,7 @@ def filter_dropped(
     candidates: list[tuple[exp.Where, exp.Expr]] = []
     for where in root.find_all(exp.Where):
         for conj in _conjuncts(where):
-            if any(cues.states_value(_literal_value(lit)) for lit in conj.find_all(exp.Literal)):
+            if any(cues.states_value(v) for v in _values(conj, dialect)):
                 candidates.append((where, conj))
     if not candidates:
         return None
@@ -264,8 +311,10 @@ def aggregate_swapped(
         entry = _AGG_SWAP.get(type(node))
         if entry is None or entry[0] not in cues.aggregates:
             continue
-        if isinstance(node, exp.Count) and (node.this is None or isinstance(node.this, exp.Star)):
-            continue  # COUNT(*) has no SUM twin
+        if isinstance(node, exp.Count) and (
+            node.this is None or isinstance(node.this, (exp.Star, exp.Literal))
+        ):
+            continue  # COUNT(*) has no SUM twin; SUM(1) is COUNT(1)
         if not isinstance(node, exp.Count) and len(node.expressions) > 0:
             continue  # a multi-argument MAX/MIN is GREATEST/LEAST, not an aggregate
         candidates.append(node)
@@ -447,6 +496,19 @@ def projection_removed(
     root.set("expressions", [p for p in root.expressions if p is not node])
     return f"output {_text(node)} removed"
 
+
+#: Cheap tests of the cues each kind needs before the tree is copied.
+_GATES: dict[str, Callable[[Cues], bool]] = {
+    "filter_dropped": lambda c: bool(c.numbers) or bool(c.low),
+    "sort_flipped": lambda c: bool(c.directions),
+    "limit_changed": lambda c: bool(c.limits),
+    "aggregate_swapped": lambda c: bool(c.aggregates),
+    "distinct_dropped": lambda c: c.distinct,
+    "group_removed": lambda c: c.group,
+    "comparison_changed": lambda c: bool(c.comparisons),
+    "date_shifted": lambda c: bool(c.years),
+    "projection_removed": lambda c: bool(c.words),
+}
 
 OPERATORS: dict[str, _Operator] = {
     "filter_dropped": filter_dropped,

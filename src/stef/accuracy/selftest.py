@@ -120,6 +120,8 @@ def load_rows(path: str | Path, default_dialect: str | None = None) -> tuple[lis
             continue
         try:
             rows.append(_row(json.loads(line), n, default_dialect))
+        except json.JSONDecodeError as err:
+            problems.append(f"{p.name}:{n}: not JSON ({err.msg})")
         except (ValueError, RecursionError) as err:
             problems.append(f"{p.name}:{n}: {err}")
     if not rows:

@@ -287,7 +287,10 @@ def precision(
         **t,
         "selftest": selftests,
     }
-    md = P.markdown(t)
+    md = P.markdown(t) + "".join(
+        "\n" + S.markdown(report, title=f"selftest {name} (rows marked correct)")
+        for name, report in selftests.items()
+    )
     if output:
         Path(output).write_text(md, encoding="utf-8")
     if json_path:
