@@ -191,8 +191,17 @@ def _values(node: exp.Expr, dialect: str | None) -> list[str]:
 
 
 def _conjuncts(where: exp.Where) -> list[exp.Expr]:
-    cond = where.this
-    return list(cond.flatten()) if isinstance(cond, exp.And) else [cond]
+    """The top-level AND operands of a WHERE, through parentheses around an AND."""
+    out: list[exp.Expr] = []
+    todo = [where.this]
+    while todo:
+        node = todo.pop(0)
+        inner = node.unnest() if isinstance(node, exp.Paren) else node
+        if isinstance(inner, exp.And):
+            todo[:0] = list(inner.flatten())
+        else:
+            out.append(node)
+    return out
 
 
 def filter_dropped(
@@ -297,6 +306,38 @@ _AGG_SWAP: dict[type[exp.Expr], tuple[str, type[exp.Expr]]] = {
 }
 
 
+def _swap_is_equivalent(node: exp.Expr) -> bool:
+    """Would the swap give the same answer, or no aggregate at all?
+
+    COUNT(*) has no SUM twin; SUM(1) and SUM(CASE WHEN c THEN 1 END) count what COUNT(1)
+    and COUNT(CASE WHEN c THEN 1 END) count; MAX/MIN over a CASE is the pivot idiom (one
+    value per group); a multi-argument MAX/MIN is GREATEST/LEAST.
+    """
+    arg = node.this
+    if arg is None or isinstance(arg, exp.Star):
+        return True
+    if isinstance(node, exp.Count):
+        return isinstance(arg, exp.Literal) or _indicator(arg)
+    if isinstance(node, (exp.Max, exp.Min)):
+        return isinstance(arg, (exp.Case, exp.If)) or len(node.expressions) > 0
+    return False
+
+
+def _indicator(node: exp.Expr) -> bool:
+    """A CASE / IIF whose every result is 1 or NULL (it counts the rows where it holds)."""
+    if isinstance(node, exp.Case):
+        results = [i.args.get("true") for i in node.args.get("ifs") or []]
+        results.append(node.args.get("default"))
+    elif isinstance(node, exp.If):
+        results = [node.args.get("true"), node.args.get("false")]
+    else:
+        return False
+    return all(
+        r is None or isinstance(r, exp.Null) or (isinstance(r, exp.Literal) and r.this == "1")
+        for r in results
+    )
+
+
 def aggregate_swapped(
     root: exp.Expr, cues: Cues, rng: random.Random, dialect: str | None = None
 ) -> str | None:
@@ -309,14 +350,8 @@ def aggregate_swapped(
     candidates: list[exp.Expr] = []
     for node in root.find_all(exp.AggFunc):
         entry = _AGG_SWAP.get(type(node))
-        if entry is None or entry[0] not in cues.aggregates:
+        if entry is None or entry[0] not in cues.aggregates or _swap_is_equivalent(node):
             continue
-        if isinstance(node, exp.Count) and (
-            node.this is None or isinstance(node.this, (exp.Star, exp.Literal))
-        ):
-            continue  # COUNT(*) has no SUM twin; SUM(1) is COUNT(1)
-        if not isinstance(node, exp.Count) and len(node.expressions) > 0:
-            continue  # a multi-argument MAX/MIN is GREATEST/LEAST, not an aggregate
         candidates.append(node)
     agg = _pick(rng, candidates)
     if agg is None:
