@@ -189,6 +189,19 @@ def test_precision_flags_a_kind_that_fires_no_more_on_negatives() -> None:
     assert t["per_file"]["f"]["sharp"]["lift"] == 2.0 and not t["per_file"]["f"]["sharp"]["flag"]
     assert t["flagged"] == ["noisy"] and t["flagged_weighted"] == ["noisy"]
     assert "| noisy | warning | **1.00 (10)** | f |" in P.markdown(t)
+    gate = P.gate([P.FileResults("f", rows)], meta={"command": "x"})
+    assert dict(gate.demoted) == {"noisy": "lift 1.00 on f (fires 10 times)"}
+    assert gate.to_dict()["meta"] == {"command": "x"}
+
+
+def test_gate_counts_split_by_enriched_question() -> None:
+    results = _results(FakeEvaluator())
+    counts = P.gate_counts(P.FileResults("fixture", results))
+    # r1, r2, r3 have no enriched question (r6 is unscored); r4, the incorrect row, has one
+    assert counts == {
+        "question_term_unexplained": P.Fires(0, 1, 0, 3),
+        "tables_unexplained": P.Fires(0, 1, 0, 3),
+    }
 
 
 # ------------------------------------------------------------------ CLI
@@ -214,6 +227,7 @@ def test_cli_selftest_json_output_and_pairs(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["run"]["records_used"] == 5 and report["run"]["skipped_lines"] == 1
     assert report["run"]["seed"] == 3
+    assert report["run"]["command"] == f"stef selftest {RECORDS} --seed 3"  # no output paths
     assert report["originals"]["records"] == 5 and report["originals"]["scored"] == 4
     assert report["overall"]["mutants"] == 8
     md = out.read_text()
@@ -266,7 +280,20 @@ def test_cli_precision_writes_markdown_and_json(tmp_path: Path) -> None:
     t = json.loads(js.read_text())
     assert t["files"]["records"] == {"labelled": True, "rows": 5, "correct": 4, "mutants": 6}
     assert set(t["selftest"]["records"]) == {"originals", "kinds", "overall"}
-    assert md.read_text().startswith("| file | labelled | rows | correct rows | mutants |")
+    text = md.read_text()
+    assert text.startswith("### Selftest across files")
+    assert "| `records` | 4 | 75.0% |" in text  # the rows not marked incorrect
+    assert "| file | labelled | rows | correct rows | mutants |" in text
+
+
+def test_cli_precision_writes_the_gate(tmp_path: Path) -> None:
+    gate = tmp_path / "finding_precision.json"
+    result = CliRunner().invoke(main, ["precision", str(RECORDS), "--write-gate", str(gate)])
+    assert result.exit_code == 0, result.output
+    g = json.loads(gate.read_text())
+    assert g["format"] == "stef-finding-precision/1" and g["min_fires"] == 5
+    assert g["demoted"] == {}  # nothing fires 5 times in five rows
+    assert g["meta"]["files"] == [str(RECORDS)]
 
 
 def test_unusable_lines_are_named_and_the_rest_is_read(tmp_path: Path) -> None:

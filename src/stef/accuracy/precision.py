@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stef.accuracy.selftest import Result, Scored
+from stef.align.precision import Fires, PrecisionGate, gate_from_counts
 
 #: A kind must fire this many times in a file's population for its lift there to count.
 MIN_FIRES = 5
@@ -133,6 +134,36 @@ def table(files: Sequence[FileResults]) -> dict[str, Any]:
             if s["flagged_on"] and set(s["severity"]) & {"warning", "error"}
         ],
     }
+
+
+def gate_counts(fr: FileResults) -> dict[str, Fires]:
+    """The counts the precision gate reads, per finding key: ``kind`` on rows without an
+    enriched question, ``kind+qe`` on rows with one (a mutant goes with its original).
+
+    Negatives are the incorrect rows of a labelled file, the mutants of a gold-only one.
+    """
+    out: dict[str, Fires] = {}
+    for qe in (False, True):
+        rows = [
+            r
+            for r in fr.results
+            if r.original.score is not None and bool(r.case.row.enriched) == qe
+        ]
+        pos = [r.original for r in rows if r.case.row.correct is not False]
+        if fr.labelled:
+            neg = [r.original for r in rows if r.case.row.correct is False]
+        else:
+            neg = [m for r in rows for m in r.mutants if m.score is not None]
+        fp, fn = _fires(pos), _fires(neg)
+        for kind in sorted(set(fp) | set(fn)):
+            out[kind + ("+qe" if qe else "")] = Fires(fn[kind], fp[kind], len(neg), len(pos))
+    return out
+
+
+def gate(files: Sequence[FileResults], meta: dict[str, Any] | None = None) -> PrecisionGate:
+    """The precision gate (:mod:`stef.align.precision`) these files' counts give."""
+    g = gate_from_counts({f.name: gate_counts(f) for f in files})
+    return PrecisionGate(g.demoted, dict(meta or {}))
 
 
 def _sev(sev: dict[str, int]) -> str:

@@ -304,3 +304,43 @@ def markdown(report: dict[str, Any], title: str = "stef selftest") -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def overview(reports: dict[str, dict[str, Any]]) -> str:
+    """Several files' selftest reports side by side (markdown): the originals' false alarms,
+    then detection and flagged per kind, one column per file."""
+    names = list(reports)
+    head = "| kind | " + " | ".join(f"`{n}`" for n in names) + " |"
+    rule = "|---|" + "---|" * len(names)
+    lines = [
+        "| file | originals | coverage | mean score | scored < 75 | scored < 50 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in reports.items():
+        o = r["originals"]
+        mean = "—" if o["mean_score"] is None else f"{o['mean_score']:.1f}"
+        lines.append(
+            f"| `{name}` | {o['records']} | {_pct(o['coverage'])} | {mean} |"
+            f" {_pct(o['share_below_75'])} | {_pct(o['share_below_50'])} |"
+        )
+    kinds = list(dict.fromkeys(k for r in reports.values() for k in r["kinds"]))
+
+    def block(k: str, r: dict[str, Any]) -> dict[str, Any]:
+        return r["overall"] if k == "overall" else r["kinds"].get(k) or _kind_block([], 0)
+
+    for title, cell in (
+        (
+            "Detection (mutant below its original, ties half; mutants in brackets)",
+            lambda b: "—" if b["detection"] is None else f"{_pct(b['detection'])} ({b['mutants']})",
+        ),
+        (
+            "Flagged (mutant < 75 where the original ≥ 75)",
+            lambda b: f"{b['flagged']}/{b['flag_base']}" if b["flag_base"] else "—",
+        ),
+    ):
+        lines += ["", f"{title}:", "", head, rule]
+        for k in [*kinds, "overall"]:
+            label = "**all kinds**" if k == "overall" else k
+            cells = [cell(block(k, reports[n])) for n in names]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

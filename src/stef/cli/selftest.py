@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -58,8 +58,52 @@ def evaluate_with_bar(
         return evaluate_cases(evaluator, cases, workers, lambda n: bar.advance(task, n))
 
 
-def _command(argv: list[str]) -> str:
-    return shlex.join(["stef", *argv])
+#: Options that do not change the figures (left out of the reproduce-command).
+_NOT_IN_COMMAND = ("workers", "progress", "output", "pairs", "as_json", "json_path", "gate_path")
+
+
+def _command(ctx: click.Context, positional: Sequence[str]) -> str:
+    """The command that reproduces these figures: the options given on the command line
+    (secrets and output paths left out)."""
+    parts = ["stef", ctx.info_name or "", *positional]
+    for param in ctx.command.params:
+        name = param.name or ""
+        if not isinstance(param, click.Option) or name in _NOT_IN_COMMAND:
+            continue
+        if any(w in name.lower() for w in ("key", "token", "secret", "password")):
+            continue
+        if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params.get(name)
+        flag = max(param.opts, key=len)
+        if param.is_flag and not param.secondary_opts:
+            parts.append(flag)
+        elif param.is_flag:
+            parts.append(flag if value else max(param.secondary_opts, key=len))
+        else:
+            parts += [flag, str(value)]
+    return shlex.join(parts)
+
+
+def _load(
+    file: str, dialect: str | None, correct_only: bool, limit: int | None, seed: int
+) -> tuple[list[Any], int, list[str]]:
+    """The rows selftest uses, the rows in the file (after --correct-only), the problems."""
+    from stef.accuracy import selftest as S
+
+    rows, problems = S.load_rows(file, dialect)
+    if correct_only:
+        rows = [r for r in rows if r.correct is True]
+        if not rows:
+            raise S.SelftestError(message=f"{file} holds no rows marked correct")
+    return S.sample(rows, limit, seed), len(rows), problems
+
+
+def _warn(problems: list[str]) -> None:
+    for p in problems[:5]:
+        err_console.print(f"[yellow]skipped[/] {p}")
+    if len(problems) > 5:
+        err_console.print(f"[yellow]skipped {len(problems) - 5} more unusable line(s)[/]")
 
 
 @click.command("selftest")
@@ -142,21 +186,12 @@ def selftest(
 
     kind_list = _kinds(kinds)
     try:
-        rows, problems = S.load_rows(file, dialect)
+        rows, in_file, problems = _load(file, dialect, correct_only, limit, seed)
         rules = load_rules(rules_path)
-        if correct_only:
-            rows = [r for r in rows if r.correct is True]
-            if not rows:
-                raise S.SelftestError(message=f"{file} holds no rows marked correct")
-        in_file = len(rows)
-        rows = S.sample(rows, limit, seed)
         judge, nl_extractor = build_judging(**judge_opts)
     except StefError as err:
         raise click.ClickException(err.message) from None
-    for p in problems[:5]:
-        err_console.print(f"[yellow]skipped[/] {p}")
-    if len(problems) > 5:
-        err_console.print(f"[yellow]skipped {len(problems) - 5} more unusable line(s)[/]")
+    _warn(problems)
     cases = [S.build_case(r, kind_list, seed) for r in rows]
     ev = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
     try:
@@ -166,7 +201,7 @@ def selftest(
     report = S.summarise(results, kind_list)
     report = {
         "run": {
-            "command": _command(sys.argv[1:]) if sys.argv[1:] else "stef selftest " + file,
+            "command": _command(click.get_current_context(), [file]),
             "file": file,
             "records_in_file": in_file,
             "records_used": len(rows),
@@ -179,7 +214,20 @@ def selftest(
         },
         **report,
     }
-    md = S.markdown(report, title=f"stef selftest {Path(file).name}")
+    _write_selftest(report, results, Path(file).name, output, pairs, as_json)
+
+
+def _write_selftest(
+    report: dict[str, Any],
+    results: list[Any],
+    name: str,
+    output: str | None,
+    pairs: str | None,
+    as_json: bool,
+) -> None:
+    from stef.accuracy import selftest as S
+
+    md = S.markdown(report, title=f"stef selftest {name}")
     if output:
         Path(output).write_text(md, encoding="utf-8")
     if pairs:
@@ -211,6 +259,12 @@ def selftest(
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the table (markdown).")
 @click.option(
+    "--write-gate",
+    "gate_path",
+    type=click.Path(dir_okay=False),
+    help="Write the precision gate these counts give (stef/data/finding_precision.json format).",
+)
+@click.option(
     "-w",
     "--workers",
     type=click.IntRange(1, 256),
@@ -230,6 +284,7 @@ def precision(
     dialect: str | None,
     json_path: str | None,
     output: str | None,
+    gate_path: str | None,
     workers: int,
     progress: bool | None,
 ) -> None:
@@ -241,7 +296,9 @@ def precision(
     P(negative | fires) / P(negative), negatives being the incorrect rows of a labelled
     file and the mutants of a gold-only one. Kinds with lift ≤ 1 on a file where they fire
     at least 5 times are flagged. Labels are read for the table only, never evaluated.
-    Also reports each file's selftest figures on its correct rows.
+    Also reports each file's selftest figures on its correct rows. --write-gate writes
+    the precision gate (kinds demoted to info), measured apart with and without an
+    enriched question.
 
     \b
     Example:
@@ -258,24 +315,13 @@ def precision(
         loaded = [(f, *S.load_rows(f, dialect)) for f in files]
     except StefError as err:
         raise click.ClickException(err.message) from None
-    ev = Evaluator(rules=rules)
-    per_file: list[P.FileResults] = []
-    selftests: dict[str, Any] = {}
-    for f, rows, problems in loaded:
-        for p in problems[:5]:
-            err_console.print(f"[yellow]skipped[/] {p}")
-        rows = S.sample(rows, limit, seed)
-        cases = [
-            S.build_case(r, None, seed, plant=mutants and r.correct is not False) for r in rows
-        ]
-        name = Path(f).stem
-        results = evaluate_with_bar(ev, cases, workers, progress, name)
-        per_file.append(P.FileResults(name, results))
-        selftests[name] = S.summarise([r for r in results if r.case.row.correct is not False])
+    per_file, selftests = _evaluate_files(
+        Evaluator(rules=rules), loaded, limit, seed, mutants, workers, progress
+    )
     t = P.table(per_file)
     t = {
         "run": {
-            "command": _command(sys.argv[1:]) if sys.argv[1:] else "stef precision",
+            "command": _command(click.get_current_context(), files),
             "files": list(files),
             "limit": limit,
             "seed": seed,
@@ -287,7 +333,55 @@ def precision(
         **t,
         "selftest": selftests,
     }
-    md = P.markdown(t) + "".join(
+    _write_precision(t, per_file, output, json_path, gate_path)
+    flagged = t["flagged"]
+    err_console.print(
+        f"{len(t['kinds'])} finding kinds; lift ≤ 1 where they fire ≥ {P.MIN_FIRES} times: "
+        + (", ".join(flagged) if flagged else "none")
+    )
+
+
+def _evaluate_files(
+    ev: Any,
+    loaded: list[tuple[str, list[Any], list[str]]],
+    limit: int | None,
+    seed: int,
+    mutants: bool,
+    workers: int,
+    progress: bool | None,
+) -> tuple[list[Any], dict[str, Any]]:
+    """Each file's results (mutants planted into rows not marked incorrect) and selftest."""
+    from stef.accuracy import precision as P
+    from stef.accuracy import selftest as S
+
+    per_file: list[P.FileResults] = []
+    selftests: dict[str, Any] = {}
+    for f, rows, problems in loaded:
+        _warn(problems)
+        sample = S.sample(rows, limit, seed)
+        cases = [
+            S.build_case(r, None, seed, plant=mutants and r.correct is not False) for r in sample
+        ]
+        name = Path(f).stem
+        results = evaluate_with_bar(ev, cases, workers, progress, name)
+        per_file.append(P.FileResults(name, results))
+        selftests[name] = S.summarise([r for r in results if r.case.row.correct is not False])
+    return per_file, selftests
+
+
+def _write_precision(
+    t: dict[str, Any],
+    per_file: list[Any],
+    output: str | None,
+    json_path: str | None,
+    gate_path: str | None,
+) -> None:
+    from stef.accuracy import precision as P
+    from stef.accuracy import selftest as S
+
+    selftests = t["selftest"]
+    md = "### Selftest across files\n\n" + S.overview(selftests) + "\n### Precision\n\n"
+    md += P.markdown(t) + "".join(
         "\n" + S.markdown(report, title=f"selftest {name} (rows marked correct)")
         for name, report in selftests.items()
     )
@@ -295,10 +389,7 @@ def precision(
         Path(output).write_text(md, encoding="utf-8")
     if json_path:
         Path(json_path).write_text(json.dumps(t, ensure_ascii=False, indent=2), encoding="utf-8")
+    if gate_path:
+        P.gate(per_file, meta=t["run"]).save(gate_path)
     if not output:
         click.echo(md)
-    flagged = t["flagged"]
-    err_console.print(
-        f"{len(t['kinds'])} finding kinds; lift ≤ 1 where they fire ≥ {P.MIN_FIRES} times: "
-        + (", ".join(flagged) if flagged else "none")
-    )
