@@ -6,6 +6,7 @@ Errors meant for users become one clear message and a non-zero exit here, and on
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,9 @@ def main() -> None:
       stef eval --question "How many active users are there?" --sql "SELECT COUNT(*) FROM users"
       stef rules check examples/rules.json
     """
+    # sqlglot logs a warning for each statement it cannot fully parse; STEF reports what
+    # matters as the record's status or a finding, so its log stays quiet on the terminal
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iterator[str]:
