@@ -94,7 +94,8 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     "--store",
     "store_target",
     envvar="STEF_STORE",
-    help="Also keep every evaluation in this store (SQLite file) [env STEF_STORE].",
+    help="Also keep every evaluation in this store (SQLite file or postgresql://…) "
+    "[env STEF_STORE].",
 )
 @click.option("--force", is_flag=True, help="With --store: re-evaluate ids already stored.")
 @click.option(
@@ -332,6 +333,10 @@ for _command in MONITOR_COMMANDS:
 from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
+
+from stef.cli.store import store as store_group  # noqa: E402
+
+main.add_command(store_group)
 
 
 if __name__ == "__main__":  # pragma: no cover
