@@ -253,6 +253,51 @@ def negated(tally: Tally) -> Tally:
     return out
 
 
+_COUNTERS = ("statuses", "bands", "filters", "verdicts", "findings", "excused")
+
+
+class _TallySum:
+    """Stored tallies (``Tally.to_dict`` form) summed as plain dicts: summing thousands of
+    rollup rows this way is several times faster than a Tally and a merge per row."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.confidence_sum = 0.0
+        self.confidence_n = 0
+        self.scores: dict[float, int] = {}
+        self.counters: dict[str, dict[str, int]] = {name: {} for name in _COUNTERS}
+
+    def add(self, d: Mapping[str, Any]) -> None:
+        self.records += d.get("records", 0)
+        self.confidence_sum += d.get("confidence_sum", 0.0)
+        self.confidence_n += d.get("confidence_n", 0)
+        scores = self.scores
+        for k, n in d.get("scores", ()):
+            k = float(k)
+            scores[k] = scores.get(k, 0) + n
+        for name in _COUNTERS:
+            part = d.get(name)
+            if part:
+                mine = self.counters[name]
+                for k, n in part.items():
+                    mine[k] = mine.get(k, 0) + n
+
+    def tally(self) -> Tally:
+        c = self.counters
+        return Tally(
+            records=self.records,
+            statuses=Counter(c["statuses"]),
+            scores=Counter(self.scores),
+            bands=Counter(c["bands"]),
+            filters=Counter(c["filters"]),
+            verdicts=Counter(c["verdicts"]),
+            confidence_sum=self.confidence_sum,
+            confidence_n=self.confidence_n,
+            findings=Counter(c["findings"]),
+            excused=Counter(c["excused"]),
+        )
+
+
 @dataclass(frozen=True)
 class Dialect:
     """The SQL that differs between the two stores."""
@@ -445,17 +490,16 @@ class SQLReader:
             clauses.append(f"hour < {mark}")
             params.append(sel.until)
         clause = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        out: dict[GroupKey, Tally] = {}
+        sums: dict[GroupKey, _TallySum] = {}
         sql = f"SELECT agent, agent_version, app, hour, tally FROM rollups{clause}"
         for agent, version, app, hour, text in self._stream(sql, params):
             values = {"agent": agent, "agent_version": version, "app": app}
             gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
-            tally = Tally.from_dict(orjson.loads(text))
-            if gkey in out:
-                out[gkey].merge(tally)
-            else:
-                out[gkey] = tally
-        return {k: t for k, t in out.items() if t.records > 0}
+            if gkey not in sums:
+                sums[gkey] = _TallySum()
+            sums[gkey].add(orjson.loads(text))
+        tallies = {k: s.tally() for k, s in sums.items()}
+        return {k: t for k, t in tallies.items() if t.records > 0}
 
     def _tallies_from_rows(
         self, sel: Selection, by: Sequence[str], window: float | None

@@ -11,10 +11,8 @@ different orders) is retried.
 
 PostgreSQL text cannot hold the NUL character: in the light columns and finding kinds
 it becomes U+FFFD; the stored evaluation document keeps it (escaped as ``\\u0000``).
-
->>> store = PostgresStore("postgresql://127.0.0.1:5432/test")  # doctest: +SKIP
->>> store.write([{"id": "e1", "status": "ok", "score": 80.0}])  # doctest: +SKIP
-1
+Open one with ``open_store("postgresql://user@host:5432/db")``; tests/test_store*.py run
+every store test against a real server.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ import json
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import islice
 from typing import Any
@@ -93,6 +92,8 @@ _UPDATE_OLD = (
     "FROM stef_incoming_findings f JOIN evaluations e ON e.id = f.id WHERE e.seq = ANY(%(seqs)s)",
 )
 _RETRIES = 5
+#: A chunk's rows: (light columns, document, finding kinds) by stored id.
+_Entries = dict[str, tuple[tuple[Any, ...], str, dict[str, str]]]
 _cursor_names = itertools.count()
 
 
@@ -254,26 +255,53 @@ class PostgresStore(SQLReader):
         the last chunk, :class:`StoreError` on an invalid evaluation.
         """
         it = iter(evaluations)
+        batch = list(islice(it, self.chunk))
+        if len(batch) < self.chunk:  # one chunk: no thread
+            if not batch and not offsets:
+                return 0
+            return self._write_chunk(self._entries(batch, replace), replace, offsets)
+        # Several chunks: the next one is checked and built here while a worker thread
+        # has the server store the previous one. A chunk that fails stops the write
+        # after the chunks before it are stored, as in SQLite.
         new = 0
-        while True:
-            batch = list(islice(it, self.chunk))
-            last = len(batch) < self.chunk
-            if batch or offsets:
-                new += self._write_chunk(batch, replace, offsets if last else None)
-            if last:
-                return new
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-write") as worker:
+            pending: Future[int] | None = None
+            while True:
+                last = len(batch) < self.chunk
+                entries = self._entries(batch, replace)
+                if pending is not None:
+                    new += pending.result()
+                if batch or (last and offsets):
+                    chunk_offsets = offsets if last else None
+                    pending = worker.submit(self._write_chunk, entries, replace, chunk_offsets)
+                else:
+                    pending = None
+                if last:
+                    break
+                batch = list(islice(it, self.chunk))
+            if pending is not None:
+                new += pending.result()
+        return new
 
-    def _write_chunk(
-        self,
-        batch: Sequence[Mapping[str, Any]],
-        replace: bool,
-        offsets: Mapping[str, int] | None,
-    ) -> int:
-        entries: dict[str, tuple[tuple[Any, ...], str, dict[str, str]]] = {}
-        for ev, t in checked(batch, replace).values():
+    def _entries(self, batch: Sequence[Mapping[str, Any]], replace: bool) -> _Entries:
+        """The chunk's rows by (stored) id, checked; without the ids already stored
+        unless ``replace`` (one another writer stores meanwhile is still skipped, by the
+        insert's ON CONFLICT)."""
+        entries: _Entries = {}
+        unique = checked(batch, replace)
+        known = set() if replace or not unique else self.existing_ids(unique)
+        for ev_id, (ev, t) in unique.items():
+            if ev_id in known:
+                continue
             entry = _entry(ev, t)
             if replace or entry[0][0] not in entries:
                 entries[entry[0][0]] = entry
+        return entries
+
+    def _write_chunk(
+        self, entries: _Entries, replace: bool, offsets: Mapping[str, int] | None
+    ) -> int:
+        """Store one chunk in one transaction (again after a deadlock)."""
         for attempt in range(_RETRIES):
             try:
                 with self._transaction() as conn:
@@ -289,13 +317,14 @@ class PostgresStore(SQLReader):
     def _write_in(
         self,
         conn: psycopg.Connection[Any],
-        entries: Mapping[str, tuple[tuple[Any, ...], str, dict[str, str]]],
+        entries: _Entries,
         replace: bool,
         offsets: Mapping[str, int] | None,
     ) -> int:
         new_ids: set[str] = set()
         rollups: dict[RollupKey, Tally] = {}
         if entries:
+            conn.execute("SET LOCAL work_mem = '64MB'")  # the chunk's joins sort in memory
             self._stage(conn, entries)
             ids = list(entries)
             old = self._lock_existing(conn, ids) if replace else {}
@@ -325,7 +354,7 @@ class PostgresStore(SQLReader):
     @staticmethod
     def _stage(
         conn: psycopg.Connection[Any],
-        entries: Mapping[str, tuple[tuple[Any, ...], str, dict[str, str]]],
+        entries: _Entries,
     ) -> None:
         """COPY the chunk into this session's temporary tables."""
         for statement in _STAGE:
@@ -377,13 +406,13 @@ class PostgresStore(SQLReader):
         columns = list(zip(*(k for k, _ in by_id.values()), strict=True))
         conn.execute(
             "INSERT INTO rollups (key, agent, agent_version, app, hour, tally) "
-            "SELECT k, a, v, p, h, '{}' FROM unnest(%s::text[], %s::text[], %s::text[], "
-            "%s::text[], %s::bigint[]) AS u(k, a, v, p, h) ORDER BY k "
+            "SELECT k, a, v, p, h, '{}' FROM unnest(%b::text[], %b::text[], %b::text[], "
+            "%b::text[], %b::bigint[]) AS u(k, a, v, p, h) ORDER BY k "
             "ON CONFLICT (key) DO NOTHING",
             (keys, *(list(c) for c in columns)),
         )
         stored = conn.execute(
-            "SELECT key, tally FROM rollups WHERE key = ANY(%s) ORDER BY key FOR UPDATE", (keys,)
+            "SELECT key, tally FROM rollups WHERE key = ANY(%b) ORDER BY key FOR UPDATE", (keys,)
         ).fetchall()
         changed: list[tuple[str, str]] = []
         empty: list[str] = []
@@ -395,7 +424,7 @@ class PostgresStore(SQLReader):
                 changed.append((key, orjson.dumps(tally.to_dict()).decode()))
         if changed:
             conn.execute(
-                "UPDATE rollups r SET tally = u.tally FROM unnest(%s::text[], %s::text[]) "
+                "UPDATE rollups r SET tally = u.tally FROM unnest(%b::text[], %b::text[]) "
                 "AS u(key, tally) WHERE r.key = u.key",
                 ([k for k, _ in changed], [t for _, t in changed]),
             )
