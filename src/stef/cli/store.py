@@ -15,8 +15,6 @@ import click
 from stef.cli.monitor import UserError, store_option
 from stef.errors import StefError
 
-STORE_HELP = "A SQLite file (stef.db), sqlite:///path, or postgresql://user@host:5432/db."
-
 
 def _open(target: str, migrate: bool = True) -> Any:
     from stef.monitor.store import open_store
