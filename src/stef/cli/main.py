@@ -334,6 +334,11 @@ from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
 
+from stef.cli.selftest import precision, selftest  # noqa: E402
+
+main.add_command(selftest)
+main.add_command(precision)
+
 from stef.cli.store import store as store_group  # noqa: E402
 
 main.add_command(store_group)
