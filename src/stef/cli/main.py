@@ -98,7 +98,8 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     "--store",
     "store_target",
     envvar="STEF_STORE",
-    help="Also keep every evaluation in this store (SQLite file) [env STEF_STORE].",
+    help="Also keep every evaluation in this store (SQLite file or postgresql://…) "
+    "[env STEF_STORE].",
 )
 @click.option("--force", is_flag=True, help="With --store: re-evaluate ids already stored.")
 @click.option(
@@ -341,6 +342,10 @@ from stef.cli.selftest import precision, selftest  # noqa: E402
 
 main.add_command(selftest)
 main.add_command(precision)
+
+from stef.cli.store import store as store_group  # noqa: E402
+
+main.add_command(store_group)
 
 
 if __name__ == "__main__":  # pragma: no cover
