@@ -333,6 +333,11 @@ from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
 
+from stef.cli.interop import COMMANDS as INTEROP_COMMANDS  # noqa: E402
+
+for _command in INTEROP_COMMANDS:
+    main.add_command(_command)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
