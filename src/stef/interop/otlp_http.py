@@ -3,7 +3,8 @@
 Point an agent's OTLP/HTTP exporter at it (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=
 http://stef:8000/v1/traces``). Protobuf (``application/x-protobuf``) and JSON
 (``application/json``) bodies, gzip-encoded or not, are decoded; every text-to-SQL call
-(:mod:`stef.interop.calls`) becomes a record and is handed to the ingest function. Answers
+(:mod:`stef.interop.calls`) becomes a record and is handed to the ingest function once its
+trace can be read (:mod:`stef.interop.assemble`: the root span arrived, or ``wait`` passed). Answers
 follow the OTLP/HTTP specification: 200 with an ``ExportTraceServiceResponse`` in the
 request's encoding; 400 with a ``google.rpc.Status`` for a body that cannot be decoded; 413
 for a body over the limit; 415 for another content type; 503 with ``Retry-After`` when the
@@ -22,6 +23,7 @@ function; a plain function runs in the thread pool.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import inspect
 import json
@@ -33,7 +35,8 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from stef.interop.calls import TraceMap, records_from_spans
+from stef.interop.assemble import TraceAssembler
+from stef.interop.calls import TraceMap
 from stef.interop.spans import PayloadError, Span, spans_from_otlp_json, spans_from_otlp_proto
 
 log = logging.getLogger("stef.interop")
@@ -103,13 +106,44 @@ def traces_router(
     state_attr: str = "evaluate_records",
     dependencies: Sequence[Any] = (),
     trace_map: TraceMap | None = None,
+    wait: float = 10.0,
     max_body: int = MAX_BODY,
 ) -> APIRouter:
-    """An ``APIRouter`` with ``POST /v1/traces`` feeding ``ingest`` (or ``app.state``'s)."""
-    router = APIRouter(dependencies=list(dependencies))
-    tmap = trace_map or TraceMap(source="otlp")
+    """An ``APIRouter`` with ``POST /v1/traces`` feeding ``ingest`` (or ``app.state``'s).
 
-    @router.post("/v1/traces", include_in_schema=True, summary="OTLP/HTTP trace receiver")
+    Spans are held until their trace's root span arrives (or ``wait`` seconds pass), so a
+    tool call exported before its agent span still gets the agent's question and name.
+    """
+    router = APIRouter(dependencies=list(dependencies))
+    assembler = TraceAssembler(trace_map or TraceMap(source="otlp"), wait=wait)
+    sweeper: list[asyncio.Task[None]] = []
+
+    async def hand_on(app: Any, records: list[dict[str, Any]]) -> bool:
+        fn = ingest or getattr(app.state, state_attr, None)
+        if fn is None:
+            log.error("stef /v1/traces: no ingest function at app.state.%s", state_attr)
+            return False
+        try:
+            if inspect.iscoroutinefunction(fn):
+                accepted = await fn(records)
+            else:
+                accepted = await run_in_threadpool(fn, records)
+        except Exception:
+            log.exception("stef /v1/traces: ingest of %d record(s) failed", len(records))
+            return False
+        if accepted is False:
+            return False
+        assembler.done(records)
+        return True
+
+    async def sweep(app: Any) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, wait / 2 or 0.05))
+            records = assembler.expire()
+            if records and not await hand_on(app, records):
+                log.warning("stef /v1/traces: %d record(s) of incomplete traces lost", len(records))
+
+    @router.post("/v1/traces", summary="OTLP/HTTP trace receiver")
     async def receive_traces(request: Request) -> Response:
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         as_proto = ctype == PROTOBUF
@@ -126,24 +160,10 @@ def traces_router(
             return _error(413, INVALID_ARGUMENT, f"body over {max_body:,} bytes", as_proto)
         except PayloadError as e:
             return _error(400, INVALID_ARGUMENT, e.message, as_proto)
-        records = records_from_spans(spans, tmap)
-        if not records:
-            return _success(as_proto, 0)
-        fn = ingest or getattr(request.app.state, state_attr, None)
-        if fn is None:
-            log.error("stef /v1/traces: no ingest function at app.state.%s", state_attr)
-            return _error(
-                503, UNAVAILABLE, "no evaluation pipeline", as_proto, **{"Retry-After": "5"}
-            )
-        try:
-            if inspect.iscoroutinefunction(fn):
-                accepted = await fn(records)
-            else:
-                accepted = await run_in_threadpool(fn, records)
-        except Exception:
-            log.exception("stef /v1/traces: ingest of %d record(s) failed", len(records))
-            accepted = False
-        if accepted is False:
+        if not sweeper:
+            sweeper.append(asyncio.get_running_loop().create_task(sweep(request.app)))
+        records = assembler.add(spans)
+        if records and not await hand_on(request.app, records):
             msg = "evaluation queue is full; retry later"
             return _error(503, UNAVAILABLE, msg, as_proto, **{"Retry-After": "1"})
         return _success(as_proto, len(records))
