@@ -49,13 +49,17 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
                 with outer._lock:
                     outer.seen.append(
-                        Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
-                             time.monotonic())
+                        Seen(
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
+                            time.monotonic(),
+                        )
                     )
                     reply = outer.script.pop(0) if outer.script else outer.default
                 if reply.delay:

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 from google.rpc.status_pb2 import Status
-from interop_servers import LiveServer
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -20,6 +19,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from interop_servers import LiveServer
 from stef.evaluator import Evaluator
 from stef.interop.ingest import IngestWorker
 from stef.interop.otlp_http import standalone_app
@@ -62,23 +62,29 @@ def test_genai_agent_trace_from_the_otel_sdk_is_evaluated_and_stored(served: Any
     provider = _tracer(srv.url, Compression.Gzip)
     tracer = provider.get_tracer("sql-bot")
     with tracer.start_as_current_span("invoke_agent sql-bot") as agent:
-        agent.set_attributes({
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "sql-bot",
-            "gen_ai.agent.version": "1.4",
-            "gen_ai.input.messages": _messages(QUESTION),
-        })
+        agent.set_attributes(
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "sql-bot",
+                "gen_ai.agent.version": "1.4",
+                "gen_ai.input.messages": _messages(QUESTION),
+            }
+        )
         with tracer.start_as_current_span("chat gpt-4o") as chat:
-            chat.set_attributes({
-                "gen_ai.operation.name": "chat",
-                "gen_ai.input.messages": _messages("Schema: orders(...). " + QUESTION),
-            })
+            chat.set_attributes(
+                {
+                    "gen_ai.operation.name": "chat",
+                    "gen_ai.input.messages": _messages("Schema: orders(...). " + QUESTION),
+                }
+            )
         with tracer.start_as_current_span("execute_tool run_sql") as tool:
-            tool.set_attributes({
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": "run_sql",
-                "gen_ai.tool.call.arguments": json.dumps({"sql": SQL}),
-            })
+            tool.set_attributes(
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "run_sql",
+                    "gen_ai.tool.call.arguments": json.dumps({"sql": SQL}),
+                }
+            )
     provider.shutdown()  # flushes: the spans went out over OTLP/HTTP (protobuf, gzip)
     assert worker.wait_idle(30)
     [ev] = _stored(db)
@@ -98,16 +104,23 @@ def test_openinference_trace_from_the_otel_sdk(served: Any) -> None:
     tracer = provider.get_tracer("oi")
     sql = "SELECT customer_id FROM orders GROUP BY customer_id ORDER BY SUM(amount) DESC LIMIT 5"
     with tracer.start_as_current_span("sql_agent") as agent:
-        agent.set_attributes({"openinference.span.kind": "AGENT", "agent.name": "oi-agent",
-                              "input.value": "Which 5 customers spent the most?"})
+        agent.set_attributes(
+            {
+                "openinference.span.kind": "AGENT",
+                "agent.name": "oi-agent",
+                "input.value": "Which 5 customers spent the most?",
+            }
+        )
         with tracer.start_as_current_span("ChatCompletion") as llm:
-            llm.set_attributes({
-                "openinference.span.kind": "LLM",
-                "llm.input_messages.0.message.role": "user",
-                "llm.input_messages.0.message.content": "Which 5 customers spent the most?",
-                "llm.output_messages.0.message.role": "assistant",
-                "llm.output_messages.0.message.content": f"```sql\n{sql}\n```",
-            })
+            llm.set_attributes(
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": "Which 5 customers spent the most?",
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.content": f"```sql\n{sql}\n```",
+                }
+            )
     provider.shutdown()
     assert worker.wait_idle(30)
     [ev] = _stored(db)
@@ -121,32 +134,49 @@ def test_openinference_trace_from_the_otel_sdk(served: Any) -> None:
 def test_otlp_json_body_and_answers(served: Any) -> None:
     srv, worker, db = served
     body = (FIXTURES / "genai_trace.json").read_bytes()
-    r = httpx.post(srv.url + "/v1/traces", content=gzip.compress(body),
-                   headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    r = httpx.post(
+        srv.url + "/v1/traces",
+        content=gzip.compress(body),
+        headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
     assert (r.status_code, r.json(), r.headers["x-stef-records"]) == (200, {}, "1")
     assert worker.wait_idle(30)
     [ev] = _stored(db)
     assert ev["metadata"]["span_id"] == "53995c3f42cd8ad8"
     assert ev["dialect"] == "postgres"
     # a span batch without any text-to-SQL call: accepted, nothing stored
-    empty = {"resourceSpans": [{"scopeSpans": [{"spans": [
-        {"traceId": "1" * 32, "spanId": "2" * 16, "name": "GET /health"}]}]}]}
+    empty = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {"spans": [{"traceId": "1" * 32, "spanId": "2" * 16, "name": "GET /health"}]}
+                ]
+            }
+        ]
+    }
     r = httpx.post(srv.url + "/v1/traces", json=empty)
     assert (r.status_code, r.headers["x-stef-records"]) == (200, "0")
 
 
 def test_bad_bodies_get_otlp_error_answers(served: Any) -> None:
     srv, _, _ = served
-    r = httpx.post(srv.url + "/v1/traces", content=b"\xff\x00garbage",
-                   headers={"Content-Type": "application/x-protobuf"})
+    r = httpx.post(
+        srv.url + "/v1/traces",
+        content=b"\xff\x00garbage",
+        headers={"Content-Type": "application/x-protobuf"},
+    )
     assert r.status_code == 400
     status = Status.FromString(r.content)
     assert status.code == 3 and "not an OTLP protobuf" in status.message
-    r = httpx.post(srv.url + "/v1/traces", content=b"{", headers={"Content-Type": "application/json"})
+    r = httpx.post(
+        srv.url + "/v1/traces", content=b"{", headers={"Content-Type": "application/json"}
+    )
     assert r.status_code == 400 and r.json()["message"].startswith("body is not JSON")
     r = httpx.post(srv.url + "/v1/traces", json={"spans": []})
     assert r.status_code == 400
-    assert r.json()["message"] == "an OTLP/JSON payload has a 'resourceSpans' list; this one has none"
+    assert (
+        r.json()["message"] == "an OTLP/JSON payload has a 'resourceSpans' list; this one has none"
+    )
     r = httpx.post(srv.url + "/v1/traces", content=b"x", headers={"Content-Type": "text/plain"})
     assert r.status_code == 415
 
@@ -154,8 +184,11 @@ def test_bad_bodies_get_otlp_error_answers(served: Any) -> None:
 def test_a_full_queue_answers_503_with_retry_after(tmp_path: Path) -> None:
     worker = IngestWorker(Evaluator(), tmp_path / "s.db", max_queue=0)
     with LiveServer(standalone_app(worker.submit)) as srv:
-        r = httpx.post(srv.url + "/v1/traces", content=(FIXTURES / "genai_trace.json").read_bytes(),
-                       headers={"Content-Type": "application/json"})
+        r = httpx.post(
+            srv.url + "/v1/traces",
+            content=(FIXTURES / "genai_trace.json").read_bytes(),
+            headers={"Content-Type": "application/json"},
+        )
     worker.close()
     assert (r.status_code, r.headers["retry-after"]) == (503, "1")
     assert r.json() == {"code": 14, "message": "evaluation queue is full; retry later"}
@@ -168,7 +201,10 @@ def test_protobuf_success_answer_is_an_export_response(served: Any) -> None:
         ExportTraceServiceRequest,
     )
 
-    r = httpx.post(srv.url + "/v1/traces", content=ExportTraceServiceRequest().SerializeToString(),
-                   headers={"Content-Type": "application/x-protobuf"})
+    r = httpx.post(
+        srv.url + "/v1/traces",
+        content=ExportTraceServiceRequest().SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf"},
+    )
     assert r.status_code == 200 and r.headers["content-type"] == "application/x-protobuf"
     assert ExportTraceServiceResponse.FromString(r.content).partial_success.rejected_spans == 0

@@ -76,10 +76,15 @@ def import_cmd(
             f"{file}: {n} record(s) written" + (f", {problems} problem(s)" if problems else "")
         )
         return
-    from stef.cli.main import _load_rules
+    from stef.errors import RulesError
     from stef.evaluator import Evaluator
+    from stef.rules import load_rules
 
-    rules = _load_rules(rules_path)
+    try:
+        rules = load_rules(rules_path)
+    except RulesError as e:
+        click.echo(f"error: {e.message}", err=True)
+        raise SystemExit(2) from None
     try:
         judge, nl_extractor = build_judging(**judge_opts)
     except StefError as e:
@@ -138,10 +143,10 @@ def _eval_items(ev: Any, inputs: Iterator[Any], output: str, store_target: str |
     batch: list[dict[str, Any]] = []
     with click.open_file(output, "w", encoding="utf-8") as out:
         for x in inputs:
-            e = ev.evaluate_line(x) if isinstance(x, str) else ev.evaluate_record(x)
-            out.write(json.dumps(e, ensure_ascii=False) + "\n")
-            summary.add(e)
-            batch.append(e)
+            evaluation = ev.evaluate_line(x) if isinstance(x, str) else ev.evaluate_record(x)
+            out.write(json.dumps(evaluation, ensure_ascii=False) + "\n")
+            summary.add(evaluation)
+            batch.append(evaluation)
             if store is not None and len(batch) >= 500:
                 store.write(batch, replace=True)
                 batch.clear()

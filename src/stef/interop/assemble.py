@@ -96,7 +96,7 @@ class TraceAssembler:
         with self._lock:
             for r in records:
                 meta = r.get("metadata") or {}
-                p = self._traces.get(meta.get("trace_id"))
+                p = self._traces.get(str(meta.get("trace_id")))
                 if p is not None:
                     p.emitted.add(r["id"])
 

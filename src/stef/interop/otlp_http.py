@@ -50,7 +50,7 @@ INVALID_ARGUMENT, UNAVAILABLE = 3, 14
 
 def _status_body(code: int, message: str, as_proto: bool) -> tuple[bytes, str]:
     if as_proto:
-        from google.rpc.status_pb2 import Status  # type: ignore[import-untyped]
+        from google.rpc.status_pb2 import Status
 
         return Status(code=code, message=message).SerializeToString(), PROTOBUF
     return json.dumps({"code": code, "message": message}).encode(), JSON

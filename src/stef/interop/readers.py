@@ -47,7 +47,9 @@ def read_file(path: str | Path, fmt: str, fmap: Mapping[str, str] | None = None)
     """Records of the file at ``path`` in format ``fmt``."""
     p = Path(path)
     if fmt == "otlp-proto":
-        yield from _from_spans(lambda: spans_from_otlp_proto(p.read_bytes()), str(p), fmap, "otlp")
+        yield from _from_spans(
+            lambda: spans_from_otlp_proto(p.read_bytes()), str(p), dict(fmap or {}), "otlp"
+        )
         return
     yield from read_text(p.read_text(encoding="utf-8", errors="replace"), fmt, fmap)
 
