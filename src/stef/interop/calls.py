@@ -29,8 +29,7 @@ then the resource).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -65,9 +64,21 @@ class TraceMap:
 @dataclass
 class _Trace:
     spans: dict[str, Span]
-    children: dict[str, list[Span]]
+    roles: dict[str, str | None] = field(default_factory=dict)
+    args: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def ancestors(self, span: Span) -> Iterable[Span]:
+    def role(self, span: Span) -> str | None:
+        r = self.roles.get(span.span_id, "")
+        if r == "":
+            r = self.roles[span.span_id] = cv.role(span)
+        return r
+
+    def tool_args(self, span: Span) -> dict[str, Any]:
+        if span.span_id not in self.args:
+            self.args[span.span_id] = cv.tool_arguments(span) if self.role(span) == "tool" else {}
+        return self.args[span.span_id]
+
+    def ancestors(self, span: Span) -> Iterator[Span]:
         seen = {span.span_id}
         pid = span.parent_id
         while pid and pid in self.spans and pid not in seen:
@@ -76,14 +87,19 @@ class _Trace:
             yield parent
             pid = parent.parent_id
 
+    def nearest(self, span: Span, want: str) -> Span | None:
+        if self.role(span) == want:
+            return span
+        return next((a for a in self.ancestors(span) if self.role(a) == want), None)
+
 
 def _group(spans: Iterable[Span]) -> dict[str, _Trace]:
     traces: dict[str, _Trace] = {}
     for s in spans:
-        t = traces.setdefault(s.trace_id, _Trace({}, defaultdict(list)))
+        t = traces.get(s.trace_id)
+        if t is None:
+            t = traces[s.trace_id] = _Trace({})
         t.spans[s.span_id] = s
-        if s.parent_id:
-            t.children[s.parent_id].append(s)
     return traces
 
 
@@ -98,21 +114,21 @@ def records_from_spans(spans: Iterable[Span], tmap: TraceMap | None = None) -> l
 
 def _trace_records(trace: _Trace, tmap: TraceMap) -> list[dict[str, Any]]:
     ordered = sorted(trace.spans.values(), key=lambda s: (s.start_ns, s.span_id))
-    agent_of = {s.span_id: _nearest(trace, s, "agent") for s in ordered}
+    agent_of = {s.span_id: trace.nearest(s, "agent") for s in ordered}
     calls: list[tuple[Span, str, Span | None]] = []
     with_tool_sql: set[str | None] = set()
     sql_attr = tmap.overrides.get("sql")
     for s in ordered:
         sql = _attr(s, sql_attr) if sql_attr else None
-        if sql is None and cv.role(s) == "tool":
-            sql = cv.pick(cv.tool_arguments(s), tmap.sql_keys)
+        if sql is None and trace.role(s) == "tool":
+            sql = cv.pick(trace.tool_args(s), tmap.sql_keys)
         if sql:
             calls.append((s, sql, None))
             agent = agent_of[s.span_id]
             with_tool_sql.add(agent.span_id if agent else None)
     for s in ordered:
         agent = agent_of[s.span_id]
-        if cv.role(s) == "llm" and (agent.span_id if agent else None) not in with_tool_sql:
+        if trace.role(s) == "llm" and (agent.span_id if agent else None) not in with_tool_sql:
             sql = cv.output_sql(s, tmap.sql_keys)
             if sql:
                 calls.append((s, sql, s))
@@ -123,23 +139,17 @@ def _trace_records(trace: _Trace, tmap: TraceMap) -> list[dict[str, Any]]:
     ]
 
 
-def _nearest(trace: _Trace, span: Span, want: str) -> Span | None:
-    if cv.role(span) == want:
-        return span
-    return next((a for a in trace.ancestors(span) if cv.role(a) == want), None)
-
-
 def _llm_for(trace: _Trace, ordered: list[Span], call: Span, agent: Span | None) -> Span | None:
     """The LLM span that produced a tool call: an LLM ancestor, else the last LLM span of the
     same agent that started before the call."""
-    up = _nearest(trace, call, "llm")
+    up = trace.nearest(call, "llm")
     if up is not None:
         return up
     best = None
     for s in ordered:
         if s.start_ns > call.start_ns:
             break
-        if cv.role(s) == "llm" and (
+        if trace.role(s) == "llm" and (
             agent is None or any(a.span_id == agent.span_id for a in trace.ancestors(s))
         ):
             best = s
@@ -180,12 +190,14 @@ def _record(
     agent: Span | None,
     tmap: TraceMap,
 ) -> dict[str, Any]:
-    if llm is None:
+    ov = tmap.overrides
+    question = cv.last_user_text(cv.input_messages(agent)) if agent is not None else None
+    if llm is None and (ov or not (question and question.strip())):
         llm = _llm_for(trace, ordered, call, agent)
     chain = [call, agent, llm]
-    ov = tmap.overrides
-    question = _first(chain, (ov["question"],)) if "question" in ov else None
-    args = cv.tool_arguments(call) if cv.role(call) == "tool" else {}
+    if "question" in ov:
+        question = _first(chain, (ov["question"],)) or question
+    args = trace.tool_args(call)
     enriched = _first(chain, (ov["enriched_question"],)) if "enriched_question" in ov else None
     agent_name = _first(chain, (ov["agent"],)) if "agent" in ov else None
     version = _first(chain, (ov["agent_version"],)) if "agent_version" in ov else None
@@ -193,7 +205,7 @@ def _record(
     dialect = dialect or _first(chain, tmap.dialect_attrs)
     record: dict[str, Any] = {
         "id": f"{call.trace_id}-{call.span_id}",
-        "question": question or _question(agent, llm),
+        "question": question if question and question.strip() else _question(None, llm),
         "enriched_question": enriched or cv.pick(args, tmap.enriched_keys),
         "sql": sql,
         "agent": agent_name

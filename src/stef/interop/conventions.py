@@ -18,10 +18,11 @@ any other the GenAI way (``gen_ai.operation.name``, ``gen_ai.input.messages``,
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from stef.interop.spans import Span
 
@@ -60,8 +61,8 @@ def loads(value: Any) -> Any:
     """A JSON string decoded (anything else, or bad JSON, returned as it is)."""
     if isinstance(value, str) and value[:1] in ("{", "["):
         try:
-            return json.loads(value)
-        except (ValueError, RecursionError):
+            return orjson.loads(value)
+        except (orjson.JSONDecodeError, RecursionError):
             return value
     return value
 
