@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from interop_servers import LiveServer
 from stef.evaluator import Evaluator
+from stef.interop.calls import TraceMap
 from stef.interop.ingest import IngestWorker
 from stef.interop.otlp_http import standalone_app
 from stef.monitor.store import open_store
@@ -192,7 +194,8 @@ def test_a_full_queue_answers_503_with_retry_after(tmp_path: Path) -> None:
     worker.close()
     assert (r.status_code, r.headers["retry-after"]) == (503, "1")
     assert r.json() == {"code": 14, "message": "evaluation queue is full; retry later"}
-    assert worker.stats()["rejected"] == 1
+    # refused on the request, and again when the app shut down and offered what it held
+    assert worker.stats()["rejected"] == 2
 
 
 def test_protobuf_success_answer_is_an_export_response(served: Any) -> None:
@@ -208,3 +211,65 @@ def test_protobuf_success_answer_is_an_export_response(served: Any) -> None:
     )
     assert r.status_code == 200 and r.headers["content-type"] == "application/x-protobuf"
     assert ExportTraceServiceResponse.FromString(r.content).partial_success.rejected_spans == 0
+
+
+def _rootless_tool_span(span_id: str) -> dict[str, Any]:
+    """A tool span whose parent lives in another service (its root never comes here)."""
+    args = json.dumps({"sql": "SELECT COUNT(*) FROM users"})
+    return {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": "bot"}}]
+                },
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": "9" * 32,
+                                "spanId": span_id,
+                                "parentSpanId": "8" * 16,
+                                "name": "tool",
+                                "attributes": [
+                                    {
+                                        "key": "gen_ai.operation.name",
+                                        "value": {"stringValue": "execute_tool"},
+                                    },
+                                    {
+                                        "key": "gen_ai.tool.call.arguments",
+                                        "value": {"stringValue": args},
+                                    },
+                                    {
+                                        "key": "stef.question",
+                                        "value": {"stringValue": "How many users?"},
+                                    },
+                                ],
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+
+
+def test_a_trace_whose_root_never_comes_is_read_after_the_wait(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    worker = IngestWorker(Evaluator(), db)
+    app = standalone_app(
+        worker.submit, wait=0.3, trace_map=TraceMap(overrides={"question": "stef.question"})
+    )
+    with LiveServer(app) as srv:
+        r = httpx.post(srv.url + "/v1/traces", json=_rootless_tool_span("7" * 16))
+        assert r.headers["x-stef-records"] == "0"  # held, waiting for the root
+        deadline = time.monotonic() + 20
+        while worker.stats()["stored"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # held at shutdown: handed on by the app's lifespan, not lost
+        httpx.post(srv.url + "/v1/traces", json=_rootless_tool_span("6" * 16))
+    worker.close()
+    evs = _stored(db)
+    assert sorted(e["metadata"]["span_id"] for e in evs) == ["6" * 16, "7" * 16]
+    assert {(e["status"], e["question"], e["agent"]) for e in evs} == {
+        ("ok", "How many users?", "bot")
+    }

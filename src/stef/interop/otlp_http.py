@@ -100,28 +100,38 @@ def decode_spans(body: bytes, content_type: str) -> list[Span]:
     return spans_from_otlp_json(payload)
 
 
-def traces_router(
-    *,
-    ingest: Callable[[list[dict[str, Any]]], Any] | None = None,
-    state_attr: str = "evaluate_records",
-    dependencies: Sequence[Any] = (),
-    trace_map: TraceMap | None = None,
-    wait: float = 10.0,
-    max_body: int = MAX_BODY,
-) -> APIRouter:
-    """An ``APIRouter`` with ``POST /v1/traces`` feeding ``ingest`` (or ``app.state``'s).
+class TracesReceiver:
+    """``POST /v1/traces`` (:attr:`router`) feeding ``ingest`` (or ``app.state``'s).
 
     Spans are held until their trace's root span arrives (or ``wait`` seconds pass), so a
     tool call exported before its agent span still gets the agent's question and name.
+    :meth:`close` (call it from the app's lifespan) hands on what is still held.
     """
-    router = APIRouter(dependencies=list(dependencies))
-    assembler = TraceAssembler(trace_map or TraceMap(source="otlp"), wait=wait)
-    sweeper: list[asyncio.Task[None]] = []
 
-    async def hand_on(app: Any, records: list[dict[str, Any]]) -> bool:
-        fn = ingest or getattr(app.state, state_attr, None)
+    def __init__(
+        self,
+        *,
+        ingest: Callable[[list[dict[str, Any]]], Any] | None = None,
+        state_attr: str = "evaluate_records",
+        dependencies: Sequence[Any] = (),
+        trace_map: TraceMap | None = None,
+        wait: float = 10.0,
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.ingest, self.state_attr, self.wait, self.max_body = ingest, state_attr, wait, max_body
+        self.assembler = TraceAssembler(trace_map or TraceMap(source="otlp"), wait=wait)
+        self._sweeper: asyncio.Task[None] | None = None
+        self._app: Any = None
+        self.router = APIRouter(dependencies=list(dependencies))
+        self.router.add_api_route(
+            "/v1/traces", self.receive, methods=["POST"], summary="OTLP/HTTP trace receiver"
+        )
+
+    async def hand_on(self, app: Any, records: list[dict[str, Any]]) -> bool:
+        """Give records to the ingest function; ``True`` when it took them."""
+        fn = self.ingest or getattr(app.state, self.state_attr, None)
         if fn is None:
-            log.error("stef /v1/traces: no ingest function at app.state.%s", state_attr)
+            log.error("stef /v1/traces: no ingest function at app.state.%s", self.state_attr)
             return False
         try:
             if inspect.iscoroutinefunction(fn):
@@ -133,18 +143,26 @@ def traces_router(
             return False
         if accepted is False:
             return False
-        assembler.done(records)
+        self.assembler.done(records)
         return True
 
-    async def sweep(app: Any) -> None:
+    async def _sweep(self, app: Any) -> None:
         while True:
-            await asyncio.sleep(min(1.0, wait / 2 or 0.05))
-            records = assembler.expire()
-            if records and not await hand_on(app, records):
+            await asyncio.sleep(min(1.0, self.wait / 2 or 0.05))
+            records = self.assembler.expire()
+            if records and not await self.hand_on(app, records):
                 log.warning("stef /v1/traces: %d record(s) of incomplete traces lost", len(records))
 
-    @router.post("/v1/traces", summary="OTLP/HTTP trace receiver")
-    async def receive_traces(request: Request) -> Response:
+    async def close(self) -> None:
+        """Stop the sweeper and hand on every record still held (at shutdown)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        records = self.assembler.flush()
+        if records and self._app is not None and not await self.hand_on(self._app, records):
+            log.warning("stef /v1/traces: %d held record(s) lost at shutdown", len(records))
+
+    async def receive(self, request: Request) -> Response:
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         as_proto = ctype == PROTOBUF
         if ctype not in (PROTOBUF, JSON):
@@ -152,30 +170,45 @@ def traces_router(
             return _error(415, INVALID_ARGUMENT, msg, False)
         body = await request.body()
         encoding = request.headers.get("content-encoding", "").strip().lower()
+        limit = self.max_body
         try:
-            if len(body) > max_body:
+            if len(body) > limit:
                 raise OverflowError
-            spans = decode_spans(_decompress(body, encoding, max_body), ctype)
+            spans = decode_spans(_decompress(body, encoding, limit), ctype)
         except OverflowError:
-            return _error(413, INVALID_ARGUMENT, f"body over {max_body:,} bytes", as_proto)
+            return _error(413, INVALID_ARGUMENT, f"body over {limit:,} bytes", as_proto)
         except PayloadError as e:
             return _error(400, INVALID_ARGUMENT, e.message, as_proto)
-        if not sweeper:
-            sweeper.append(asyncio.get_running_loop().create_task(sweep(request.app)))
-        records = assembler.add(spans)
-        if records and not await hand_on(request.app, records):
+        if self._sweeper is None:
+            self._app = request.app
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep(request.app))
+        records = self.assembler.add(spans)
+        if records and not await self.hand_on(request.app, records):
             msg = "evaluation queue is full; retry later"
             return _error(503, UNAVAILABLE, msg, as_proto, **{"Retry-After": "1"})
         return _success(as_proto, len(records))
 
-    return router
+
+def traces_router(**options: Any) -> APIRouter:
+    """The :class:`TracesReceiver` router alone (options as for :class:`TracesReceiver`)."""
+    return TracesReceiver(**options).router
 
 
-def standalone_app(ingest: Callable[[list[dict[str, Any]]], Any]) -> Any:
+def standalone_app(ingest: Callable[[list[dict[str, Any]]], Any], **options: Any) -> Any:
     """A minimal FastAPI app serving only ``/v1/traces`` (tests, the benchmark)."""
+    from contextlib import asynccontextmanager
+
     from fastapi import FastAPI
 
-    app = FastAPI(title="stef traces receiver")
+    receiver = TracesReceiver(**options)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        yield
+        await receiver.close()
+
+    app = FastAPI(title="stef traces receiver", lifespan=lifespan)
     app.state.evaluate_records = ingest
-    app.include_router(traces_router())
+    app.state.traces_receiver = receiver
+    app.include_router(receiver.router)
     return app
