@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -160,24 +159,12 @@ def _eval_items(ev: Any, inputs: Iterator[Any], output: str, store_target: str |
 
 
 def _sink(to: str, url: str) -> Any:
-    from stef.interop.sinks import LangfuseSink, OtlpEventsSink, PhoenixSink
+    from stef.interop.sinks import SinkConfigError, sink_from_env
 
-    if to == "langfuse":
-        public, secret = (
-            os.environ.get("LANGFUSE_PUBLIC_KEY"),
-            os.environ.get("LANGFUSE_SECRET_KEY"),
-        )
-        if not public or not secret:
-            raise click.UsageError("set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY")
-        return LangfuseSink(url, public, secret)
-    if to == "phoenix":
-        return PhoenixSink(url, os.environ.get("PHOENIX_API_KEY"))
-    headers = {}
-    for pair in (os.environ.get("OTEL_EXPORTER_OTLP_HEADERS") or "").split(","):
-        k, sep, v = pair.partition("=")
-        if sep and k.strip():
-            headers[k.strip()] = v.strip()
-    return OtlpEventsSink(url, headers)
+    try:
+        return sink_from_env(to, url)
+    except SinkConfigError as e:
+        raise click.UsageError(e.message) from None
 
 
 def _evaluations(store_target: str | None, path: str | None, where: str | None) -> Iterator[Any]:

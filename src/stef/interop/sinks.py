@@ -29,9 +29,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from stef.errors import StefError
 
 EVALUATION_NAME = "stef"
 EVENT_NAME = "gen_ai.evaluation.result"
@@ -263,3 +266,44 @@ class PhoenixSink(Sink):
             )
         url = f"{self.url}/v1/span_annotations?sync=false"
         return [Outgoing(url, _json({"data": data}), "application/json", items=len(batch))]
+
+
+class SinkConfigError(StefError):
+    """A sink that cannot be built (a missing key, an unknown kind)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_export", message)
+
+
+SINKS = ("otlp", "langfuse", "phoenix")
+
+
+def sink_from_env(kind: str, url: str, environ: Mapping[str, str] | None = None) -> Sink:
+    """The sink ``kind`` sending to ``url``, its keys read from the environment.
+
+    ``LANGFUSE_PUBLIC_KEY`` and ``LANGFUSE_SECRET_KEY`` (langfuse), ``PHOENIX_API_KEY``
+    (phoenix, optional), ``OTEL_EXPORTER_OTLP_HEADERS`` (otlp: ``k=v,k2=v2``, optional).
+
+    >>> sink_from_env("langfuse", "http://lf", {})
+    Traceback (most recent call last):
+    ...
+    stef.interop.sinks.SinkConfigError: set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY
+    >>> sink_from_env("otlp", "http://col:4318", {}).url
+    'http://col:4318/v1/logs'
+    """
+    env = os.environ if environ is None else environ
+    if kind == "langfuse":
+        public, secret = env.get("LANGFUSE_PUBLIC_KEY"), env.get("LANGFUSE_SECRET_KEY")
+        if not public or not secret:
+            raise SinkConfigError("set LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY")
+        return LangfuseSink(url, public, secret)
+    if kind == "phoenix":
+        return PhoenixSink(url, env.get("PHOENIX_API_KEY"))
+    if kind == "otlp":
+        headers = {}
+        for pair in (env.get("OTEL_EXPORTER_OTLP_HEADERS") or "").split(","):
+            k, sep, v = pair.partition("=")
+            if sep and k.strip():
+                headers[k.strip()] = v.strip()
+        return OtlpEventsSink(url, headers)
+    raise SinkConfigError(f"unknown export target {kind!r}; one of {', '.join(SINKS)}")
