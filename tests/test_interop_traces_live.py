@@ -15,16 +15,19 @@ import pytest
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from interop_servers import LiveServer
+from interop_servers import LiveServer, Receiver
 from stef.evaluator import Evaluator
 from stef.interop.calls import TraceMap
+from stef.interop.delivery import Delivery
 from stef.interop.ingest import IngestWorker
 from stef.interop.otlp_http import standalone_app
+from stef.interop.sinks import OtlpEventsSink
 from stef.monitor.store import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "interop"
@@ -273,3 +276,44 @@ def test_a_trace_whose_root_never_comes_is_read_after_the_wait(tmp_path: Path) -
     assert {(e["status"], e["question"], e["agent"]) for e in evs} == {
         ("ok", "How many users?", "bot")
     }
+
+
+def test_traces_in_results_out_parented_to_the_evaluated_span(tmp_path: Path) -> None:
+    """OTel SDK → /v1/traces → evaluate and store → gen_ai.evaluation.result to a collector."""
+    with Receiver() as collector:
+        delivery = Delivery(OtlpEventsSink(collector.url), flush_interval=0.05)
+        worker = IngestWorker(Evaluator(), tmp_path / "s.db", on_evaluation=delivery.submit)
+        with LiveServer(standalone_app(worker.submit)) as srv:
+            provider = _tracer(srv.url)
+            tracer = provider.get_tracer("sql-bot")
+            with tracer.start_as_current_span("invoke_agent") as agent:
+                agent.set_attributes(
+                    {
+                        "gen_ai.operation.name": "invoke_agent",
+                        "gen_ai.agent.name": "sql-bot",
+                        "gen_ai.input.messages": _messages(QUESTION),
+                    }
+                )
+                with tracer.start_as_current_span("execute_tool") as tool:
+                    tool.set_attributes(
+                        {
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.call.arguments": json.dumps({"query": SQL}),
+                        }
+                    )
+            provider.shutdown()
+            assert worker.wait_idle(30)
+        worker.close()
+        stats = delivery.close(30)
+    assert stats["sent"] == 1
+    [req] = collector.seen
+    [rec] = ExportLogsServiceRequest.FromString(req.body).resource_logs[0].scope_logs[0].log_records
+    ctx = tool.get_span_context()
+    assert (rec.trace_id.hex(), rec.span_id.hex()) == (
+        f"{ctx.trace_id:032x}",
+        f"{ctx.span_id:016x}",
+    )
+    attrs = {kv.key: kv.value for kv in rec.attributes}
+    [ev] = _stored(tmp_path / "s.db")
+    assert attrs["gen_ai.evaluation.score.value"].double_value == round(ev["score"] / 100, 4)
+    assert attrs["gen_ai.evaluation.score.label"].string_value == ev["band"]
