@@ -131,3 +131,15 @@ def test_no_destination_drops_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
         c.record("q?", "SELECT 1")
     assert c.stats()["failed"] == 1
     assert c.stats()["last_error"].startswith("could not write: OSError: no destination")
+
+
+def test_import_stef_stays_cheap() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, stef; print(sorted(m for m in ('stef.interop.sdk', 'httpx', 'fastapi')"
+        " if m in sys.modules)); stef.capture; print('stef.interop.sdk' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]  # loaded on first use of stef.capture
