@@ -347,6 +347,11 @@ from stef.cli.store import store as store_group  # noqa: E402
 
 main.add_command(store_group)
 
+from stef.cli.interop import COMMANDS as INTEROP_COMMANDS  # noqa: E402
+
+for _command in INTEROP_COMMANDS:
+    main.add_command(_command)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
