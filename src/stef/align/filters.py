@@ -222,7 +222,7 @@ def align_filters(
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
         if m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
-        elif m.sql is None and req.cue == WEAK_CUE:
+        elif m.sql is None and (req.cue == WEAK_CUE or _stated_literal(req, sql) is not None):
             _weak_value(req, sql, matched, out)
         else:
             bad += 1
@@ -242,15 +242,24 @@ def align_filters(
     return matched, missing, extra, benign_found, bad
 
 
+def _stated_literal(req: Filter, sql: Spec) -> str | None:
+    """A literal of the SQL outside its filters that holds the required value (a label the
+    answer should show, ``CASE … THEN 'TOTAL'``; a value inside an OR'ed LIKE)."""
+    if req.op not in ("=", "like") or req.func is not None:
+        return None
+    return next((s for v in req.values for s in sql.literals if values_match(v, s)), None)
+
+
 def _weak_value(
     req: Filter, sql: Spec, matched: list[tuple[Filter, Filter]], out: FindingCollector
 ) -> None:
-    """A value read only from capitalisation that no SQL filter applies: answered when a
-    literal elsewhere in the SQL (an OR'ed LIKE, a CASE) or a name (a table, a column)
-    holds it; otherwise reported as unmatched, without making the filters partial — such a
-    phrase is as often a title, a product or a metric as a value to filter on."""
+    """A value no SQL filter applies: answered when a literal elsewhere in the SQL (an
+    OR'ed LIKE, a CASE label) or — for a value read only from capitalisation — a name (a
+    table, a column) holds it; a capitalised value held nowhere is reported as unmatched,
+    without making the filters partial — such a phrase is as often a title, a product or
+    a metric as a value to filter on."""
     vals = ", ".join(req.values)
-    literal = next((s for v in req.values for s in sql.literals if values_match(v, s)), None)
+    literal = _stated_literal(req, sql)
     names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
     name = None if literal else next(
         (n for v in req.values if (n := value_in_names(v, names)) is not None), None
