@@ -222,8 +222,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
         if ordinal and spec.limit is None:
             o = ordinal.group("ord").casefold()
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
-        elif spec.limit is None and not _plural_subject(low, start):
-            spec.limit = 1
+        elif spec.limit is None and not _plural_subject(low, start) and not _plural_head(target):
+            spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
 
 
 def _value_form(low: str, start: int, word: str, target: str) -> bool:
@@ -264,6 +264,21 @@ _LIST_HEAD = re.compile(
     r"^\W*(?:list|name|show|give|find|provide|state|what\s+are)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?"
     r"(?P<np>(?:[\w\-]+\s+){0,2}[\w\-]+)"
 )
+
+
+def _plural_head(target: str) -> bool:
+    """Is the superlative's target a plural noun (``top users``, ``highest bounties``)?
+    Such a question ranks a list; it does not ask for one row.
+
+    >>> _plural_head("users from india"), _plural_head("salary"), _plural_head("")
+    (True, False, False)
+    """
+    words = target.split()
+    if not words:
+        return False
+    head = next((w for w in words if w in {"of", "from", "in", "by", "for", "with"}), None)
+    first = words[: words.index(head)] if head else words
+    return bool(first) and _is_plural(first[-1])
 
 
 def _plural_subject(low: str, sup_start: int) -> bool:

@@ -45,6 +45,7 @@ from stef.nl.dates import _step_dates, _step_years
 from stef.nl.hints import _step_hints
 from stef.nl.request import request_projections
 from stef.nl.values import (
+    _step_answer_format,
     _step_attribute_numbers,
     _step_capitalised,
     _step_comparatives,
@@ -128,6 +129,7 @@ def analyze_text(
         style = "restatement" if not ctx.mappings and _is_request(norm) else "hints"
         if ctx.spec.columns:
             ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns], lexicon.known)
+    _step_answer_format(ctx)
     if lx.QUOTE_CHARS.search(norm):
         _step_quoted(ctx)
     _step_dates(ctx)

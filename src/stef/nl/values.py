@@ -13,6 +13,34 @@ from stef.nl.context import _adjacent_column, _Ctx
 from stef.nl.words import _parse_number, _prev_words
 from stef.spec import WEAK_CUE, Filter, normalize_number
 
+#: Phrases that say how the answer should look, never what to filter on: a date or
+#: number format, rounding, a unit or scale, a percentage.
+ANSWER_FORMAT = re.compile(
+    r"\b(?:(?:in|with|using|to)\s+(?:the\s+|a\s+)?(?:format|form)(?:\s+of)?"
+    r"|formatted\s+(?:as|like|in)|in\s+the\s+form)\s+"
+    r"['\"`]?[A-Za-z]{1,4}(?:[-/.: ][A-Za-z]{1,4})*['\"`]?"
+    r"|\b(?:rounded|round(?:ing)?)\s+(?:up\s+|down\s+)?(?:off\s+)?(?:to\s+)?(?:the\s+nearest\s+)?"
+    r"(?:\w+\s+)?(?:decimals?|decimal\s+places?|digits?|places?|integers?|whole\s+numbers?|"
+    r"hundredths?|tenths?|thousandths?|cents?)\b"
+    r"|\bwith\s+(?:\w+\s+)?decimal\s+places?\b"
+    r"|\b(?:in|as)\s+(?:a\s+)?(?:percentages?|percents?|millions?|thousands?|billions?|"
+    r"hundreds?|usd|eur|gbp|dollars|euros|pounds|kb|mb|gb|seconds|minutes|hours|days)\b"
+    r"|\b(?:in|as)\s+(?:YYYY|MM|DD|HH)[-/.:A-Za-z ]*",
+    re.IGNORECASE,
+)
+
+
+def _step_answer_format(ctx: _Ctx) -> None:
+    """Answer-format phrases (``in the format YYYY-MM``, ``rounded to two decimals``, ``in
+    millions``, ``as a percentage``) are taken, so no later step reads a value in them.
+
+    >>> [m.group(0) for m in ANSWER_FORMAT.finditer("revenue in the format YYYY-MM, in millions")]
+    ['in the format YYYY-MM', 'in millions']
+    """
+    for m in ANSWER_FORMAT.finditer(ctx.text):
+        ctx.cue(m.group(0))
+        ctx.take(m.start(), m.end())
+
 
 def _step_quoted(ctx: _Ctx) -> None:
     """Backquoted names are columns; quoted strings are values (``=``, ``like``, ``!=``)."""
