@@ -223,7 +223,12 @@ def align_filters(
         if m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
         elif m.sql is None and (req.cue == WEAK_CUE or _stated_literal(req, sql) is not None):
-            _weak_value(req, sql, matched, out)
+            wrong = _named_column_other_value(req, candidates, used, text)
+            if wrong is not None:
+                bad += 1
+                _report_wrong_filter(req, _Match(req, wrong, "wrong_value"), out)
+            else:
+                _weak_value(req, sql, matched, out)
         else:
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -240,6 +245,24 @@ def align_filters(
         if not f.values:
             _note_benign(f, benign, benign_found, out)
     return matched, missing, extra, benign_found, bad
+
+
+def _named_column_other_value(
+    req: Filter, candidates: Sequence[Filter], used: set[int], text: str
+) -> Filter | None:
+    """An equality on a column the question names, with a value the question never
+    states, while the question's own capitalised value goes unmatched: the SQL compares
+    the right attribute with another value (``the Toys category`` → ``category = 'Books'``)."""
+    if req.cue != WEAK_CUE or req.op != "=":
+        return None
+    for i, c in enumerate(candidates):
+        if i in used or c.op != "=" or not c.column or len(canon_col(c.column)) < 4:
+            continue
+        if f" {c.column.casefold()} " not in text:
+            continue
+        if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
+            return c
+    return None
 
 
 def _stated_literal(req: Filter, sql: Spec) -> str | None:

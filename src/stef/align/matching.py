@@ -133,17 +133,22 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
 
     >>> value_in_names("manchester", ["GreaterManchesterCrime"])
     'GreaterManchesterCrime'
+    >>> value_in_names("manchester", ["greatermanchestercrime"])
+    'greatermanchestercrime'
     >>> value_in_names("new york", ["ny_sales"]) is None
     True
     """
     words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
     if not words or sum(len(w) for w in words) < 3:
         return None
+    joined = "".join(words)
     for name in names:
         have = name_words(name)
         if all(any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
                for w in words):
             return name
+        if len(joined) >= 5 and joined in canon_col(name):
+            return name  # a canonical (lower-cased, joined) name: greatermanchestercrime
     return None
 
 
