@@ -182,6 +182,30 @@ class Evaluator:
         except Exception as e:
             return self._internal_error(e, prepared.record, started)
 
+    def error_evaluation(self, item: Any, status: str, message: str) -> dict[str, Any]:
+        """The evaluation of a record (a JSONL line or a dict) that could not be finished:
+        its worker died or it ran past its deadline. Provenance is salvaged from it.
+
+        >>> e = Evaluator().error_evaluation('{"id": "r1", "question": "q", "sql": "x"}',
+        ...                                  "timeout", "took too long")
+        >>> e["id"], e["status"], e["error"], e["question"]
+        ('r1', 'timeout', 'took too long', 'q')
+        """
+        started = time.perf_counter()
+        data: Any = item
+        fallback = None
+        if isinstance(item, str):
+            data = None
+            with contextlib.suppress(ValueError, RecursionError):
+                data = json.loads(item)
+            fallback = "line-" + hashlib.sha256(item.encode("utf-8", "replace")).hexdigest()[:16]
+        try:
+            rec: Record | None = parse_record(data)
+        except StefError:
+            rec = None
+        passthrough = rec.passthrough() if rec is not None else salvage(data)
+        return self._error(status, message, passthrough, rec, started, fallback_id=fallback)
+
     def evaluate_many(self, records: Iterable[Any], workers: int = 1) -> Iterator[dict[str, Any]]:
         """Evaluate records (dicts, or JSONL lines as str) in order, optionally in parallel."""
         from stef.batch import evaluate_stream
