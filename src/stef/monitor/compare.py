@@ -279,11 +279,11 @@ def compare(
     primary, se = (paired_est, paired_se) if use_paired else (mean_est, unpaired_se)
     z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
     mdd = None if se is None else round(z * se, 2)
-    if n_a < min_records or n_b < min_records:
+    if n_a < max(min_records, 1) or n_b < max(min_records, 1) or primary.low is None:
         verdict = "undecided"
         reason = (
             f"too few evaluated records (baseline {n_a}, candidate {n_b}; "
-            f"at least {min_records} each needed)"
+            f"at least {max(min_records, 1)} each needed)"
         )
     else:
         assert primary.low is not None and primary.high is not None

@@ -91,10 +91,12 @@ class Store(Protocol):
         """Release the store."""
 
 
-def open_store(target: str | Path) -> Store:
-    """Open (creating and migrating) the store at ``target``.
+def open_store(target: str | Path, *, create: bool = True) -> Store:
+    """Open (creating and migrating) the store at ``target``; ``create=False`` refuses
+    one that does not exist yet (reading commands).
 
-    ``stef.db``, ``./x/stef.db`` or ``sqlite:///path/stef.db`` open SQLite;
+    ``stef.db`` or ``./x/stef.db`` (relative paths) and ``sqlite:///var/lib/stef/stef.db``
+    (a URL: its path is absolute, as in ``file:///``; ``sqlite:////…`` too) open SQLite;
     ``postgresql://…`` is not implemented yet and says so.
 
     >>> open_store("postgresql://localhost/stef")  # doctest: +ELLIPSIS
@@ -108,9 +110,9 @@ def open_store(target: str | Path) -> Store:
             message="PostgreSQL stores are not implemented yet; use a SQLite file such as stef.db"
         )
     if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///") :]
+        text = "/" + text[len("sqlite:///") :].lstrip("/")
     elif "://" in text:
         raise StoreError(message=f"unknown store {text!r}; use a file path or sqlite:///path")
     if not text:
         raise StoreError(message="store path is empty")
-    return SQLiteStore(text)
+    return SQLiteStore(text, create=create)
