@@ -34,11 +34,11 @@ def _fail(message: str) -> click.ClickException:
     return UserError(message)
 
 
-def _open(target: str) -> Any:
+def _open(target: str, create: bool = True) -> Any:
     from stef.monitor.store import open_store
 
     try:
-        return open_store(target)
+        return open_store(target, create=create)
     except StefError as e:
         raise _fail(e.message) from None
 
@@ -70,6 +70,38 @@ since_option = click.option(
     "--since", help="Records from this time: ISO 8601 or a duration ago (7d)."
 )
 until_option = click.option("--until", help="Records before this time: ISO 8601 or a duration ago.")
+
+
+def _check_selection(store: Any, sel: Any, option: str = "--where") -> None:
+    """A selection that matches nothing is a mistake to say, with what the store holds
+    (and a did-you-mean for a value close to one that exists)."""
+    import difflib
+
+    if sel.describe() == "all" or store.count(sel):
+        return
+    groups = sorted(
+        {k[0] for k in store.tallies(None, by=["agent", "agent_version", "app"])},
+        key=lambda g: tuple(str(v) for v in g),
+    )
+    if not groups:
+        raise _fail(f"the store holds no evaluations (nothing matches {option} {sel.describe()})")
+    hints = []
+    for i, key in enumerate(("agent", "agent_version", "app")):
+        value = getattr(sel, key, None)
+        known = sorted({str(g[i]) for g in groups if g[i] is not None})
+        if value is not None and value not in known:
+            close = difflib.get_close_matches(str(value), known, n=1)
+            hints.append(
+                f"{key}={value!r} is not stored"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
+    listing = ", ".join("/".join(str(v) if v is not None else "-" for v in g) for g in groups[:20])
+    more = f" … ({len(groups)} in all)" if len(groups) > 20 else ""
+    hint = (" " + "; ".join(hints) + ".") if hints else ""
+    raise _fail(
+        f"{option} {sel.describe()} matches no stored evaluation.{hint} "
+        f"Stored agent/version/app: {listing}{more}"
+    )
 
 
 # -- ingest ----------------------------------------------------------------------------
@@ -193,8 +225,9 @@ def stats_cmd(
     except ValueError as e:
         raise _fail(str(e)) from None
     sel = _selection(where, since, until)
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        _check_selection(store, sel)
         result = rows(store.tallies(sel, by=keys, window=width), by=keys, top=top)
     finally:
         store.close()
@@ -340,8 +373,10 @@ def compare_cmd(
     if gates - {"regression", "coverage"}:
         raise click.UsageError("--fail-on takes regression and/or coverage")
     sels = [_selection(baseline, since, until), _selection(candidate, since, until)]
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        for name, sel in zip(("--baseline", "--candidate"), sels, strict=True):
+            _check_selection(store, sel, name)
         tallies, pairs = [], []
         for sel in sels:
             t = Tally()
@@ -461,8 +496,12 @@ def report_cmd(
     sel = _selection(where, since, until)
     base = _selection(baseline) if baseline else None
     cand = _selection(candidate) if candidate else None
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        _check_selection(store, sel)
+        for name, part in (("--baseline", base), ("--candidate", cand)):
+            if part is not None:
+                _check_selection(store, part, name)
         html = build_report(
             store, selection=sel, baseline=base, candidate=cand, title=title, window=width
         )
@@ -507,6 +546,13 @@ def _judge_options(func: Any) -> Any:
     help="Records stored (and alerts checked) per batch.",
 )
 @click.option("--once", is_flag=True, help="Process what is there now and exit (tests, cron).")
+@click.option(
+    "--record-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds one record may take (status 'timeout' past it).",
+)
 @_judge_options
 def watch_cmd(
     directory: str,
@@ -518,6 +564,7 @@ def watch_cmd(
     pattern: str,
     batch_size: int,
     once: bool,
+    record_timeout: float,
     **judge_opts: Any,
 ) -> None:
     """Follow DIRECTORY's JSONL logs: evaluate each new record once, store it, and check
@@ -525,9 +572,11 @@ def watch_cmd(
     """
     from stef.evaluator import Evaluator
     from stef.monitor.alerts import AlertConfig, AlertMonitor, WebhookSink, format_event
-    from stef.monitor.watch import PollResult, Watcher, evaluator_function
+    from stef.monitor.watch import PollResult, Watcher
     from stef.rules import load_rules
 
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise _fail(f"--pattern {pattern!r} must name files inside DIRECTORY (no '..', no '/')")
     try:
         rules = load_rules(rules_path)
         config = AlertConfig.load(alerts_path) if alerts_path else None
@@ -546,6 +595,7 @@ def watch_cmd(
             raise _fail(e.message) from None
     evaluator = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
     store = _open(store_target)
+    pool, evaluate = _watch_evaluate(evaluator, record_timeout)
 
     def echo(event: dict[str, Any]) -> None:
         click.echo(format_event(event))
@@ -558,7 +608,7 @@ def watch_cmd(
     watcher = Watcher(
         directory,
         store,
-        evaluator_function(evaluator),
+        evaluate,
         monitor,
         pattern=pattern,
         batch_size=batch_size,
@@ -575,8 +625,28 @@ def watch_cmd(
     except KeyboardInterrupt:
         err.print("stopped")
     finally:
+        if pool is not None:
+            pool.close()
         store.close()
         close_judging(judge, nl_extractor)
+
+
+def _watch_evaluate(evaluator: Any, deadline: float) -> tuple[Any, Any]:
+    """``line -> evaluation`` for ``stef watch``: through one supervised worker process
+    (a deadline per record; a record that kills it costs only itself), or in this process
+    for network judges."""
+    from stef.batch import supervised, supervised_pool
+    from stef.monitor.watch import evaluator_function
+
+    if not supervised(evaluator, 1, deadline):
+        return None, evaluator_function(evaluator)
+    pool = supervised_pool(evaluator, 1, deadline)
+
+    def run(line: str) -> dict[str, Any]:
+        [encoded] = pool.map([line])
+        return encoded.decoded()
+
+    return pool, run
 
 
 COMMANDS = (ingest_cmd, stats_cmd, compare_cmd, report_cmd, watch_cmd)
