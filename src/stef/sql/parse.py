@@ -230,6 +230,15 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         )
     if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
         raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
+    writes = tree.find(exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop)
+    if writes is not None:
+        raise SqlError(
+            "sql_not_query",
+            f"the query writes data: it holds {_describe(writes)} (in a CTE or subquery)",
+        )
+    into = tree.find(exp.Into)
+    if into is not None:
+        raise SqlError("sql_not_query", "the query writes data: SELECT … INTO creates a table")
     first = tree
     while isinstance(first, (exp.SetOperation, exp.Subquery)):
         first = first.this
