@@ -31,7 +31,15 @@ from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.nl.enrichment import EnrichmentResult, check_analyses, check_enrichment
 from stef.nl.spec import analyze_texts, extract_nl_spec
-from stef.record import PASSTHROUGH, Record, parse_line, parse_record, record_id, salvage
+from stef.record import (
+    PASSTHROUGH,
+    Record,
+    bounded,
+    parse_line,
+    parse_record,
+    record_id,
+    salvage,
+)
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
@@ -89,7 +97,7 @@ class Evaluator:
 
     def __init__(
         self,
-        rules: Rules | None = None,
+        rules: Rules | dict[str, Any] | None = None,
         judge: Judge | None = None,
         nl_extractor: NLExtractor | None = None,
         calibration: ScoreCalibration | None = None,
@@ -98,6 +106,10 @@ class Evaluator:
             from stef.judges.symbolic import SymbolicJudge
 
             judge = SymbolicJudge()
+        if isinstance(rules, dict):  # a rules object as parsed JSON (validated here)
+            from stef.rules import load_rules_dict
+
+            rules = load_rules_dict(rules)
         self.rules = rules or Rules()
         self.judge = judge
         self.nl_extractor = nl_extractor or _default_nl
@@ -374,8 +386,9 @@ class Evaluator:
             "enrichment": prepared.enrichment.to_dict() if prepared else None,
             "provenance": self._provenance(started, None, prepared.nl_usage if prepared else None),
         }
+        echoed = bounded(passthrough)
         for k in PASSTHROUGH:
-            out[k] = passthrough.get(k)
+            out[k] = echoed.get(k)
         out["evaluated_at"] = _now()
         return out
 

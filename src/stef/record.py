@@ -279,6 +279,29 @@ def parse_line(line: str) -> Record:
     return parse_record(data)
 
 
+#: Longest text (or metadata JSON) an error evaluation echoes; longer is an excerpt.
+MAX_ECHO_CHARS = MAX_TEXT_CHARS
+
+
+def bounded(passthrough: dict[str, Any]) -> dict[str, Any]:
+    """Pass-through fields as an error evaluation echoes them: a text over
+    :data:`MAX_ECHO_CHARS` becomes its first 200 characters and its size, metadata whose
+    JSON is longer becomes a note of its size (a 10 MB line never makes a 10 MB output line).
+
+    >>> bounded({"sql": "x" * 30_000, "app": "a"})["sql"][-30:]
+    'xxxxxxxxx… [30,000 characters]'
+    """
+    out = dict(passthrough)
+    for k, v in passthrough.items():
+        if isinstance(v, str) and len(v) > MAX_ECHO_CHARS:
+            out[k] = v[:200] + f"… [{len(v):,} characters]"
+        elif k == "metadata" and isinstance(v, dict):
+            size = len(json.dumps(v, ensure_ascii=False, default=str))
+            if size > MAX_ECHO_CHARS:
+                out[k] = {"_left_out": f"metadata of {size:,} characters"}
+    return out
+
+
 def salvage(data: Any) -> dict[str, Any]:
     """Best-effort pass-through fields of a record that failed validation."""
     if not isinstance(data, dict):
