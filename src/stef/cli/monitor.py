@@ -535,6 +535,13 @@ def _judge_options(func: Any) -> Any:
     "--alerts", "alerts_path", type=click.Path(dir_okay=False), help="Alert rules (JSON)."
 )
 @click.option("--alert-webhook", help="POST each alert and recovery as JSON to this URL.")
+@click.option(
+    "--alert-webhook-format",
+    type=click.Choice(["json", "slack", "teams"]),
+    default="json",
+    show_default=True,
+    help="Payload: STEF's event JSON, or a Slack / Microsoft Teams incoming-webhook message.",
+)
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between polls.")
 @click.option(
     "--pattern", default="*.jsonl", show_default=True, help="Files followed in DIRECTORY."
@@ -560,6 +567,7 @@ def watch_cmd(
     rules_path: str | None,
     alerts_path: str | None,
     alert_webhook: str | None,
+    alert_webhook_format: str,
     interval: float,
     pattern: str,
     batch_size: int,
@@ -584,6 +592,12 @@ def watch_cmd(
         raise _fail(e.message) from None
     if alert_webhook and config is None:
         raise click.UsageError("--alert-webhook needs --alerts (the rules to check)")
+    sink = None
+    if alert_webhook:
+        try:
+            sink = WebhookSink(alert_webhook, fmt=alert_webhook_format)
+        except ValueError as e:
+            raise _fail(f"--alert-webhook: {e}") from None
     from stef.cli.llm import build_judging, close_judging
 
     judge = None
@@ -602,8 +616,8 @@ def watch_cmd(
         sys.stdout.flush()
 
     sinks: list[Any] = [echo]
-    if alert_webhook:
-        sinks.append(WebhookSink(alert_webhook))
+    if sink is not None:
+        sinks.append(sink)
     monitor = AlertMonitor(store, config, sinks) if config else None
     watcher = Watcher(
         directory,
