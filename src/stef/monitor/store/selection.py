@@ -90,9 +90,7 @@ class Selection:
                 names = [*SELECTION_KEYS, "metadata.KEY"]
                 close = difflib.get_close_matches(str(key), names, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
-                raise SelectionError(
-                    message=f"unknown selection key {key!r}; {hint}use {allowed}"
-                )
+                raise SelectionError(message=f"unknown selection key {key!r}; {hint}use {allowed}")
         return cls(metadata=metadata, **values)
 
     def narrowed(self, **changes: Any) -> Selection:
