@@ -22,6 +22,7 @@ records queued behind it go to the new child. The batch always finishes.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
@@ -64,6 +65,7 @@ def _limit_memory(memory_mb: int | None) -> None:
 
 def _child(conn: Connection, work: Callable[[Any], Any], memory_mb: int | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    faulthandler.disable()  # a crash is reported by the parent, for its record
     _limit_memory(memory_mb)
     while True:
         try:
@@ -161,15 +163,16 @@ class SupervisedPool(Generic[T]):
         while True:
             if not exhausted:
                 for w in self._workers:
-                    if len(w.pending) < self.chunk and sent - emitted < window:
+                    # only an idle worker is sent more: one busy sending results while we
+                    # block sending it a big chunk would wait on us forever (full pipes)
+                    if not w.pending and sent - emitted < window:
                         part = list(islice(it, self.chunk))
                         if not part:
                             exhausted = True
                             break
                         msg = [(sent + k, x) for k, x in enumerate(part)]
                         sent += len(part)
-                        if not w.pending:
-                            w.started = time.monotonic()
+                        w.started = time.monotonic()
                         w.pending.extend(msg)
                         w.conn.send(msg)
             while emitted in done:

@@ -342,6 +342,14 @@ def _count_skipped(summary: Any, store_target: str | None, skipped: list[str]) -
         )
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _skip_stored(lines: Iterator[str], store: Any, skipped: list[str]) -> Iterator[str]:
     """Drop lines whose record id is already stored (resume after an interruption, a daily
     job run twice); their ids go to ``skipped``. A line that is not a record has the id of
@@ -372,6 +380,8 @@ def _skip_stored(lines: Iterator[str], store: Any, skipped: list[str]) -> Iterat
             data = None
         if data is None or not isinstance(data, dict):
             rid = "line-" + hashlib.sha256(line.encode("utf-8", "replace")).hexdigest()[:16]
+        elif rid is not None and not _encodable(rid):  # the id its error evaluation gets
+            rid = rid[:200].encode("utf-8", "replace").decode("utf-8")
         window.append((line, rid))
         if len(window) >= 500:
             yield from flush()
