@@ -16,7 +16,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile import Case, cases, flat_case, record, run_stef
-
 from stef.batch import Summary, evaluate_encoded
 from stef.evaluator import Evaluator
 
