@@ -34,11 +34,15 @@ def _fail(message: str) -> click.ClickException:
     return UserError(message)
 
 
-def _open(target: str, create: bool = True) -> Any:
+def _open(target: str, create: bool = True, write: bool = False) -> Any:
     from stef.monitor.store import open_store
 
     try:
-        return open_store(target, create=create)
+        store = open_store(target, create=create)
+        check = getattr(store, "check_writable", None)
+        if write and check is not None:
+            check()
+        return store
     except StefError as e:
         raise _fail(e.message) from None
 
@@ -152,7 +156,7 @@ def ingest_cmd(files: tuple[str, ...], store_target: str, replace: bool) -> None
     Idempotent by evaluation id: ingesting a file twice stores nothing twice. Invalid
     lines are listed on stderr and make the exit code 1; valid ones are stored anyway.
     """
-    store = _open(store_target)
+    store = _open(store_target, write=True)
     problems: list[str] = []
     counts = {"lines": 0}
     started = time.perf_counter()
@@ -608,7 +612,7 @@ def watch_cmd(
         except StefError as e:
             raise _fail(e.message) from None
     evaluator = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
-    store = _open(store_target)
+    store = _open(store_target, write=True)
     pool, evaluate = _watch_evaluate(evaluator, record_timeout)
 
     def echo(event: dict[str, Any]) -> None:

@@ -75,15 +75,15 @@ def check_evaluation(evaluation: Any) -> str | None:
     """
     if not isinstance(evaluation, dict):
         return "an evaluation must be a JSON object"
-    ev_id = evaluation.get("id")
-    if not isinstance(ev_id, str) or not ev_id:
-        return "field 'id' must be a non-empty string"
-    status = evaluation.get("status")
-    if status is None and "question" in evaluation and "sql" in evaluation:
+    if evaluation.get("status") is None and "question" in evaluation and "sql" in evaluation:
         return (
             "this is a record (question and sql), not an evaluation: evaluate it with "
             "`stef eval FILE --store DB`"
         )
+    ev_id = evaluation.get("id")
+    if not isinstance(ev_id, str) or not ev_id:
+        return "field 'id' must be a non-empty string"
+    status = evaluation.get("status")
     if not isinstance(status, str) or not status:
         return "field 'status' must be a non-empty string"
     score = evaluation.get("score")
@@ -319,7 +319,13 @@ class SQLiteStore:
         """Fail now, before any record, when the file cannot be written (read-only)."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("ROLLBACK")
+            try:  # a real write, rolled back: a read-only file refuses it here
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO alert_state (name, state, updated_at) "
+                    "VALUES ('stef-write-check', '{}', 0)"
+                )
+            finally:
+                self.conn.execute("ROLLBACK")
         except sqlite3.OperationalError as exc:
             if "readonly" in str(exc) or "read-only" in str(exc):
                 raise StoreError(
