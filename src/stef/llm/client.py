@@ -271,7 +271,7 @@ class ChatClient:
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
             self._http = httpx.AsyncClient(
-                auth=self._userinfo,
+                auth=None if self._api_key else self._userinfo,  # the key wins
                 headers=headers,
                 timeout=httpx.Timeout(self.timeout),
                 limits=httpx.Limits(max_connections=self.concurrency),
