@@ -61,6 +61,10 @@ def excerpt(text: str, limit: int = MAX_FRAGMENT_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [{len(text):,} characters]"
 
 
+#: The cue of an NL value read only from capitalisation (see :class:`Filter`).
+WEAK_CUE = "capitalised"
+
+
 @dataclass(frozen=True)
 class Filter:
     """One conjunct of a WHERE/HAVING/ON condition, or one constraint the question states.
@@ -72,6 +76,9 @@ class Filter:
     ``clause`` says where it came from: ``where``, ``having``, ``join``, ``case`` (a CASE
     WHEN / IIF condition inside an output) (SQL) or
     ``question``, ``enriched`` (NL). ``text`` is the fragment that supports it.
+    ``cue`` (NL only) names a weak cue the value was read from: :data:`WEAK_CUE` for a
+    capitalised phrase no quote or hint marks as a value (``customers in Germany``), which
+    the SQL may answer by a name instead of a filter (a table ``germany_customers``).
     """
 
     column: str | None
@@ -80,6 +87,7 @@ class Filter:
     text: str = ""
     clause: str = "where"
     func: str | None = None
+    cue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +97,7 @@ class Filter:
             "text": excerpt(self.text),
             "clause": self.clause,
             "func": self.func,
+            "cue": self.cue,
         }
 
 

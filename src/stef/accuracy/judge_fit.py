@@ -29,7 +29,7 @@ from stef.evaluator import Evaluator, Prepared
 from stef.judges.symbolic import THIN_EVIDENCE_MAX_CONFIDENCE, SymbolicJudge, verdict_from_p
 from stef.judges.weights import JudgeWeights, features_of, fit_weights
 from stef.record import parse_record
-from stef.rules import Rules
+from stef.rules import DEFAULT_EXPECTED_ACCURACY, Rules
 from stef.score import compute_score
 
 #: Regularisation strengths (inverse L2) the fit chooses from on inner folds.
@@ -86,9 +86,17 @@ def align_rows(
     return out
 
 
+def prior_of(rules: Rules | None) -> float:
+    """The prior the judge applies: the rules' ``expected_accuracy``, else the default."""
+    prior = (rules or Rules()).expected_accuracy
+    return DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+
+
 def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None) -> float:
-    """The score Φ a judge with ``weights`` gives this alignment."""
-    return _phi_from_p(weights.p_correct(features_of(alignment)), alignment, weights, rules)
+    """The score Φ a judge with ``weights`` gives this alignment (at the rules' prior, as
+    :class:`~stef.judges.symbolic.SymbolicJudge` does)."""
+    p = weights.p_correct(features_of(alignment), prior=prior_of(rules))
+    return _phi_from_p(p, alignment, weights, rules)
 
 
 def _phi_from_p(
@@ -202,11 +210,21 @@ def _mean_auroc(labels: Sequence[bool], scores: np.ndarray, groups: list[list[in
 
 
 def _fit_once(
-    usable: Sequence[Aligned], feats: Sequence[dict[str, float]], table: PhiTable, c: float
+    usable: Sequence[Aligned],
+    feats: Sequence[dict[str, float]],
+    table: PhiTable,
+    c: float,
+    prior: float = DEFAULT_EXPECTED_ACCURACY,
 ) -> JudgeWeights:
+    """Weights on these rows, then the verdict thresholds (on P(correct) at ``prior``, as
+    the judge will use them) that rank the rows best."""
     labels = [a.row.correct for a in usable]
-    w = fit_weights(feats, labels, c=c, sample_weight=_balanced(usable))
-    probs = np.array([w.p_correct(f) for f in feats])
+    weights = _balanced(usable)
+    w = fit_weights(feats, labels, c=c, sample_weight=weights)
+    w.meta["base_rate"] = round(
+        sum(wt for wt, y in zip(weights, labels, strict=True) if y) / sum(weights), 4
+    )
+    probs = np.array([w.p_correct(f, prior=prior) for f in feats])
     groups = _dataset_groups(usable)
     best: tuple[float, tuple[float, float, float]] | None = None
     for cut in THRESHOLD_GRID:
@@ -240,7 +258,7 @@ def choose_c(
             te = [i for i, a in enumerate(usable) if a.fold == k]
             w = _fit_once([usable[i] for i in tr], [feats[i] for i in tr], table.take(tr), c)
             test = [usable[i] for i in te]
-            probs = np.array([w.p_correct(feats[i]) for i in te])
+            probs = np.array([w.p_correct(feats[i], prior=DEFAULT_EXPECTED_ACCURACY) for i in te])
             scores = table.take(te).scores(probs, w)
             labels = [a.row.correct for a in test]
             values += _dataset_aurocs(labels, scores, _dataset_groups(test))
@@ -263,8 +281,8 @@ def fit(
     feats = [features_of(al) for al in aligned]
     table = PhiTable(aligned, rules)
     chosen = choose_c(usable, feats, table) if c is None else c
-    w = _fit_once(usable, feats, table, chosen)
-    w.meta = {"c": chosen}
+    w = _fit_once(usable, feats, table, chosen, prior_of(rules))
+    w.meta = {"c": chosen, "base_rate": w.meta["base_rate"]}
     return w
 
 
@@ -308,7 +326,7 @@ def cross_validate(
         for i, a in test:
             assert a.alignment is not None
             scores[i] = phi(a.alignment, w)
-            probs[i] = w.p_correct(features_of(a.alignment))
+            probs[i] = w.p_correct(features_of(a.alignment), prior=DEFAULT_EXPECTED_ACCURACY)
             cut_of[i] = cut
     out = []
     for dataset in dict.fromkeys(a.dataset for a in items):

@@ -428,6 +428,11 @@ from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
 
+from stef.cli.selftest import precision, selftest  # noqa: E402
+
+main.add_command(selftest)
+main.add_command(precision)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -583,7 +583,7 @@ def watch_cmd(
     alert rules after each batch. Stops on Ctrl-C; a restart resumes where it stopped.
     """
     from stef.evaluator import Evaluator
-    from stef.monitor.alerts import AlertConfig, AlertMonitor, WebhookSink, format_event
+    from stef.monitor.alerts import AlertConfig, AlertMonitor, format_event
     from stef.monitor.watch import PollResult, Watcher
     from stef.rules import load_rules
 
@@ -596,12 +596,7 @@ def watch_cmd(
         raise _fail(e.message) from None
     if alert_webhook and config is None:
         raise click.UsageError("--alert-webhook needs --alerts (the rules to check)")
-    sink = None
-    if alert_webhook:
-        try:
-            sink = WebhookSink(alert_webhook, fmt=alert_webhook_format)
-        except ValueError as e:
-            raise _fail(f"--alert-webhook: {e}") from None
+    sink = _webhook(alert_webhook, alert_webhook_format)
     from stef.cli.llm import build_judging, close_judging
 
     judge = None
@@ -623,14 +618,7 @@ def watch_cmd(
     if sink is not None:
         sinks.append(sink)
     monitor = AlertMonitor(store, config, sinks) if config else None
-    watcher = Watcher(
-        directory,
-        store,
-        evaluate,
-        monitor,
-        pattern=pattern,
-        batch_size=batch_size,
-    )
+    watcher = Watcher(directory, store, evaluate, monitor, pattern=pattern, batch_size=batch_size)
 
     def report(result: PollResult) -> None:
         for note in result.notes:
@@ -647,6 +635,18 @@ def watch_cmd(
             pool.close()
         store.close()
         close_judging(judge, nl_extractor)
+
+
+def _webhook(url: str | None, fmt: str) -> Any:
+    """The webhook sink of ``--alert-webhook`` (checked now), or ``None``."""
+    from stef.monitor.alerts import WebhookSink
+
+    if not url:
+        return None
+    try:
+        return WebhookSink(url, fmt=fmt)
+    except ValueError as e:
+        raise _fail(f"--alert-webhook: {e}") from None
 
 
 def _watch_evaluate(evaluator: Any, deadline: float) -> tuple[Any, Any]:

@@ -21,6 +21,7 @@ from stef.align.filters import Alignment
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.judges.weights import JudgeWeights, default_weights, features_of
+from stef.rules import DEFAULT_EXPECTED_ACCURACY
 
 #: Risk carried by one finding of each severity, unless :data:`KIND_WEIGHTS` says otherwise.
 SEVERITY_WEIGHTS: Mapping[str, float] = {"info": 0.0, "warning": 0.4, "error": 1.0}
@@ -149,7 +150,10 @@ class SymbolicJudge(Judge):
         )
 
     def judge(self, case: JudgeInput) -> Judgment:
-        return self.verdict_for(case.alignment, case.rules.expected_accuracy)
+        prior = case.rules.expected_accuracy
+        return self.verdict_for(
+            case.alignment, DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+        )
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "version": self.version}

@@ -246,6 +246,64 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             time.sleep(0.05)
 
 
+def _checked(
+    batch: Sequence[Mapping[str, Any]], replace: bool
+) -> dict[str, tuple[Mapping[str, Any], float]]:
+    """A chunk's evaluations by id, each with its record time; the first bad one raises.
+
+    An id repeated within the chunk counts once: the last one with ``replace``, else the first.
+    """
+    unique: dict[str, tuple[Mapping[str, Any], float]] = {}
+    for ev in batch:
+        problem = check_evaluation(ev)
+        try:
+            t = record_time(ev) if problem is None else 0.0
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            raise StoreError(message=f"evaluation {_text(ev.get('id'))!r}: {problem}")
+        if replace or ev["id"] not in unique:
+            unique[ev["id"]] = (ev, t)
+    return unique
+
+
+class _ChunkTallies:
+    """A chunk's rollup contributions, per rollup key: counts of (status, score, band,
+    filter, verdict) cells, confidence sums and finding kinds, turned into tallies once."""
+
+    def __init__(self) -> None:
+        self.cells: dict[Any, Counter[tuple[Any, ...]]] = {}
+        self.confs: dict[Any, list[float]] = {}
+        self.found: dict[Any, Counter[tuple[str, bool]]] = {}
+
+    def add(self, row: tuple[Any, ...], t: float, ev_kinds: Mapping[str, str]) -> None:
+        """Count one stored row (``_row``'s columns) with its finding kinds."""
+        # Same as rollup_key(ev, t), from the row's already normalised columns.
+        key = (row[2], row[3], row[4], int(t // ROLLUP_SECONDS) * ROLLUP_SECONDS)
+        if key not in self.cells:
+            self.cells[key], self.confs[key], self.found[key] = Counter(), [0.0, 0], Counter()
+        self.cells[key][row[8:13]] += 1
+        if row[13] is not None and row[8] == "ok":
+            self.confs[key][0] += row[13]
+            self.confs[key][1] += 1
+        for kind, severity in ev_kinds.items():
+            self.found[key][(kind, severity == "info")] += 1
+
+    def merge_into(self, rollups: dict[Any, Tally]) -> None:
+        """Add each key's tally to ``rollups`` (merged with one already there)."""
+        for key, counter in self.cells.items():
+            tally = Tally()
+            for (status, score, band, filt, verdict), count in counter.items():
+                tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
+            tally.confidence_sum, tally.confidence_n = self.confs[key][0], int(self.confs[key][1])
+            for (kind, info), count in self.found[key].items():
+                (tally.excused if info else tally.findings)[kind] += count
+            if key in rollups:
+                rollups[key].merge(tally)
+            else:
+                rollups[key] = tally
+
+
 #: Stores up to this size are checked (``PRAGMA quick_check``) every time they are opened.
 CHECK_BYTES = 64 * 1024 * 1024
 
@@ -392,17 +450,8 @@ class SQLiteStore:
         replace: bool,
         offsets: Mapping[str, int] | None,
     ) -> int:
-        unique: dict[str, tuple[Mapping[str, Any], float]] = {}
-        for ev in batch:
-            problem = check_evaluation(ev)
-            try:
-                t = record_time(ev) if problem is None else 0.0
-            except ValueError as exc:
-                problem = str(exc)
-            if problem:
-                raise StoreError(message=f"evaluation {_text(ev.get('id'))!r}: {problem}")
-            if replace or ev["id"] not in unique:
-                unique[ev["id"]] = (ev, t)
+        """Store one chunk (and ``offsets``) in one transaction; return how many were new."""
+        unique = _checked(batch, replace)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -410,58 +459,7 @@ class SQLiteStore:
             rollups: dict[tuple[str | None, str | None, str | None, int], Tally] = {}
             if replace and existing:
                 self._forget(list(existing.values()), rollups)
-            # Per rollup key: counts of (status, score, band, filter, verdict) cells,
-            # confidence sums and finding kinds, turned into tallies once per chunk.
-            cells: dict[Any, Counter[tuple[Any, ...]]] = {}
-            confs: dict[Any, list[float]] = {}
-            found: dict[Any, Counter[tuple[str, bool]]] = {}
-            next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
-            rows: list[tuple[Any, ...]] = []
-            dumps = _json_text
-            docs: list[tuple[int, str]] = []
-            kinds: list[tuple[int, str, str]] = []
-            new = 0
-            for ev_id, (ev, t) in unique.items():
-                seq = existing.get(ev_id)
-                if seq is None:
-                    seq, next_seq, new = next_seq, next_seq + 1, new + 1
-                elif not replace:
-                    continue
-                row = _row(seq, ev, t)
-                rows.append(row)
-                docs.append((seq, dumps(ev)))
-                ev_kinds = finding_kinds(ev)
-                if ev_kinds:
-                    kinds.extend((seq, k, s) for k, s in ev_kinds.items())
-                # Same as rollup_key(ev, t), from the row's already normalised columns.
-                key = (row[2], row[3], row[4], int(t // ROLLUP_SECONDS) * ROLLUP_SECONDS)
-                if key not in cells:
-                    cells[key], confs[key], found[key] = Counter(), [0.0, 0], Counter()
-                cells[key][row[8:13]] += 1
-                if row[13] is not None and row[8] == "ok":
-                    confs[key][0] += row[13]
-                    confs[key][1] += 1
-                for kind, severity in ev_kinds.items():
-                    found[key][(kind, severity == "info")] += 1
-            for key, counter in cells.items():
-                tally = Tally()
-                for (status, score, band, filt, verdict), count in counter.items():
-                    tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
-                tally.confidence_sum, tally.confidence_n = confs[key][0], int(confs[key][1])
-                for (kind, info), count in found[key].items():
-                    (tally.excused if info else tally.findings)[kind] += count
-                if key in rollups:
-                    rollups[key].merge(tally)
-                else:
-                    rollups[key] = tally
-            marks = ", ".join("?" * 16)
-            conn.executemany(
-                f"INSERT OR REPLACE INTO evaluations ({_COLUMNS}) VALUES ({marks})", rows
-            )
-            conn.executemany(
-                "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)", docs
-            )
-            conn.executemany("INSERT INTO findings (seq, kind, severity) VALUES (?, ?, ?)", kinds)
+            new = self._insert(unique, existing, replace, rollups)
             self._add_rollups(rollups)
             if offsets:
                 now = time.time()
@@ -475,6 +473,43 @@ class SQLiteStore:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
+        return new
+
+    def _insert(
+        self,
+        unique: Mapping[str, tuple[Mapping[str, Any], float]],
+        existing: Mapping[str, int],
+        replace: bool,
+        rollups: dict[Any, Tally],
+    ) -> int:
+        """Insert the rows, documents and finding kinds (inside the caller's transaction),
+        add the chunk's tallies to ``rollups``; return how many ids were new."""
+        conn = self.conn
+        tallies = _ChunkTallies()
+        next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
+        rows: list[tuple[Any, ...]] = []
+        dumps = _json_text
+        docs: list[tuple[int, str]] = []
+        kinds: list[tuple[int, str, str]] = []
+        new = 0
+        for ev_id, (ev, t) in unique.items():
+            seq = existing.get(ev_id)
+            if seq is None:
+                seq, next_seq, new = next_seq, next_seq + 1, new + 1
+            elif not replace:
+                continue
+            row = _row(seq, ev, t)
+            rows.append(row)
+            docs.append((seq, dumps(ev)))
+            ev_kinds = finding_kinds(ev)
+            if ev_kinds:
+                kinds.extend((seq, k, s) for k, s in ev_kinds.items())
+            tallies.add(row, t, ev_kinds)
+        tallies.merge_into(rollups)
+        marks = ", ".join("?" * 16)
+        conn.executemany(f"INSERT OR REPLACE INTO evaluations ({_COLUMNS}) VALUES ({marks})", rows)
+        conn.executemany("INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)", docs)
+        conn.executemany("INSERT INTO findings (seq, kind, severity) VALUES (?, ?, ?)", kinds)
         return new
 
     def _seqs(self, ids: Sequence[str]) -> dict[str, int]:
