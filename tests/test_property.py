@@ -99,3 +99,28 @@ def test_sql_from_random_fragments_gets_a_status(sql, dialect):
     e = EV.evaluate(question="How many users are there?", sql=sql, dialect=dialect)
     assert e["status"] in STATUSES
     assert e["status"] != "internal_error", e["error"]
+
+
+# -- item 5: str.find with a boundary test says what the regular expressions said -------
+
+digits_text = st.text(alphabet="0123456789.-%_ aZ\n٣", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789٣²", min_size=1, max_size=5), digits_text)
+def test_number_boundaries_match_the_old_regexes(nv, core):
+    import re
+
+    from stef.align.hints import _digit_or_dot, _dot_digit, _word
+    from stef.align.matching import _word_or_dot, _year_end, occurs
+
+    old = re.search(rf"(?<![\w.]){re.escape(nv)}(?![\w.])", core) is not None
+    assert occurs(nv, core, _word_or_dot, _word_or_dot) == old
+    old = re.search(rf"(?<![\d.]){re.escape(nv)}(?![\d]|\.\d)", core) is not None
+    assert occurs(nv, core, _digit_or_dot, str.isdecimal, _dot_digit) == old
+    old = re.search(rf"(?<!\w){re.escape(nv)}(?!\w)", core) is not None
+    assert occurs(nv, core, _word, _word) == old
+    if len(nv) == 4:
+        sv = nv + core
+        assert (re.match(rf"{re.escape(nv)}(-|$|%)", sv) is not None) == _year_end(sv[4:], "-%")
+        assert (re.match(rf"{re.escape(nv)}(-|$)", sv) is not None) == _year_end(sv[4:], "-")
