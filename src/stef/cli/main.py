@@ -221,7 +221,8 @@ def _eval_one(
         if as_json:
             out.write(json.dumps(e, ensure_ascii=False, indent=2) + "\n")
         else:
-            Console(file=out, width=120 if out is not sys.stdout else None).print(
+            terminal = hasattr(out, "isatty") and out.isatty()
+            Console(file=out, width=None if terminal or out is sys.stdout else 120).print(
                 render_evaluation(e)
             )
 
