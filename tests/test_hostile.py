@@ -162,3 +162,24 @@ def test_a_timestamp_evaluation_never_stops_the_store(tmp_path):
     with sqlite3.connect(tmp_path / "ts.db") as c:
         rows = dict(c.execute("SELECT status, count(*) FROM evaluations GROUP BY status"))
     assert rows == {"ok": 599, "invalid_record": 1}
+
+
+def _hog(item: str) -> str:
+    if item == "hog":
+        return str(len(bytearray(1 << 30)))  # 1 GiB, over the budget
+    return item
+
+
+def test_a_record_over_its_memory_budget_costs_only_itself():
+    from stef.pool import SupervisedPool
+
+    def fallback(item: str, status: str, message: str) -> str:
+        return f"{status}: {message}"
+
+    with SupervisedPool(_hog, fallback, workers=1, deadline=60, memory_mb=256) as pool:
+        got = list(pool.map(["a", "hog", "b"]))
+    assert got == [
+        "a",
+        "internal_error: evaluating this record needed more than 256 MiB",
+        "b",
+    ]

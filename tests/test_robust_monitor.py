@@ -452,3 +452,17 @@ def test_an_undelivered_alert_is_sent_again(tmp_path):
     assert len(monitor.check()) == 1
     assert monitor.check() == []  # delivered: once per breach
     store.close()
+
+
+def test_summary_json_min_mean_and_version(tmp_path):
+    logs = Path(__file__).resolve().parents[1] / "examples" / "logs.jsonl"
+    out = tmp_path / "summary.json"
+    run = CliRunner().invoke(
+        main, ["eval", str(logs), "-o", str(tmp_path / "o.jsonl"), "--no-progress",
+               "--min-mean", "99", "--min-coverage", "0.5", "--summary-json", str(out)],
+    )  # fmt: skip
+    assert run.exit_code == 1
+    data = json.loads(out.read_text())
+    assert data["records"] == 42 and data["evaluated"] == 36
+    assert data["gates_failed"] == [f"mean score {data['mean']:.2f} is below 99"]
+    assert CliRunner().invoke(main, ["-V"]).output == "stef, version 0.1.0\n"

@@ -32,7 +32,7 @@ def _load_rules(path: str | None) -> Any:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="stef")
+@click.version_option(__version__, "-V", "--version", prog_name="stef")
 def main() -> None:
     """STEF scores text-to-SQL agents' SQL against the user's question, without gold SQL,
     schema or execution, and monitors agents over time.
@@ -138,6 +138,17 @@ def _same_file(a: str, b: str) -> bool:
     help="Exit 1 when coverage (evaluated/records) ends below this.",
 )
 @click.option(
+    "--min-mean",
+    type=click.FloatRange(0, 100),
+    default=None,
+    help="Exit 1 when the mean score of evaluated records ends below this (or none was).",
+)
+@click.option(
+    "--summary-json",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Also write the summary as JSON to this file ('-' for stdout), e.g. for a CI job.",
+)
+@click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
 )
 @judge_options
@@ -156,6 +167,8 @@ def eval_cmd(
     store_target: str | None,
     force: bool,
     min_coverage: float | None,
+    min_mean: float | None,
+    summary_json: str | None,
     progress: bool | None,
     **judge_opts: Any,
 ) -> None:
@@ -198,10 +211,30 @@ def eval_cmd(
         )
     finally:
         close_judging(judge, nl_extractor)
+    _gates(summary, min_coverage, min_mean, summary_json)
+
+
+def _gates(
+    summary: dict[str, Any],
+    min_coverage: float | None,
+    min_mean: float | None,
+    summary_json: str | None,
+) -> None:
+    """Write ``--summary-json``; exit 1 when ``--min-coverage`` or ``--min-mean`` fails."""
+    failed = []
     if min_coverage is not None and summary["coverage"] < min_coverage:
-        err_console.print(
-            f"[bold red]coverage {summary['coverage']:.1%} is below {min_coverage:.1%}[/]"
-        )
+        failed.append(f"coverage {summary['coverage']:.1%} is below {min_coverage:.1%}")
+    mean = summary["mean"]
+    if min_mean is not None and (mean is None or mean < min_mean):
+        shown = "—" if mean is None else f"{mean:.2f}"
+        failed.append(f"mean score {shown} is below {min_mean:g}")
+    if summary_json:
+        data = {**summary, "gates_failed": failed}
+        with click.open_file(summary_json, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2) + "\n")
+    for line in failed:
+        err_console.print(f"[bold red]{line}[/]")
+    if failed:
         raise SystemExit(1)
 
 
