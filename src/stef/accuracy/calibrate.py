@@ -70,6 +70,8 @@ class LabelledRow:
     error_types: tuple[str, ...] = ()
     db_id: str | None = None
     source: str | None = None
+    #: The row's own sqlglot dialect (gold-only files of warehouse SQL carry one).
+    dialect: str | None = None
 
 
 def load_labelled(path: str | Path) -> list[LabelledRow]:
@@ -109,6 +111,9 @@ def _row(obj: Any, where: str, default_id: str) -> LabelledRow:
     if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
         raise CalibrateError(message=f"{where}: field 'error_types' must be a list of strings")
     db_id, source = obj.get("db_id"), obj.get("source")
+    dialect = obj.get("dialect")
+    if dialect is not None and not isinstance(dialect, str):
+        raise CalibrateError(message=f"{where}: field 'dialect' must be a string or null")
     return LabelledRow(
         id=str(obj.get("id", default_id)),
         question=obj["question"],
@@ -118,6 +123,7 @@ def _row(obj: Any, where: str, default_id: str) -> LabelledRow:
         error_types=tuple(types),
         db_id=None if db_id is None else str(db_id),
         source=None if source is None else str(source),
+        dialect=dialect or None,
     )
 
 
@@ -157,6 +163,7 @@ def style_normalise(sql: str, dialect: str) -> str | None:
 
 def to_record(row: LabelledRow, dialect: str, sql: str | None = None) -> dict[str, Any]:
     """The evaluator's input for ``row``: no label, no error types, no database name.
+    The row's own dialect wins over ``dialect`` (the run's default).
 
     >>> record = to_record(LabelledRow("a", "How many?", "SELECT 1", True, "n = x"), "sqlite")
     >>> record == {"id": "a", "question": "How many?", "sql": "SELECT 1", "dialect": "sqlite",
@@ -167,7 +174,7 @@ def to_record(row: LabelledRow, dialect: str, sql: str | None = None) -> dict[st
         "id": row.id,
         "question": row.question,
         "sql": row.sql if sql is None else sql,
-        "dialect": dialect,
+        "dialect": row.dialect or dialect,
     }
     if row.evidence and row.evidence.strip():
         record["enriched_question"] = row.evidence
@@ -727,7 +734,7 @@ def prepare(
     records = []
     rerendered = kept = 0
     for r in chosen:
-        sql = style_normalise(r.sql, dialect) if normalise_style else None
+        sql = style_normalise(r.sql, r.dialect or dialect) if normalise_style else None
         if normalise_style:
             rerendered, kept = (rerendered + 1, kept) if sql is not None else (rerendered, kept + 1)
         records.append(to_record(r, dialect, sql))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ def align_rows(
     fold_of = assign_folds(rows, folds, seed)
     out: list[Aligned] = []
     for r, fold in zip(rows, fold_of, strict=True):
-        sql = style_normalise(r.sql, dialect) if normalise_style else None
+        sql = style_normalise(r.sql, r.dialect or dialect) if normalise_style else None
         record = to_record(r, dialect, sql)
         alignment: Alignment | None = None
         try:
@@ -90,6 +90,26 @@ def prior_of(rules: Rules | None) -> float:
     """The prior the judge applies: the rules' ``expected_accuracy``, else the default."""
     prior = (rules or Rules()).expected_accuracy
     return DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+
+
+def planted_errors(rows: Sequence[LabelledRow], dialect: str, seed: int = 0) -> list[LabelledRow]:
+    """The negatives of a gold-only file: every mutant ``stef selftest`` plants into its
+    rows (one of each kind the question's cues allow), labelled incorrect. A mutant keeps
+    its original's question, so the folds grouped by question keep them together.
+
+    >>> [m] = planted_errors([LabelledRow("r", "Show the 3 largest cities",
+    ...     "SELECT name FROM city ORDER BY pop DESC LIMIT 3", True)], "sqlite")[:1]
+    >>> m.id, m.correct, m.sql
+    ('r#sort_flipped', False, 'SELECT name FROM city ORDER BY pop LIMIT 3')
+    """
+    from stef.accuracy.selftest import Row, build_case
+
+    out: list[LabelledRow] = []
+    for r in rows:
+        row = Row(r.id, r.question, r.sql, r.evidence, r.dialect or dialect, True)
+        for m in build_case(row, None, seed).mutants:
+            out.append(replace(r, id=f"{r.id}#{m.kind}", sql=m.sql, correct=False))
+    return out
 
 
 def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None) -> float:

@@ -68,6 +68,13 @@ def _fmt(v: float | None, pct: bool = False) -> str:
     "'question'), e.g. the rows.jsonl of a `stef calibrate --limit` run, so that run's "
     "sample stays unseen by the weights.",
 )
+@click.option(
+    "--mutants/--no-mutants",
+    default=True,
+    show_default=True,
+    help="Give a gold-only file (every row correct) its planted errors (`stef selftest`'s "
+    "mutants) as incorrect rows, in the fold of their original.",
+)
 @click.option("--name", default=None, help="Name recorded in the weights file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the held-out figures as JSON.")
 def fit_judge(
@@ -80,6 +87,7 @@ def fit_judge(
     c: float | None,
     no_style_normalise: bool,
     exclude: str | None,
+    mutants: bool,
     name: str | None,
     as_json: bool,
 ) -> None:
@@ -102,6 +110,7 @@ def fit_judge(
             folds=folds,
             seed=seed,
             normalise_style=not no_style_normalise,
+            mutants=mutants,
         )
     except StefError as e:
         raise click.ClickException(e.message) from None
@@ -115,6 +124,7 @@ def fit_judge(
         "seed": seed,
         "c": weights.meta["c"],
         "style_normalised": not no_style_normalise,
+        "mutants": mutants,
         **({"excluded": {"questions_of": exclude, "rows": excluded}} if exclude else {}),
         # the fit weighs every dataset the same, so the effective base rate is their mean
         "base_rate": round(_base_rate(items), 4),
@@ -137,10 +147,12 @@ def _aligned_items(
     folds: int,
     seed: int,
     normalise_style: bool,
+    mutants: bool = True,
 ) -> tuple[list[Aligned], int]:
-    """Every file's rows aligned once, less those whose question is left out (and how many)."""
+    """Every file's rows aligned once, less those whose question is left out (and how
+    many). A gold-only file (every row correct) gets its planted errors as negatives."""
     from stef.accuracy.calibrate import load_labelled, question_key
-    from stef.accuracy.judge_fit import align_rows
+    from stef.accuracy.judge_fit import align_rows, planted_errors
     from stef.rules import load_rules
 
     rules = load_rules(rules_path)
@@ -150,6 +162,8 @@ def _aligned_items(
         rows = load_labelled(path)
         kept = [r for r in rows if question_key(r.question) not in left_out]
         excluded += len(rows) - len(kept)
+        if mutants and all(r.correct for r in kept):
+            kept += planted_errors(kept, dialect, seed)
         items += align_rows(
             kept,
             Path(path).stem,

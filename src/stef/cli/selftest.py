@@ -307,6 +307,7 @@ def precision(
     from stef._version import __version__
     from stef.accuracy import precision as P
     from stef.accuracy import selftest as S
+    from stef.align.precision import PrecisionGate
     from stef.evaluator import Evaluator
     from stef.rules import load_rules
 
@@ -316,7 +317,15 @@ def precision(
     except StefError as err:
         raise click.ClickException(err.message) from None
     per_file, selftests = _evaluate_files(
-        Evaluator(rules=rules), loaded, limit, seed, mutants, workers, progress
+        # every finding at its own severity: the table measures the findings themselves,
+        # not the gate it may write
+        Evaluator(rules=rules, precision=PrecisionGate()),
+        loaded,
+        limit,
+        seed,
+        mutants,
+        workers,
+        progress,
     )
     t = P.table(per_file)
     t = {
