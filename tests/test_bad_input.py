@@ -38,7 +38,7 @@ CASES: list[tuple[str, str, str | None]] = [
     ),
     (
         json.dumps({"question": "q?", "sql": "SELECT " + "(" * 5000 + "1" + ")" * 5000}),
-        "sql_unparseable",
+        "sql_too_complex",
         None,
     ),
     (
@@ -97,7 +97,9 @@ def test_error_messages_for_sql_are_specific() -> None:
     big = ev.evaluate(question="q?", sql="SELECT 1 -- " + "x" * 1_000_000)
     assert big["error"] == "SQL is 1,000,012 characters long; the limit is 200,000"
     deep = ev.evaluate(question="q?", sql="SELECT " + "(" * 5000 + "1" + ")" * 5000)
-    assert "nested too deeply" in deep["error"]
+    assert deep["error"] == (
+        "SQL is nested 5,000 levels deep (parentheses, subqueries, CASE); the limit is 200"
+    )
     drop = ev.evaluate(question="q?", sql="DROP TABLE users")
     assert "DROP" in drop["error"].upper()
 

@@ -138,6 +138,16 @@ def test_usage_errors_are_clear() -> None:
     assert code == 1 and "cannot read does-not-exist.jsonl" in out
 
 
+def _summary_figures(output: str) -> dict[str, str]:
+    """The figure → value rows of the summary table printed on stderr."""
+    rows = {}
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.strip("│┃ ").split("│")]
+        if len(cells) == 2:
+            rows[cells[0]] = cells[1]
+    return rows
+
+
 def test_store_keeps_every_evaluation_and_resumes(tmp_path: Path) -> None:
     db = tmp_path / "stef.db"
     out = tmp_path / "r.jsonl"
@@ -146,10 +156,20 @@ def test_store_keeps_every_evaluation_and_resumes(tmp_path: Path) -> None:
     n = len(LOGS.read_text().splitlines())
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == n
-    code, output = _run("eval", str(LOGS), "--store", str(db), "-o", str(out), "--no-progress")
-    assert code == 0
-    # every record with an id (or a generated one) is skipped the second time
-    assert f"skipped {n - 1} record(s) already in the store" in output
+    first = _summary_figures(_run("eval", str(LOGS), "-o", str(tmp_path / "x"), "--no-progress")[1])
+    code, output = _run(
+        "eval", str(LOGS), "--store", str(db), "-o", str(out), "--no-progress",
+        "--min-coverage", "0.8",
+    )  # fmt: skip
+    assert code == 0, output
+    # every record is skipped the second time (the invalid-JSON line too, by its line id),
+    # and the summary still describes the whole file: a daily job run twice passes its gate
+    assert f"skipped {n} record(s) already in the store" in output
+    again = _summary_figures(output)
+    assert again["records"] == first["records"] == str(n)
+    assert again["coverage"] == first["coverage"]
+    assert again["mean"] == first["mean"]
+    assert out.read_text() == ""
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == n
 

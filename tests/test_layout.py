@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"sql", "nl", "llm"},
     {"align"},
     {"judges", "score"},
-    {"batch"},
+    {"batch", "pool"},
     {"evaluator"},
     {"monitor", "accuracy", "store", "interop"},
     {"cli"},

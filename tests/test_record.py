@@ -95,6 +95,13 @@ def test_timestamp_and_provenance_fields() -> None:
     assert r.agent_version == "1.4"
     assert r.dialect == "snowflake"
     assert r.passthrough()["metadata"] == {"team": "growth"}
-    bad = parse_record({**OK, "timestamp": "yesterday"})
-    assert bad.time is None
-    assert bad.warnings == ["timestamp 'yesterday' is not ISO 8601; relative dates unresolved"]
+    for bad, message in [
+        ("yesterday", "field 'timestamp' is not an ISO 8601 time: 'yesterday'"),
+        ("2024-13-45", "field 'timestamp' is not an ISO 8601 time: '2024-13-45'"),
+        (12345, "field 'timestamp' must be an ISO 8601 time such as '2026-01-31T09:30:00Z', "
+         "got int 12345"),
+    ]:
+        with pytest.raises(RecordError) as e:
+            parse_record({**OK, "timestamp": bad})
+        assert e.value.status == "invalid_record"
+        assert e.value.message.startswith(message)

@@ -163,8 +163,8 @@ ERRORS = [
         "5000 nested parentheses",
         "SELECT " + "(" * 5000 + "1" + ")" * 5000,
         None,
-        "sql_unparseable",
-        "nested too deeply",
+        "sql_too_complex",
+        "SQL is nested 5,000 levels deep (parentheses, subqueries, CASE); the limit is 200",
     ),
 ]
 

@@ -18,17 +18,17 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import multiprocessing as mp
 from array import array
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 import orjson
 
+from stef.pool import SupervisedPool
 from stef.score import BANDS
 
 
@@ -50,11 +50,11 @@ class Evaluator(Protocol):
 
     async def aevaluate_record(self, data: Any) -> dict[str, Any]: ...
 
-#: Records per chunk sent to a worker process.
-CHUNK = 64
+    def error_evaluation(self, item: Any, status: str, message: str) -> dict[str, Any]: ...
 
-_WORKER: Evaluator | None = None
-T = TypeVar("T")
+
+#: Records per chunk sent to a worker process.
+CHUNK = 16
 
 
 @dataclass(frozen=True)
@@ -111,12 +111,18 @@ def _finite(evaluation: dict[str, Any]) -> bool:
 
 
 def _deep_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_deep_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_deep_finite(v) for v in value)
+    """No NaN or infinity anywhere in ``value`` (walked without recursion: metadata may
+    nest deeper than Python's stack allows)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
     return True
 
 
@@ -138,23 +144,8 @@ def _encoded(evaluation: dict[str, Any], keep: bool) -> Encoded:
     return Encoded(encode_line(evaluation), _brief(evaluation), evaluation if keep else None)
 
 
-def _init_worker(ev: Evaluator) -> None:
-    global _WORKER
-    _WORKER = ev
-
-
 def _one(ev: Evaluator, item: Any) -> dict[str, Any]:
     return ev.evaluate_line(item) if isinstance(item, str) else ev.evaluate_record(item)
-
-
-def _run_chunk(items: list[Any]) -> list[dict[str, Any]]:
-    assert _WORKER is not None
-    return [_one(_WORKER, x) for x in items]
-
-
-def _run_chunk_encoded(items: list[Any]) -> list[Encoded]:
-    assert _WORKER is not None
-    return [_encoded(_one(_WORKER, x), keep=False) for x in items]
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -164,24 +155,29 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 
 
 def evaluate_stream(
-    ev: Evaluator, items: Iterable[Any], workers: int = 1
+    ev: Evaluator, items: Iterable[Any], workers: int = 1, deadline: float | None = None
 ) -> Iterator[dict[str, Any]]:
     """Evaluate ``items`` (JSONL lines as ``str`` or decoded dicts), yielding in input order.
 
     ``workers`` > 1 uses that many processes; a judge with ``concurrency`` > 1 (network
-    judges) is awaited with that many requests in flight instead.
+    judges) is awaited with that many requests in flight instead. ``deadline`` (seconds)
+    runs the records in supervised worker processes (one when ``workers`` is 1): a record
+    past it gets status ``timeout``, a record that kills its worker ``internal_error``.
     """
+    if supervised(ev, workers, deadline):
+        yield from (e.decoded() for e in _process_stream(ev, items, workers, deadline))
+        return
     concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
     if concurrency > 1:
         yield from _async_stream(ev, items, concurrency)
-    elif workers <= 1 or _one_process(ev):
+    else:
         for x in items:
             yield _one(ev, x)
-    else:
-        yield from _process_stream(ev, items, workers, _run_chunk)
 
 
-def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> Iterator[Encoded]:
+def evaluate_encoded(
+    ev: Evaluator, items: Iterable[Any], workers: int = 1, deadline: float | None = None
+) -> Iterator[Encoded]:
     """:func:`evaluate_stream` for writers: each evaluation already as its JSON line.
 
     Worker processes send back the lines, not the dicts, which are costly to pickle;
@@ -198,12 +194,11 @@ def evaluate_encoded(ev: Evaluator, items: Iterable[Any], workers: int = 1) -> I
     >>> full.to_dict() == brief.to_dict()
     True
     """
-    concurrency = int(getattr(ev.judge, "concurrency", 1) or 1)
-    if concurrency > 1 or workers <= 1 or _one_process(ev):
+    if supervised(ev, workers, deadline):
+        yield from _process_stream(ev, items, workers, deadline)
+    else:
         for e in evaluate_stream(ev, items, workers=1):
             yield _encoded(e, keep=True)
-    else:
-        yield from _process_stream(ev, items, workers, _run_chunk_encoded)
 
 
 def _one_process(ev: Evaluator) -> bool:
@@ -212,18 +207,34 @@ def _one_process(ev: Evaluator) -> bool:
     return ev.asks_llm_for_specs
 
 
+def supervised(ev: Evaluator, workers: int, deadline: float | None) -> bool:
+    """Records go to worker processes when asked (several workers, or a deadline) and the
+    judge and extractor are offline (network ones run here, awaited, bounded by their
+    client's timeout)."""
+    if _one_process(ev) or int(getattr(ev.judge, "concurrency", 1) or 1) > 1:
+        return False
+    return workers > 1 or deadline is not None
+
+
+def supervised_pool(
+    ev: Evaluator, workers: int = 1, deadline: float | None = None
+) -> SupervisedPool[Encoded]:
+    """Worker processes evaluating lines or dicts into :class:`Encoded` lines."""
+
+    def work(item: Any) -> Encoded:
+        return _encoded(_one(ev, item), keep=False)
+
+    def fallback(item: Any, status: str, message: str) -> Encoded:
+        return _encoded(ev.error_evaluation(item, status, message), keep=True)
+
+    return SupervisedPool(work, fallback, workers=workers, deadline=deadline, chunk=CHUNK)
+
+
 def _process_stream(
-    ev: Evaluator, items: Iterable[Any], workers: int, run: Callable[[list[Any]], list[T]]
-) -> Iterator[T]:
-    ctx = mp.get_context("fork")
-    with ctx.Pool(workers, initializer=_init_worker, initargs=(ev,)) as pool:
-        pending: deque[Any] = deque()
-        for chunk in _chunks(items, CHUNK):
-            pending.append(pool.apply_async(run, (chunk,)))
-            while len(pending) >= workers * 3:
-                yield from pending.popleft().get()
-        while pending:
-            yield from pending.popleft().get()
+    ev: Evaluator, items: Iterable[Any], workers: int, deadline: float | None
+) -> Iterator[Encoded]:
+    with supervised_pool(ev, workers, deadline) as pool:
+        yield from pool.map(items)
 
 
 def _async_stream(

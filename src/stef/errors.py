@@ -21,8 +21,10 @@ STATUSES = (
     "sql_multiple_statements",
     "sql_unsupported",
     "sql_too_large",
+    "sql_too_complex",
     "judge_failed",
     "judge_unavailable",
+    "timeout",
     "internal_error",
 )
 

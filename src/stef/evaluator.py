@@ -32,7 +32,15 @@ from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.nl.enrichment import EnrichmentResult, check_analyses, check_enrichment
 from stef.nl.spec import analyze_texts, extract_nl_spec
-from stef.record import PASSTHROUGH, Record, parse_line, parse_record, record_id, salvage
+from stef.record import (
+    PASSTHROUGH,
+    Record,
+    bounded,
+    parse_line,
+    parse_record,
+    record_id,
+    salvage,
+)
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
@@ -92,7 +100,7 @@ class Evaluator:
 
     def __init__(
         self,
-        rules: Rules | None = None,
+        rules: Rules | dict[str, Any] | None = None,
         judge: Judge | None = None,
         nl_extractor: NLExtractor | None = None,
         calibration: ScoreCalibration | None = None,
@@ -102,6 +110,10 @@ class Evaluator:
             from stef.judges.symbolic import SymbolicJudge
 
             judge = SymbolicJudge()
+        if isinstance(rules, dict):  # a rules object as parsed JSON (validated here)
+            from stef.rules import load_rules_dict
+
+            rules = load_rules_dict(rules)
         self.rules = rules or Rules()
         self.judge = judge
         self.nl_extractor = nl_extractor or _default_nl
@@ -186,6 +198,30 @@ class Evaluator:
             return self._judge_error(e, prepared, started)
         except Exception as e:
             return self._internal_error(e, prepared.record, started)
+
+    def error_evaluation(self, item: Any, status: str, message: str) -> dict[str, Any]:
+        """The evaluation of a record (a JSONL line or a dict) that could not be finished:
+        its worker died or it ran past its deadline. Provenance is salvaged from it.
+
+        >>> e = Evaluator().error_evaluation('{"id": "r1", "question": "q", "sql": "x"}',
+        ...                                  "timeout", "took too long")
+        >>> e["id"], e["status"], e["error"], e["question"]
+        ('r1', 'timeout', 'took too long', 'q')
+        """
+        started = time.perf_counter()
+        data: Any = item
+        fallback = None
+        if isinstance(item, str):
+            data = None
+            with contextlib.suppress(ValueError, RecursionError):
+                data = json.loads(item)
+            fallback = "line-" + hashlib.sha256(item.encode("utf-8", "replace")).hexdigest()[:16]
+        try:
+            rec: Record | None = parse_record(data)
+        except StefError:
+            rec = None
+        passthrough = rec.passthrough() if rec is not None else salvage(data)
+        return self._error(status, message, passthrough, rec, started, fallback_id=fallback)
 
     def evaluate_many(self, records: Iterable[Any], workers: int = 1) -> Iterator[dict[str, Any]]:
         """Evaluate records (dicts, or JSONL lines as str) in order, optionally in parallel."""
@@ -357,8 +393,9 @@ class Evaluator:
             "enrichment": prepared.enrichment.to_dict() if prepared else None,
             "provenance": self._provenance(started, None, prepared.nl_usage if prepared else None),
         }
+        echoed = bounded(passthrough)
         for k in PASSTHROUGH:
-            out[k] = passthrough.get(k)
+            out[k] = echoed.get(k)
         out["evaluated_at"] = _now()
         return out
 

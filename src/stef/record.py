@@ -27,6 +27,9 @@ MAX_TEXT_CHARS = 20_000
 #: Longest JSONL line accepted, in characters (the SQL has its own limit in ``sqlspec``).
 MAX_LINE_CHARS = 2_000_000
 
+#: Deepest nesting of objects and lists accepted in ``metadata``.
+MAX_METADATA_DEPTH = 64
+
 #: Fields copied from the record into its evaluation unchanged.
 PASSTHROUGH = (
     "question",
@@ -63,6 +66,56 @@ class Record:
     def passthrough(self) -> dict[str, Any]:
         """The input fields an evaluation carries unchanged."""
         return {k: getattr(self, k) for k in PASSTHROUGH}
+
+
+def json_depth(value: Any, stop: int = MAX_METADATA_DEPTH) -> int:
+    """How deeply objects and lists nest in ``value`` (counted without recursion, and
+    no further than ``stop + 1``).
+
+    >>> json_depth({"a": [1, {"b": 2}]}), json_depth(3)
+    (3, 0)
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        elif not isinstance(v, list):
+            continue
+        d += 1
+        if d > deepest:
+            deepest = d
+            if d > stop:
+                return d
+        stack.extend((x, d) for x in v if isinstance(x, (dict, list)))
+    return deepest
+
+
+def _timestamp(data: dict[str, Any]) -> tuple[str | None, datetime | None]:
+    """The record's ``timestamp`` as given and parsed; anything but ISO 8601 text is refused,
+    so a bad time fails its own record before any store sees it."""
+    value = data.get("timestamp")
+    if value is None or value == "":
+        return None, None
+    if not isinstance(value, str):
+        raise RecordError(
+            "invalid_record",
+            f"field 'timestamp' must be an ISO 8601 time such as '2026-01-31T09:30:00Z', "
+            f"got {type(value).__name__} {str(value)[:40]}",
+        )
+    text = _label(data, "timestamp")
+    assert text is not None
+    try:
+        when = parse_time(text)
+        when.timestamp()  # a time the store can place (not past year 9999 in UTC)
+        return text, when
+    except (ValueError, OverflowError, OSError):
+        raise RecordError(
+            "invalid_record",
+            f"field 'timestamp' is not an ISO 8601 time: {text[:60]!r} "
+            "(expected e.g. '2026-01-31T09:30:00Z')",
+        ) from None
 
 
 def record_id(data: dict[str, Any]) -> str:
@@ -172,6 +225,11 @@ def parse_record(data: Any) -> Record:
         raise RecordError(
             "invalid_record", f"field 'metadata' must be an object, got {type(metadata).__name__}"
         )
+    if metadata is not None and json_depth(metadata) > MAX_METADATA_DEPTH:
+        raise RecordError(
+            "invalid_record",
+            f"field 'metadata' nests objects or lists more than {MAX_METADATA_DEPTH} levels deep",
+        )
     if metadata is not None:
         try:
             json.dumps(metadata, ensure_ascii=False).encode("utf-8")
@@ -182,6 +240,7 @@ def parse_record(data: Any) -> Record:
             ) from None
     raw_id = data.get("id")
     rid = _label(data, "id") if raw_id is not None else record_id(data)
+    timestamp, when = _timestamp(data)
     assert question is not None and sql is not None
     rec = Record(
         id=rid or record_id(data),
@@ -191,17 +250,11 @@ def parse_record(data: Any) -> Record:
         dialect=dialect.strip().lower() if dialect else None,
         agent=_label(data, "agent"),
         agent_version=_label(data, "agent_version"),
-        timestamp=_label(data, "timestamp"),
+        timestamp=timestamp,
         app=_label(data, "app"),
         metadata=metadata,
+        time=when,
     )
-    if rec.timestamp:
-        try:
-            rec.time = parse_time(rec.timestamp)
-        except ValueError:
-            rec.warnings.append(
-                f"timestamp {rec.timestamp!r} is not ISO 8601; relative dates unresolved"
-            )
     return rec
 
 
@@ -226,6 +279,29 @@ def parse_line(line: str) -> Record:
     return parse_record(data)
 
 
+#: Longest text (or metadata JSON) an error evaluation echoes; longer is an excerpt.
+MAX_ECHO_CHARS = MAX_TEXT_CHARS
+
+
+def bounded(passthrough: dict[str, Any]) -> dict[str, Any]:
+    """Pass-through fields as an error evaluation echoes them: a text over
+    :data:`MAX_ECHO_CHARS` becomes its first 200 characters and its size, metadata whose
+    JSON is longer becomes a note of its size (a 10 MB line never makes a 10 MB output line).
+
+    >>> bounded({"sql": "x" * 30_000, "app": "a"})["sql"][-30:]
+    'xxxxxxxxx… [30,000 characters]'
+    """
+    out = dict(passthrough)
+    for k, v in passthrough.items():
+        if isinstance(v, str) and len(v) > MAX_ECHO_CHARS:
+            out[k] = v[:200] + f"… [{len(v):,} characters]"
+        elif k == "metadata" and isinstance(v, dict):
+            size = len(json.dumps(v, ensure_ascii=False, default=str))
+            if size > MAX_ECHO_CHARS:
+                out[k] = {"_left_out": f"metadata of {size:,} characters"}
+    return out
+
+
 def salvage(data: Any) -> dict[str, Any]:
     """Best-effort pass-through fields of a record that failed validation."""
     if not isinstance(data, dict):
@@ -239,11 +315,16 @@ def salvage(data: Any) -> dict[str, Any]:
         if (
             v is None
             or isinstance(v, (str, int, float, bool))
-            or (k == "metadata" and isinstance(v, dict))
+            or (k == "metadata" and isinstance(v, dict) and json_depth(v) <= MAX_METADATA_DEPTH)
         ):
             if isinstance(v, str):
                 if len(v) > MAX_TEXT_CHARS:
                     v = v[:200] + f"… [{len(v):,} characters]"
                 v = v.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
             out[k] = v
+    if out.get("timestamp") is not None:  # the error names a bad time; stores need a good one
+        try:
+            _timestamp({"timestamp": out["timestamp"]})
+        except RecordError:
+            out["timestamp"] = None
     return out

@@ -21,6 +21,7 @@ from typing import Any
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from stef.errors import RulesError
 
@@ -131,7 +132,8 @@ class Rules(_Strict):
             try:
                 parse_benign_predicate(pred)
             except ValueError as e:
-                raise ValueError(f"item {i} ({pred!r}): {e}") from None
+                shown = pred if len(pred) <= 80 else pred[:60] + f"… [{len(pred):,} characters]"
+                raise ValueError(f"item {i} ({shown!r}): {e}") from None
         return v
 
     @field_validator("column_synonyms", "value_synonyms")
@@ -142,7 +144,9 @@ class Rules(_Strict):
             if not canon.strip():
                 raise ValueError("canonical name must not be empty")
             for s in syns:
-                key = s.strip().casefold()
+                key = _key(s)
+                if not key:
+                    raise ValueError(f"synonym {s!r} of {canon!r} is empty")
                 if key in seen and seen[key] != canon:
                     raise ValueError(f"synonym {s!r} is given for both {seen[key]!r} and {canon!r}")
                 seen[key] = canon
@@ -152,19 +156,19 @@ class Rules(_Strict):
         """Lower-case synonym (and canonical name) -> lower-case canonical column name."""
         out: dict[str, str] = {}
         for canon, syns in self.column_synonyms.items():
-            c = canon.strip().casefold()
+            c = _key(canon)
             out[c] = c
             for s in syns:
-                out[s.strip().casefold()] = c
+                out[_key(s)] = c
         return out
 
     def value_map(self) -> dict[str, str]:
         """Lower-case value spelling -> lower-case canonical value."""
         out: dict[str, str] = {}
         for canon, syns in self.value_synonyms.items():
-            c = canon.strip().casefold()
+            c = _key(canon)
             for s in syns:
-                out[s.strip().casefold()] = c
+                out[_key(s)] = c
         return out
 
     def sha256(self) -> str:
@@ -173,21 +177,52 @@ class Rules(_Strict):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def _key(name: str) -> str:
+    """A synonym as the question reader looks it up: case-folded, single spaces.
+
+    >>> _key("  Sales\tArea ")
+    'sales area'
+    """
+    return " ".join(name.split()).casefold()
+
+
+#: Deepest parenthesis nesting of a benign-filter predicate.
+MAX_PREDICATE_NESTING = 100
+
+
 def parse_benign_predicate(pred: str) -> exp.Expression:
     """Parse one benign-filter predicate; ``?`` stands for any value.
 
     >>> parse_benign_predicate("tenant_id = ?").sql()
     'tenant_id = ?'
+    >>> parse_benign_predicate("tenant_id = ? ORDER BY b")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a single predicate: it goes on with ORDER
     """
     if not pred or not pred.strip():
         raise ValueError("empty predicate")
     try:
+        depth = deepest = 0
+        for tok in sqlglot.tokenize(pred):
+            if tok.token_type == TokenType.L_PAREN:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif tok.token_type == TokenType.R_PAREN:
+                depth -= 1
+        if deepest > MAX_PREDICATE_NESTING:
+            raise ValueError(f"nested {deepest} parentheses deep (at most {MAX_PREDICATE_NESTING})")
         tree = sqlglot.parse_one(f"SELECT 1 WHERE {pred}")
     except sqlglot.errors.SqlglotError as e:
         raise ValueError(f"not a SQL predicate: {str(e).splitlines()[0]}") from None
+    except RecursionError:
+        raise ValueError("not a SQL predicate: nested too deeply") from None
     where = tree.args.get("where") if isinstance(tree, exp.Select) else None
     if where is None:
         raise ValueError("not a SQL predicate")
+    extra = [k for k, v in tree.args.items() if v and k not in ("expressions", "where")]
+    if extra:
+        raise ValueError(f"not a single predicate: it goes on with {extra[0].upper()}")
     cond = where.this
     if not cond.find(exp.Column):
         raise ValueError("predicate names no column")
@@ -248,12 +283,19 @@ def load_rules(path: str | Path | None) -> Rules:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise RulesError([("$", f"cannot read file: {e.strerror or e}")], str(p)) from None
+    except UnicodeDecodeError as e:
+        raise RulesError(
+            [("$", f"not UTF-8 text (byte {e.start}: {e.object[e.start : e.start + 1]!r})")],
+            str(p),
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise RulesError(
             [("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")], str(p)
         ) from None
+    except RecursionError:
+        raise RulesError([("$", "malformed JSON: nested too deeply")], str(p)) from None
     return load_rules_dict(data, str(p))
 
 

@@ -47,6 +47,20 @@ OPERATORS = (
 AGGREGATES = ("count", "sum", "avg", "min", "max")
 
 
+#: Longest fragment text an evaluation shows; a longer one (a condition widened across a
+#: CASE of thousands of WHENs) is cut, so an output line stays linear in the SQL's size.
+MAX_FRAGMENT_CHARS = 2000
+
+
+def excerpt(text: str, limit: int = MAX_FRAGMENT_CHARS) -> str:
+    """``text``, or its start and its size when longer than ``limit``.
+
+    >>> excerpt("abcdef", 3)
+    'abc… [6 characters]'
+    """
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text):,} characters]"
+
+
 #: The cue of an NL value read only from capitalisation (see :class:`Filter`).
 WEAK_CUE = "capitalised"
 
@@ -80,7 +94,7 @@ class Filter:
             "column": self.column,
             "op": self.op,
             "values": list(self.values),
-            "text": self.text,
+            "text": excerpt(self.text),
             "clause": self.clause,
             "func": self.func,
             "cue": self.cue,

@@ -17,6 +17,7 @@ from stef.align.matching import (
     canon_col,
     int_value,
     name_mentioned,
+    occurs,
     text_mentions,
     values_match,
 )
@@ -86,14 +87,25 @@ def _number_used(v: str, values: set[str], sql: Spec) -> bool:
     """
     if any(values_match(v, s) for s in values):
         return True
-    word = re.compile(rf"(?<![\d.]){re.escape(v)}(?![\d]|\.\d)")
-    if any(word.search(s) for s in [*values, *sql.columns]):
+    if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in [*values, *sql.columns]):
         return True
     n = int_value(v)
     if n is None:
         return False
     bounds = [b for f in sql.filters if f.op in BOUNDS or f.op == "between" for b in f.values]
     return any(values_match(str(m), b) for m in (n - 1, n + 1) for b in bounds)
+
+
+def _digit_or_dot(ch: str) -> bool:
+    return ch.isdecimal() or ch == "."
+
+
+def _dot_digit(pair: str) -> bool:
+    return len(pair) == 2 and pair[0] == "." and pair[1].isdecimal()
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def check_literals_and_hints(
@@ -204,9 +216,7 @@ def check_schema_linking(
             )
 
 
-def check_value_case(
-    sql: Spec, out: FindingCollector, question: str, enriched: str | None
-) -> None:
+def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: str | None) -> None:
     """String literals the question writes in another letter case: ``=`` on strings is
     case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'."""
     raw = f"{question} {enriched or ''}"
@@ -215,7 +225,7 @@ def check_value_case(
         core = s.strip("%_ ")
         if len(core) < 2 or not any(ch.isalpha() for ch in core) or core in raw:
             continue
-        if re.search(rf"(?<!\w){re.escape(core.casefold())}(?!\w)", folded):
+        if occurs(core.casefold(), folded, _word, _word):
             out.add(
                 "value_case_mismatch",
                 "warning",

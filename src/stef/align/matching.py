@@ -12,13 +12,55 @@ LIKE pattern, year of a date, word contained), and column names the question men
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 #: Literals so common in SQL that their absence from the question says nothing.
 NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_FOUR_DIGITS = re.compile(r"\d{4}")
+
+
+def _year_end(rest: str, marks: str) -> bool:
+    """What follows a year at the start of a value: the end (or a last newline, as ``$``
+    allows) or one of ``marks`` (a dash; a LIKE wildcard on the SQL side)."""
+    return rest in ("", "\n") or (rest[:1] != "" and rest[0] in marks)
+
+
+def _word_or_dot(ch: str) -> bool:
+    """A character of a word (``\\w``) or a dot: no boundary around a number."""
+    return ch.isalnum() or ch in "_."
+
+
+def occurs(
+    needle: str,
+    hay: str,
+    bad_before: Callable[[str], bool],
+    bad_after: Callable[[str], bool],
+    bad_after_pair: Callable[[str], bool] | None = None,
+) -> bool:
+    """Does ``needle`` occur in ``hay`` with neither neighbour refused? ``str.find`` with a
+    boundary test, so that thousands of numbers against thousands of values compile no
+    regular expression each (a regex per pair overflowed Python's cache: issue 13, item 5).
+    ``bad_after_pair`` sees the two characters after (``'.5'`` after a number).
+
+    >>> [occurs("13", s, _word_or_dot, _word_or_dot) for s in ("Agent 13", "A130", "1.13")]
+    [True, False, False]
+    """
+    start = hay.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        after = hay[end : end + 1]
+        if (
+            (start == 0 or not bad_before(hay[start - 1]))
+            and not (after and bad_after(after))
+            and not (bad_after_pair is not None and bad_after_pair(hay[end : end + 2]))
+        ):
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
 
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 
@@ -82,11 +124,11 @@ def values_match(nv: str, sv: str) -> bool:
     core = sv.strip("%_ ")
     if not core:
         return False
-    if re.fullmatch(r"\d{4}", nv) and re.match(rf"{nv}(-|$|%)", sv):
+    if _FOUR_DIGITS.fullmatch(nv) and sv.startswith(nv) and _year_end(sv[4:], "-%"):
         return True
-    if re.fullmatch(r"\d{4}", core) and re.match(rf"{core}(-|$)", nv):
+    if _FOUR_DIGITS.fullmatch(core) and nv.startswith(core) and _year_end(nv[4:], "-"):
         return True
-    if nv.isdigit() and re.search(rf"(?<![\w.]){nv}(?![\w.])", core):
+    if nv.isdigit() and occurs(nv, core, _word_or_dot, _word_or_dot):
         return True  # '13' of 'Agent 13'
     if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):
         return True  # 'Poster' for 'Posters'
@@ -144,8 +186,10 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
     joined = "".join(words)
     for name in names:
         have = name_words(name)
-        if all(any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
-               for w in words):
+        if all(
+            any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
+            for w in words
+        ):
             return name
         if len(joined) >= 5 and joined in canon_col(name):
             return name  # a canonical (lower-cased, joined) name: greatermanchestercrime

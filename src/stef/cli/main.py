@@ -33,7 +33,7 @@ def _load_rules(path: str | None) -> Any:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="stef")
+@click.version_option(__version__, "-V", "--version", prog_name="stef")
 def main() -> None:
     """STEF scores text-to-SQL agents' SQL against the user's question, without gold SQL,
     schema or execution, and monitors agents over time.
@@ -50,11 +50,37 @@ def main() -> None:
 
 
 def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iterator[str]:
+    """Non-blank lines of ``stream`` (opened with ``newline="\\n"``: a raw CR inside a JSON
+    line is whitespace, not a line end), without their line ending."""
     for line in stream:
         if progress is not None:
-            progress.advance(task, len(line.encode("utf-8", "replace")))
+            progress.advance(task, 1)
         if line.strip():
             yield line.rstrip("\r\n")
+
+
+def _open_input(file: str) -> IO[str]:
+    """The records file (or stdin) as text: UTF-8 with an optional byte-order mark,
+    undecodable bytes replaced, lines ended by LF (or CRLF) only."""
+    import io
+
+    if file == "-":
+        return io.TextIOWrapper(
+            sys.stdin.buffer, encoding="utf-8-sig", errors="replace", newline="\n"
+        )
+    try:
+        return open(file, encoding="utf-8-sig", errors="replace", newline="\n")
+    except OSError as e:
+        raise click.ClickException(f"cannot read {file}: {e.strerror or e}") from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    if a == "-" or b == "-":
+        return False
+    try:
+        return Path(a).resolve() == Path(b).resolve() or Path(a).samefile(b)
+    except OSError:
+        return False
 
 
 @main.command("eval")
@@ -90,6 +116,14 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     help="Worker processes for a file.",
 )
 @click.option(
+    "--record-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds one record may take; past it the record gets status 'timeout' and the "
+    "batch goes on (records run in supervised worker processes).",
+)
+@click.option(
     "--calibration",
     type=click.Path(exists=True, dir_okay=False),
     help="Calibration file from `stef calibrate`; adds p_correct to each evaluation.",
@@ -109,6 +143,17 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     help="Exit 1 when coverage (evaluated/records) ends below this.",
 )
 @click.option(
+    "--min-mean",
+    type=click.FloatRange(0, 100),
+    default=None,
+    help="Exit 1 when the mean score of evaluated records ends below this (or none was).",
+)
+@click.option(
+    "--summary-json",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Also write the summary as JSON to this file ('-' for stdout), e.g. for a CI job.",
+)
+@click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
 )
 @judge_options
@@ -122,10 +167,13 @@ def eval_cmd(
     dialect: str | None,
     as_json: bool,
     workers: int,
+    record_timeout: float,
     calibration: str | None,
     store_target: str | None,
     force: bool,
     min_coverage: float | None,
+    min_mean: float | None,
+    summary_json: str | None,
     progress: bool | None,
     **judge_opts: Any,
 ) -> None:
@@ -163,13 +211,35 @@ def eval_cmd(
             _eval_one(ev, question, enriched, sql, dialect, as_json, output)
             return
         assert file is not None
-        summary = _eval_file(ev, file, output, workers, store_target, force, progress)
+        summary = _eval_file(
+            ev, file, output, (workers, record_timeout), store_target, force, progress
+        )
     finally:
         close_judging(judge, nl_extractor)
+    _gates(summary, min_coverage, min_mean, summary_json)
+
+
+def _gates(
+    summary: dict[str, Any],
+    min_coverage: float | None,
+    min_mean: float | None,
+    summary_json: str | None,
+) -> None:
+    """Write ``--summary-json``; exit 1 when ``--min-coverage`` or ``--min-mean`` fails."""
+    failed = []
     if min_coverage is not None and summary["coverage"] < min_coverage:
-        err_console.print(
-            f"[bold red]coverage {summary['coverage']:.1%} is below {min_coverage:.1%}[/]"
-        )
+        failed.append(f"coverage {summary['coverage']:.1%} is below {min_coverage:.1%}")
+    mean = summary["mean"]
+    if min_mean is not None and (mean is None or mean < min_mean):
+        shown = "—" if mean is None else f"{mean:.2f}"
+        failed.append(f"mean score {shown} is below {min_mean:g}")
+    if summary_json:
+        data = {**summary, "gates_failed": failed}
+        with click.open_file(summary_json, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2) + "\n")
+    for line in failed:
+        err_console.print(f"[bold red]{line}[/]")
+    if failed:
         raise SystemExit(1)
 
 
@@ -189,7 +259,8 @@ def _eval_one(
         if as_json:
             out.write(json.dumps(e, ensure_ascii=False, indent=2) + "\n")
         else:
-            Console(file=out, width=120 if out is not sys.stdout else None).print(
+            terminal = hasattr(out, "isatty") and out.isatty()
+            Console(file=out, width=None if terminal or out is sys.stdout else 120).print(
                 render_evaluation(e)
             )
 
@@ -198,104 +269,162 @@ def _eval_file(
     ev: Any,
     file: str,
     output: str,
-    workers: int,
+    workers: tuple[int, float],
     store_target: str | None,
     force: bool,
     progress: bool | None,
 ) -> dict[str, Any]:
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from stef.batch import Summary, evaluate_encoded
     from stef.cli.report_text import render_summary
 
+    if _same_file(file, output):
+        raise click.UsageError(f"--output {output} is the input file; it would be overwritten")
     store = None
     if store_target:
         from stef.monitor.store import open_store
 
         try:
             store = open_store(store_target)
+            _check_writable(store)
         except StefError as e:
             raise click.ClickException(e.message) from None
     show = err_console.is_terminal if progress is None else progress
     summary = Summary()
-    skipped = 0
-    try:
-        stream = click.open_file(file, "r", encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise click.ClickException(f"cannot read {file}: {e.strerror or e}") from None
-    total = Path(file).stat().st_size if file != "-" else None
+    stream = _open_input(file)
+    total = _count_lines(file) if show and file != "-" else None
     bar = Progress(
         TextColumn("evaluating"),
         BarColumn(),
-        DownloadColumn(),
+        MofNCompleteColumn(),
+        TextColumn("records"),
         TimeElapsedColumn(),
         console=err_console,
         disable=not show,
         transient=True,
     )
-    with stream as src, click.open_file(output, "w", encoding="utf-8") as out, bar:
-        task = bar.add_task("eval", total=total)
-        lines: Iterator[str] = _read_lines(src, bar, task)
-        if store is not None and not force:
-            lines, skipped_box = _skip_stored(lines, store)
-        else:
-            skipped_box = [0]
-        batch: list[dict[str, Any]] = []
-        for encoded in evaluate_encoded(ev, lines, workers=workers):
-            out.write(encoded.line + "\n")
-            summary.add(encoded.brief)
-            if store is not None:
-                batch.append(encoded.decoded())
-                if len(batch) >= 500:
-                    store.write(batch, replace=force)
-                    batch.clear()
-        if store is not None and batch:
-            store.write(batch, replace=force)
-        skipped = skipped_box[0]
-    if store is not None:
-        store.close()
+    skipped: list[str] = []
+    try:
+        with stream as src, click.open_file(output, "w", encoding="utf-8") as out, bar:
+            task = bar.add_task("eval", total=total)
+            lines: Iterator[str] = _read_lines(src, bar, task)
+            if store is not None and not force:
+                lines = _skip_stored(lines, store, skipped)
+            _run(ev, evaluate_encoded(ev, lines, *workers), out, store, force, summary)
+    except StefError as e:  # the store failed mid-run (disk full, damaged file)
+        raise click.ClickException(e.message) from None
+    finally:
+        if store is not None:
+            store.close()
+    if skipped and store is not None:
+        _count_skipped(summary, store_target, skipped)
     data = summary.to_dict()
     if skipped:
-        data["skipped_already_stored"] = skipped
+        data["skipped_already_stored"] = len(skipped)
     err_console.print(render_summary(data))
     if skipped:
-        err_console.print(f"skipped {skipped} record(s) already in the store (use --force to redo)")
+        err_console.print(
+            f"skipped {len(skipped)} record(s) already in the store (counted from it; "
+            "use --force to redo)"
+        )
     return data
 
 
-def _skip_stored(lines: Iterator[str], store: Any) -> tuple[Iterator[str], list[int]]:
-    """Drop lines whose record id is already stored (resume after an interruption)."""
+def _run(
+    ev: Any, encoded: Iterator[Any], out: IO[str], store: Any, force: bool, summary: Any
+) -> None:
+    batch: list[dict[str, Any]] = []
+    for e in encoded:
+        out.write(e.line + "\n")
+        summary.add(e.brief)
+        if store is not None:
+            batch.append(e.decoded())
+            if len(batch) >= 500:
+                store.write(batch, replace=force)
+                batch.clear()
+    if store is not None and batch:
+        store.write(batch, replace=force)
+
+
+def _count_lines(file: str) -> int | None:
+    try:
+        with open(file, "rb") as fh:
+            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None
+
+
+def _check_writable(store: Any) -> None:
+    """Fail before the first record when the store cannot be written (a read-only file)."""
+    check = getattr(store, "check_writable", None)
+    if check is not None:
+        check()
+
+
+def _count_skipped(summary: Any, store_target: str | None, skipped: list[str]) -> None:
+    """Count records skipped as already stored into the summary, from what the store holds
+    for them, so coverage and mean describe the whole file asked for."""
+    from stef.monitor.store import open_store
+    from stef.score import band
+
+    store = open_store(str(store_target))
+    try:
+        known = getattr(store, "status_scores", None)
+        found = known(skipped) if known is not None else {}
+    finally:
+        store.close()
+    for rid in skipped:
+        status, score = found.get(rid, ("ok", None))
+        summary.add(
+            {"status": status, "score": score, "band": band(score) if score is not None else None}
+        )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _skip_stored(lines: Iterator[str], store: Any, skipped: list[str]) -> Iterator[str]:
+    """Drop lines whose record id is already stored (resume after an interruption, a daily
+    job run twice); their ids go to ``skipped``. A line that is not a record has the id of
+    its error evaluation, so it is not evaluated again either."""
+    import hashlib
+
     from stef.record import record_id
 
-    box = [0]
+    window: list[tuple[str, str | None]] = []
 
-    def gen() -> Iterator[str]:
-        window: list[tuple[str, str | None]] = []
+    def flush() -> Iterator[str]:
+        ids = [i for _, i in window if i]
+        known = store.existing_ids(ids) if ids else set()
+        for line, rid in window:
+            if rid and rid in known:
+                skipped.append(rid)
+            else:
+                yield line
+        window.clear()
 
-        def flush() -> Iterator[str]:
-            ids = [i for _, i in window if i]
-            known = store.existing_ids(ids) if ids else set()
-            for line, rid in window:
-                if rid and rid in known:
-                    box[0] += 1
-                else:
-                    yield line
-            window.clear()
-
-        for line in lines:
-            rid: str | None = None
-            try:
-                data = json.loads(line)
-                if isinstance(data, dict):
-                    rid = str(data["id"]) if data.get("id") is not None else record_id(data)
-            except (ValueError, RecursionError):
-                rid = None
-            window.append((line, rid))
-            if len(window) >= 500:
-                yield from flush()
-        yield from flush()
-
-    return gen(), box
+    for line in lines:
+        rid: str | None = None
+        try:
+            data = json.loads(line)
+            if isinstance(data, dict):
+                rid = str(data["id"]) if data.get("id") is not None else record_id(data)
+        except (ValueError, RecursionError):
+            data = None
+        if data is None or not isinstance(data, dict):
+            rid = "line-" + hashlib.sha256(line.encode("utf-8", "replace")).hexdigest()[:16]
+        elif rid is not None and not _encodable(rid):  # the id its error evaluation gets
+            rid = rid[:200].encode("utf-8", "replace").decode("utf-8")
+        window.append((line, rid))
+        if len(window) >= 500:
+            yield from flush()
+    yield from flush()
 
 
 @main.group()

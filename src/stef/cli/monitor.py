@@ -34,11 +34,15 @@ def _fail(message: str) -> click.ClickException:
     return UserError(message)
 
 
-def _open(target: str) -> Any:
+def _open(target: str, create: bool = True, write: bool = False) -> Any:
     from stef.monitor.store import open_store
 
     try:
-        return open_store(target)
+        store = open_store(target, create=create)
+        check = getattr(store, "check_writable", None)
+        if write and check is not None:
+            check()
+        return store
     except StefError as e:
         raise _fail(e.message) from None
 
@@ -71,6 +75,38 @@ since_option = click.option(
     "--since", help="Records from this time: ISO 8601 or a duration ago (7d)."
 )
 until_option = click.option("--until", help="Records before this time: ISO 8601 or a duration ago.")
+
+
+def _check_selection(store: Any, sel: Any, option: str = "--where") -> None:
+    """A selection that matches nothing is a mistake to say, with what the store holds
+    (and a did-you-mean for a value close to one that exists)."""
+    import difflib
+
+    if sel.describe() == "all" or store.count(sel):
+        return
+    groups = sorted(
+        {k[0] for k in store.tallies(None, by=["agent", "agent_version", "app"])},
+        key=lambda g: tuple(str(v) for v in g),
+    )
+    if not groups:
+        raise _fail(f"the store holds no evaluations (nothing matches {option} {sel.describe()})")
+    hints = []
+    for i, key in enumerate(("agent", "agent_version", "app")):
+        value = getattr(sel, key, None)
+        known = sorted({str(g[i]) for g in groups if g[i] is not None})
+        if value is not None and value not in known:
+            close = difflib.get_close_matches(str(value), known, n=1)
+            hints.append(
+                f"{key}={value!r} is not stored"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
+    listing = ", ".join("/".join(str(v) if v is not None else "-" for v in g) for g in groups[:20])
+    more = f" … ({len(groups)} in all)" if len(groups) > 20 else ""
+    hint = (" " + "; ".join(hints) + ".") if hints else ""
+    raise _fail(
+        f"{option} {sel.describe()} matches no stored evaluation.{hint} "
+        f"Stored agent/version/app: {listing}{more}"
+    )
 
 
 # -- ingest ----------------------------------------------------------------------------
@@ -121,7 +157,7 @@ def ingest_cmd(files: tuple[str, ...], store_target: str, replace: bool) -> None
     Idempotent by evaluation id: ingesting a file twice stores nothing twice. Invalid
     lines are listed on stderr and make the exit code 1; valid ones are stored anyway.
     """
-    store = _open(store_target)
+    store = _open(store_target, write=True)
     problems: list[str] = []
     counts = {"lines": 0}
     started = time.perf_counter()
@@ -194,8 +230,9 @@ def stats_cmd(
     except ValueError as e:
         raise _fail(str(e)) from None
     sel = _selection(where, since, until)
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        _check_selection(store, sel)
         result = rows(store.tallies(sel, by=keys, window=width), by=keys, top=top)
     finally:
         store.close()
@@ -341,8 +378,10 @@ def compare_cmd(
     if gates - {"regression", "coverage"}:
         raise click.UsageError("--fail-on takes regression and/or coverage")
     sels = [_selection(baseline, since, until), _selection(candidate, since, until)]
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        for name, sel in zip(("--baseline", "--candidate"), sels, strict=True):
+            _check_selection(store, sel, name)
         tallies, pairs = [], []
         for sel in sels:
             t = Tally()
@@ -462,8 +501,12 @@ def report_cmd(
     sel = _selection(where, since, until)
     base = _selection(baseline) if baseline else None
     cand = _selection(candidate) if candidate else None
-    store = _open(store_target)
+    store = _open(store_target, create=False)
     try:
+        _check_selection(store, sel)
+        for name, part in (("--baseline", base), ("--candidate", cand)):
+            if part is not None:
+                _check_selection(store, part, name)
         html = build_report(
             store, selection=sel, baseline=base, candidate=cand, title=title, window=width
         )
@@ -497,6 +540,13 @@ def _judge_options(func: Any) -> Any:
     "--alerts", "alerts_path", type=click.Path(dir_okay=False), help="Alert rules (JSON)."
 )
 @click.option("--alert-webhook", help="POST each alert and recovery as JSON to this URL.")
+@click.option(
+    "--alert-webhook-format",
+    type=click.Choice(["json", "slack", "teams"]),
+    default="json",
+    show_default=True,
+    help="Payload: STEF's event JSON, or a Slack / Microsoft Teams incoming-webhook message.",
+)
 @click.option("--interval", default=2.0, show_default=True, help="Seconds between polls.")
 @click.option(
     "--pattern", default="*.jsonl", show_default=True, help="Files followed in DIRECTORY."
@@ -508,6 +558,13 @@ def _judge_options(func: Any) -> Any:
     help="Records stored (and alerts checked) per batch.",
 )
 @click.option("--once", is_flag=True, help="Process what is there now and exit (tests, cron).")
+@click.option(
+    "--record-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds one record may take (status 'timeout' past it).",
+)
 @_judge_options
 def watch_cmd(
     directory: str,
@@ -515,20 +572,24 @@ def watch_cmd(
     rules_path: str | None,
     alerts_path: str | None,
     alert_webhook: str | None,
+    alert_webhook_format: str,
     interval: float,
     pattern: str,
     batch_size: int,
     once: bool,
+    record_timeout: float,
     **judge_opts: Any,
 ) -> None:
     """Follow DIRECTORY's JSONL logs: evaluate each new record once, store it, and check
     alert rules after each batch. Stops on Ctrl-C; a restart resumes where it stopped.
     """
     from stef.evaluator import Evaluator
-    from stef.monitor.alerts import AlertConfig, AlertMonitor, WebhookSink, format_event
-    from stef.monitor.watch import PollResult, Watcher, evaluator_function
+    from stef.monitor.alerts import AlertConfig, AlertMonitor, format_event
+    from stef.monitor.watch import PollResult, Watcher
     from stef.rules import load_rules
 
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise _fail(f"--pattern {pattern!r} must name files inside DIRECTORY (no '..', no '/')")
     try:
         rules = load_rules(rules_path)
         config = AlertConfig.load(alerts_path) if alerts_path else None
@@ -536,6 +597,7 @@ def watch_cmd(
         raise _fail(e.message) from None
     if alert_webhook and config is None:
         raise click.UsageError("--alert-webhook needs --alerts (the rules to check)")
+    sink = _webhook(alert_webhook, alert_webhook_format)
     from stef.cli.llm import build_judging, close_judging
 
     judge = None
@@ -546,24 +608,18 @@ def watch_cmd(
         except StefError as e:
             raise _fail(e.message) from None
     evaluator = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
-    store = _open(store_target)
+    store = _open(store_target, write=True)
+    pool, evaluate = _watch_evaluate(evaluator, record_timeout)
 
     def echo(event: dict[str, Any]) -> None:
         click.echo(format_event(event))
         sys.stdout.flush()
 
     sinks: list[Any] = [echo]
-    if alert_webhook:
-        sinks.append(WebhookSink(alert_webhook))
+    if sink is not None:
+        sinks.append(sink)
     monitor = AlertMonitor(store, config, sinks) if config else None
-    watcher = Watcher(
-        directory,
-        store,
-        evaluator_function(evaluator),
-        monitor,
-        pattern=pattern,
-        batch_size=batch_size,
-    )
+    watcher = Watcher(directory, store, evaluate, monitor, pattern=pattern, batch_size=batch_size)
 
     def report(result: PollResult) -> None:
         for note in result.notes:
@@ -576,8 +632,40 @@ def watch_cmd(
     except KeyboardInterrupt:
         err.print("stopped")
     finally:
+        if pool is not None:
+            pool.close()
         store.close()
         close_judging(judge, nl_extractor)
+
+
+def _webhook(url: str | None, fmt: str) -> Any:
+    """The webhook sink of ``--alert-webhook`` (checked now), or ``None``."""
+    from stef.monitor.alerts import WebhookSink
+
+    if not url:
+        return None
+    try:
+        return WebhookSink(url, fmt=fmt)
+    except ValueError as e:
+        raise _fail(f"--alert-webhook: {e}") from None
+
+
+def _watch_evaluate(evaluator: Any, deadline: float) -> tuple[Any, Any]:
+    """``line -> evaluation`` for ``stef watch``: through one supervised worker process
+    (a deadline per record; a record that kills it costs only itself), or in this process
+    for network judges."""
+    from stef.batch import supervised, supervised_pool
+    from stef.monitor.watch import evaluator_function
+
+    if not supervised(evaluator, 1, deadline):
+        return None, evaluator_function(evaluator)
+    pool = supervised_pool(evaluator, 1, deadline)
+
+    def run(line: str) -> dict[str, Any]:
+        [encoded] = pool.map([line])
+        return encoded.decoded()
+
+    return pool, run
 
 
 COMMANDS = (ingest_cmd, stats_cmd, compare_cmd, report_cmd, watch_cmd)

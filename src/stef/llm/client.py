@@ -60,6 +60,36 @@ class CircuitOpenError(LLMUnavailableError):
     """Too many failures in a row: calls fail fast until a trial request succeeds."""
 
 
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without the ``user:password@`` part, and that part (for Basic auth).
+
+    >>> split_credentials("http://bot:sk-KEY@llm.local:8000/v1")
+    ('http://llm.local:8000/v1', ('bot', 'sk-KEY'))
+    >>> split_credentials("http://llm.local/v1")
+    ('http://llm.local/v1', None)
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
+
+
+def safe_url(url: str) -> str:
+    """``url`` fit to print or store: no credentials in it.
+
+    >>> safe_url("https://u:secret@hooks.example.com/x")
+    'https://hooks.example.com/x'
+    """
+    return split_credentials(url)[0]
+
+
 def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
     """Remove secrets (and any bearer token) from ``text``.
 
@@ -195,7 +225,9 @@ class ChatClient:
         retry_after_max: float = 60.0,
         json_mode: bool = True,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        # credentials in the URL go to a Basic-auth header; the URL printed, logged and
+        # stored (provenance, cache) never carries them
+        self.base_url, self._userinfo = split_credentials(base_url.rstrip("/"))
         self.model = model
         self._api_key = api_key
         self.timeout = timeout
@@ -216,15 +248,21 @@ class ChatClient:
 
     def fork(self) -> ChatClient:
         """A client for the same endpoint, key and breaker, with its own connection pools."""
-        return ChatClient(
+        client = ChatClient(
             self.base_url, self.model, self._api_key, timeout=self.timeout,
             max_retries=self.max_retries, concurrency=self.concurrency, breaker=self.breaker,
             backoff=self.backoff, backoff_max=self.backoff_max,
             retry_after_max=self.retry_after_max, json_mode=self.json_mode,
         )  # fmt: skip
+        client._userinfo = self._userinfo
+        return client
 
     def _redact(self, text: str) -> str:
-        return redact(text, [self._api_key])
+        secrets = [self._api_key]
+        if self._userinfo:
+            user, password = self._userinfo
+            secrets += [f"{user}:{password}", password if len(password) >= 4 else None]
+        return redact(text, secrets)
 
     def _resources(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -233,6 +271,7 @@ class ChatClient:
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
             self._http = httpx.AsyncClient(
+                auth=None if self._api_key else self._userinfo,  # the key wins
                 headers=headers,
                 timeout=httpx.Timeout(self.timeout),
                 limits=httpx.Limits(max_connections=self.concurrency),
@@ -282,14 +321,14 @@ class ChatClient:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-            snippet = self._redact(resp.text[:200])
+            snippet = self._redact(resp.text)[:200]
             raise LLMError(
                 "judge_failed",
                 f"{self.base_url} sent a reply that is not a chat completion: {snippet!r}",
             ) from None
         usage = data.get("usage") or {}
         return Completion(
-            text=str(text),
+            text=self._redact(str(text)),  # a server echoing the key must not put it in a store
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency_ms=round((time.perf_counter() - started) * 1000, 1),
@@ -332,7 +371,9 @@ class ChatClient:
             except httpx.TimeoutException:
                 failure = f"no answer within {self.timeout:g}s"
             except httpx.TransportError as e:
-                failure = f"cannot reach {self.base_url}: {type(e).__name__}: {e}"
+                failure = (
+                    f"cannot reach {self.base_url}: {type(e).__name__}: {self._redact(str(e))}"
+                )
             else:
                 if resp.is_success:
                     self.breaker.record_success()
@@ -347,7 +388,7 @@ class ChatClient:
                     self.json_mode = False
                     self.breaker.record_success()
                     continue
-                failure = f"HTTP {resp.status_code}: {self._redact(text[:300])}"
+                failure = f"HTTP {resp.status_code}: {self._redact(text)[:300]}"
                 if resp.status_code in (401, 403, 404):
                     self.breaker.record_failure()
                     raise LLMUnavailableError("judge_unavailable", f"{url} answered {failure}")

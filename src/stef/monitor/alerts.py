@@ -213,26 +213,95 @@ def format_event(event: dict[str, Any]) -> str:
     )
 
 
+#: Payload shapes a webhook can receive: STEF's event JSON, Slack's and Microsoft Teams'
+#: incoming-webhook formats.
+WEBHOOK_FORMATS = ("json", "slack", "teams")
+
+
+def webhook_payload(event: dict[str, Any], fmt: str = "json") -> dict[str, Any]:
+    """The body POSTed for ``event`` in format ``fmt``.
+
+    >>> e = {"event": "alert", "rule": "m", "condition": "mean below 70", "value": 41.2,
+    ...      "records": 50, "window": "1h", "where": "all"}
+    >>> webhook_payload(e, "slack")
+    {'text': 'ALERT m: mean below 70 — mean is 41.2 over the last 1h (50 records, all)'}
+    >>> webhook_payload(e, "teams")["@type"], webhook_payload(e, "teams")["themeColor"]
+    ('MessageCard', 'D7263D')
+    """
+    if fmt == "slack":
+        return {"text": format_event(event)}
+    if fmt == "teams":
+        return {
+            "@type": "MessageCard",
+            "@context": "https://schema.org/extensions",
+            "summary": f"STEF {event['event']} {event['rule']}",
+            "themeColor": "D7263D" if event["event"] == "alert" else "2EB67D",
+            "title": f"STEF {event['event']}: {event['rule']}",
+            "text": format_event(event),
+        }
+    return event
+
+
+def check_webhook_url(url: str) -> str:
+    """The URL if it can be POSTed to (http or https with a host); else ``ValueError``.
+
+    >>> check_webhook_url("not a url")
+    Traceback (most recent call last):
+    ...
+    ValueError: webhook URL 'not a url' is not an http(s) URL with a host
+    """
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"webhook URL {url!r} is not an http(s) URL with a host")
+    return url
+
+
 class WebhookSink:
-    """POSTs each event as JSON; a failing endpoint is reported, never fatal."""
+    """POSTs each event (in ``fmt``: json, slack or teams); a failing endpoint is reported,
+    never fatal. Only a 2xx answer counts as delivered (a redirect is not followed: it is
+    a failure), and an undelivered event makes :class:`AlertMonitor` send it again at the
+    next check."""
 
-    def __init__(self, url: str, timeout: float = 5.0, attempts: int = 3) -> None:
-        self.url, self.timeout, self.attempts = url, timeout, attempts
+    def __init__(
+        self, url: str, timeout: float = 5.0, attempts: int = 3, fmt: str = "json"
+    ) -> None:
+        if fmt not in WEBHOOK_FORMATS:
+            raise ValueError(f"webhook format {fmt!r}; use one of {', '.join(WEBHOOK_FORMATS)}")
+        self.url, self.timeout, self.attempts = check_webhook_url(url), timeout, attempts
+        self.fmt = fmt
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: dict[str, Any]) -> bool:
         import httpx
 
+        from stef.llm.client import safe_url
+
         error = ""
+        body = webhook_payload(event, self.fmt)
         for attempt in range(self.attempts):
             try:
-                response = httpx.post(self.url, json=event, timeout=self.timeout)
-                if response.status_code < 400:
-                    return
+                response = httpx.post(
+                    self.url, json=body, timeout=self.timeout, follow_redirects=False
+                )
+                if response.is_success:
+                    return True
                 error = f"HTTP {response.status_code}"
+                if response.is_redirect:
+                    error += f" (a redirect to {safe_url(response.headers.get('location', ''))}"
+                    error += "; give the final URL)"
             except httpx.HTTPError as exc:
                 error = str(exc) or type(exc).__name__
             time.sleep(0.2 * (attempt + 1))
-        print(f"warning: alert webhook {self.url} failed: {error}", file=sys.stderr)
+        print(
+            f"warning: alert webhook {safe_url(self.url)} failed: {error}; "
+            "the event is sent again at the next check",
+            file=sys.stderr,
+        )
+        return False
 
 
 class AlertMonitor:
@@ -258,8 +327,9 @@ class AlertMonitor:
             now = bool(info["breached"])
             if now != was:
                 event = {"event": "alert" if now else "recovery", **info, "at": iso(time.time())}
-                self.store.save_alert_state(rule.name, {"breached": now, "value": info["value"]})
                 events.append(event)
-                for sink in self.sinks:
-                    sink(event)
+                delivered = [sink(event) for sink in self.sinks]
+                if all(d is not False for d in delivered):  # else: again at the next check
+                    state = {"breached": now, "value": info["value"]}
+                    self.store.save_alert_state(rule.name, state)
         return events

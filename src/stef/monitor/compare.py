@@ -268,10 +268,11 @@ def _verdict(
     mdd: float | None,
 ) -> tuple[str, str]:
     """The verdict of the primary test's interval, and the sentence that explains it."""
-    if n_a < min_records or n_b < min_records:
+    needed = max(min_records, 1)  # an empty side has no interval, whatever --min-records
+    if n_a < needed or n_b < needed or primary.low is None:
         return "undecided", (
             f"too few evaluated records (baseline {n_a}, candidate {n_b}; "
-            f"at least {min_records} each needed)"
+            f"at least {needed} each needed)"
         )
     assert primary.low is not None and primary.high is not None
     level = f"{1 - alpha:.0%} CI"

@@ -48,6 +48,7 @@ def _figure(width: float, height: float) -> Figure:
     import matplotlib
 
     matplotlib.rcParams["svg.fonttype"] = "none"
+    matplotlib.rcParams["text.parse_math"] = False  # labels are user text: "$\\frac{$" is plain
     fig = Figure(figsize=(width, height), dpi=100)
     return fig
 

@@ -1,7 +1,7 @@
 """Parse one SQL query with sqlglot, or say precisely why it cannot be parsed.
 
 Every failure is a :class:`stef.errors.SqlError` whose ``status`` names the cause
-(``empty_sql``, ``sql_too_large``, ``sql_unparseable``, ``sql_not_query``,
+(``empty_sql``, ``sql_too_large``, ``sql_too_complex``, ``sql_unparseable``, ``sql_not_query``,
 ``sql_multiple_statements``, ``sql_unsupported``); nothing is silently accepted.
 
 >>> parse_query("SELECT a FROM t", "sqlite").tree.sql()
@@ -23,13 +23,20 @@ from sqlglot.dialects.dialect import Dialect, Dialects
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.generator import Generator
 from sqlglot.parser import Parser
-from sqlglot.tokens import Token, Tokenizer
+from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from stef.errors import SqlError
 from stef.sql.script import split_script
 
 #: Longest SQL text (characters) STEF will parse; longer input is ``sql_too_large``.
 MAX_SQL_CHARS = 200_000
+#: Deepest nesting (parentheses, CASE … END, chains of unary operators) STEF will parse;
+#: deeper input is ``sql_too_complex``. sqlglot's compiled parser recurses once or more per
+#: level and overflows the C stack (a segfault) somewhere past a few thousand.
+MAX_NESTING = 200
+_OPEN = frozenset({TokenType.L_PAREN, TokenType.CASE})
+_CLOSE = frozenset({TokenType.R_PAREN, TokenType.END})
+_UNARY = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TILDE})
 
 _TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.\w+, text: (.*?), line: .*?>")
 _CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
@@ -130,6 +137,40 @@ def _parse_error_message(err: ParseError) -> str:
     return f"cannot parse SQL: {desc}{where}{near}"
 
 
+def nesting(tokens: list[Token]) -> int:
+    """How deep ``tokens`` nest: open parentheses and CASEs, plus a run of unary operators.
+
+    >>> from sqlglot.tokens import Tokenizer
+    >>> nesting(Tokenizer().tokenize("SELECT (1 + (2)), CASE WHEN NOT NOT a THEN 1 END"))
+    3
+    """
+    depth = deepest = run = 0
+    for tok in tokens:
+        tt = tok.token_type
+        if tt in _OPEN:
+            depth += 1
+        elif tt in _CLOSE:
+            depth = depth - 1 if depth > 0 else 0
+        if tt in _UNARY:
+            run += 1
+        else:
+            run = 0
+        if depth + run > deepest:
+            deepest = depth + run
+    return deepest
+
+
+def check_nesting(tokens: list[Token]) -> None:
+    """Refuse SQL nested deeper than :data:`MAX_NESTING` before it reaches the parser."""
+    depth = nesting(tokens)
+    if depth > MAX_NESTING:
+        raise SqlError(
+            "sql_too_complex",
+            f"SQL is nested {depth:,} levels deep (parentheses, subqueries, CASE); "
+            f"the limit is {MAX_NESTING}",
+        )
+
+
 def tokenize_and_parse(
     sql: str, dialect: str | None, into: type[exp.Expr] | None = None
 ) -> tuple[list[Token], list[exp.Expr | None], DialectTools]:
@@ -137,8 +178,11 @@ def tokenize_and_parse(
     tools = dialect_tools(dialect)
     try:
         tokens = tools.tokenizer.tokenize(sql)
+        check_nesting(tokens)
         parser = tools.parser
         statements = parser.parse_into(into, tokens, sql) if into else parser.parse(tokens, sql)
+    except SqlError:
+        raise
     except RecursionError:
         _forget_tools(dialect)
         raise SqlError(
@@ -197,6 +241,15 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         )
     if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
         raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
+    writes = tree.find(exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop)
+    if writes is not None:
+        raise SqlError(
+            "sql_not_query",
+            f"the query writes data: it holds {_describe(writes)} (in a CTE or subquery)",
+        )
+    into = tree.find(exp.Into)
+    if into is not None:
+        raise SqlError("sql_not_query", "the query writes data: SELECT … INTO creates a table")
     first = tree
     while isinstance(first, (exp.SetOperation, exp.Subquery)):
         first = first.this

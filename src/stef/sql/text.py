@@ -156,6 +156,10 @@ class TreeText:
         self._match: list[int] | None = None
         self._parens: list[int] = []
         self._cache: dict[int, str] = {}
+        #: Memoised clause walks (token index → where the walk stops), so that widening
+        #: every condition of a flat CASE of thousands of WHENs stays linear.
+        self._lstop: dict[int, int] = {}
+        self._rstop: dict[int, int] = {}
 
     # ------------------------------------------------------------------ columns
     def add_column(self, col: exp.Expr, name: str, string: str | None = None) -> ColumnInfo:
@@ -425,6 +429,52 @@ class TreeText:
                 return i, j
             i, j = lo, hi
 
+    def _left_stop(self, i: int, match: list[int]) -> int:
+        """Walk left from token ``i`` over plain tokens and whole parenthesised groups; stop
+        where the token before is an opening parenthesis, a clause boundary, or two
+        tokens after a TOP (a pure function of ``i``, memoised along the path)."""
+        toks, memo = self.tokens, self._lstop
+        path: list[int] = []
+        while i > 0:
+            if i in memo:
+                i = memo[i]
+                break
+            path.append(i)
+            tt = toks[i - 1].token_type
+            if tt == TokenType.R_PAREN and match[i - 1] >= 0:
+                i = match[i - 1]
+                continue
+            if tt == TokenType.L_PAREN or tt in _BOUNDARY:
+                break
+            if i >= 2 and toks[i - 2].token_type == TokenType.TOP:
+                break
+            i -= 1
+        for k in path:
+            memo[k] = i
+        return i
+
+    def _right_stop(self, j: int, match: list[int]) -> int:
+        """Walk right from token ``j`` the same way, up to a closing parenthesis or a
+        boundary (memoised)."""
+        toks, memo = self.tokens, self._rstop
+        n = len(toks)
+        path: list[int] = []
+        while j + 1 < n:
+            if j in memo:
+                j = memo[j]
+                break
+            path.append(j)
+            tt = toks[j + 1].token_type
+            if tt == TokenType.L_PAREN and match[j + 1] >= 0:
+                j = match[j + 1]
+                continue
+            if tt == TokenType.R_PAREN or tt in _BOUNDARY:
+                break
+            j += 1
+        for k in path:
+            memo[k] = j
+        return j
+
     def original(self, node: exp.Expr, mode: str = "clause") -> str:
         """The SQL text ``node`` came from.
 
@@ -460,10 +510,10 @@ class TreeText:
         if mode == "clause":
             first = i
             while i > 0:
+                i = self._left_stop(i, match)
+                if i == 0:
+                    break
                 tt = toks[i - 1].token_type
-                if tt == TokenType.R_PAREN and match[i - 1] >= 0:
-                    i = match[i - 1]
-                    continue
                 if tt == TokenType.L_PAREN:
                     if match[i - 1] == j + 1:  # parentheses around the whole fragment
                         i, j = i - 1, j + 1
@@ -482,19 +532,10 @@ class TreeText:
                         i -= 2
                         continue
                     break
-                if i >= 2 and toks[i - 2].token_type == TokenType.TOP:
-                    break
-                i -= 1
+                break  # a TOP two tokens back
             if i < first:
                 i, j = self._balance(i, j, match)
-            while j + 1 < n:
-                tt = toks[j + 1].token_type
-                if tt == TokenType.L_PAREN and match[j + 1] >= 0:
-                    j = match[j + 1]
-                    continue
-                if tt == TokenType.R_PAREN or tt in _BOUNDARY:
-                    break
-                j += 1
+            j = self._right_stop(j, match)
         elif mode == "window" and j + 1 < n and toks[j + 1].token_type == TokenType.OVER:
             j += 1
             if j + 1 < n:

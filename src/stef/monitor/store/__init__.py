@@ -102,11 +102,13 @@ class Store(Protocol):
         """Release the store."""
 
 
-def open_store(target: str | Path, *, migrate: bool = True) -> Store:
+def open_store(target: str | Path, *, migrate: bool = True, create: bool = True) -> Store:
     """Open the store at ``target``, creating it and applying its migrations unless
-    ``migrate=False`` (then :meth:`Store.pending_migrations` says what is missing).
+    ``migrate=False`` (then :meth:`Store.pending_migrations` says what is missing);
+    ``create=False`` refuses a SQLite file that does not exist (reading commands).
 
-    ``stef.db``, ``./x/stef.db`` or ``sqlite:///path/stef.db`` open SQLite;
+    ``stef.db`` or ``./x/stef.db`` (paths) and ``sqlite:///var/lib/stef/stef.db`` (a URL:
+    its path is absolute, as in ``file:///``) open SQLite;
     ``postgresql://user@host:5432/db`` (or ``postgres://``) opens PostgreSQL.
 
     >>> open_store("mysql://h/db")  # doctest: +ELLIPSIS
@@ -120,11 +122,11 @@ def open_store(target: str | Path, *, migrate: bool = True) -> Store:
 
         return PostgresStore(text, migrate=migrate)
     if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///") :]
+        text = "/" + text[len("sqlite:///") :].lstrip("/")
     elif "://" in text:
         raise StoreError(
             message=f"unknown store {text!r}; use a file path, sqlite:///path or postgresql://…"
         )
     if not text:
         raise StoreError(message="store path is empty")
-    return SQLiteStore(text, migrate=migrate)
+    return SQLiteStore(text, migrate=migrate, create=create)

@@ -78,6 +78,11 @@ def check_evaluation(evaluation: Any) -> str | None:
     """
     if not isinstance(evaluation, dict):
         return "an evaluation must be a JSON object"
+    if evaluation.get("status") is None and "question" in evaluation and "sql" in evaluation:
+        return (
+            "this is a record (question and sql), not an evaluation: evaluate it with "
+            "`stef eval FILE --store DB`"
+        )
     ev_id = evaluation.get("id")
     if not isinstance(ev_id, str) or not ev_id:
         return "field 'id' must be a non-empty string"
@@ -93,6 +98,15 @@ def check_evaluation(evaluation: Any) -> str | None:
     meta = evaluation.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         return "field 'metadata' must be an object or null"
+    for key in ("breakdown", "judgment", "provenance", "nl_spec", "sql_spec", "enrichment"):
+        value = evaluation.get(key)
+        if value is not None and not isinstance(value, dict):
+            return f"field {key!r} must be an object or null, got {type(value).__name__}"
+    findings = evaluation.get("findings")
+    if findings is not None and (
+        not isinstance(findings, list) or not all(isinstance(f, dict) for f in findings)
+    ):
+        return "field 'findings' must be a list of objects or null"
     return None
 
 

@@ -11,6 +11,7 @@ A selection is written on the command line as ``key=value`` pairs separated by c
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -86,7 +87,10 @@ class Selection:
                 values[key] = str(value)
             else:
                 allowed = ", ".join((*SELECTION_KEYS, "metadata.KEY"))
-                raise SelectionError(message=f"unknown selection key {key!r}; use {allowed}")
+                names = [*SELECTION_KEYS, "metadata.KEY"]
+                close = difflib.get_close_matches(str(key), names, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise SelectionError(message=f"unknown selection key {key!r}; {hint}use {allowed}")
         return cls(metadata=metadata, **values)
 
     def narrowed(self, **changes: Any) -> Selection:

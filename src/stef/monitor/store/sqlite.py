@@ -21,6 +21,9 @@ PostgreSQL store (:mod:`stef.monitor.store.common`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -71,8 +74,25 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             time.sleep(0.05)
 
 
+#: Stores up to this size are checked (``PRAGMA quick_check``) every time they are opened.
+CHECK_BYTES = 64 * 1024 * 1024
+
+
+def _damaged(path: Path, detail: str) -> StoreError:
+    return StoreError(
+        message=f"store {path} is damaged ({detail}); restore it from a backup, or salvage "
+        f"what is left with: sqlite3 {path} .recover | sqlite3 recovered.db"
+    )
+
+
 class SQLiteStore(SQLReader):
-    """Evaluations in one SQLite file (created and migrated on open unless ``migrate=False``)."""
+    """Evaluations in one SQLite file (created and migrated on open unless ``migrate=False``).
+
+    ``create=False`` refuses a file that does not exist (reading commands: a typo must
+    not make an empty store). ``check`` runs ``PRAGMA quick_check`` on open (default: when
+    the file is at most :data:`CHECK_BYTES`); any ``DatabaseError`` later runs it too, and
+    a damaged file is reported as such.
+    """
 
     dialect = SQLITE
 
@@ -83,8 +103,15 @@ class SQLiteStore(SQLReader):
         timeout: float = 60.0,
         chunk: int = 5000,
         migrate: bool = True,
+        create: bool = True,
+        check: bool | None = None,
     ) -> None:
         self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(
+                message=f"store {self.path} does not exist (check the path, --store or "
+                "STEF_STORE; `stef eval --store`, `ingest` and `watch` create one)"
+            )
         #: where the store is, for messages
         self.location = str(self.path)
         self.chunk = chunk
@@ -103,7 +130,69 @@ class SQLiteStore(SQLReader):
             if migrate:
                 self.migrate()
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc) or "not a database" in str(exc):
+                raise _damaged(self.path, str(exc)) from None
             raise StoreError(message=f"cannot open store {self.path}: {exc}") from exc
+        if check or (check is None and self._size() <= CHECK_BYTES):
+            self.check_integrity()
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``; a damaged file raises :class:`StoreError` saying so."""
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, str(exc)) from None
+        if rows != ["ok"]:
+            raise _damaged(self.path, "; ".join(str(r) for r in rows)[:300])
+
+    def check_writable(self) -> None:
+        """Fail now, before any record, when the file cannot be written (read-only)."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:  # a real write, rolled back: a read-only file refuses it here
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO alert_state (name, state, updated_at) "
+                    "VALUES ('stef-write-check', '{}', 0)"
+                )
+            finally:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise StoreError(
+                    message=f"store {self.path} is read-only ({exc}); give write access to "
+                    "the file and its directory, or choose another --store"
+                ) from None
+            raise StoreError(message=f"cannot write to store {self.path}: {exc}") from None
+
+    def _failure(self, exc: sqlite3.Error) -> StoreError:
+        """A ``StoreError`` for a failed call: damaged, read-only, or the message itself."""
+        text = str(exc)
+        if "readonly" in text:
+            return StoreError(message=f"store {self.path} is read-only ({text})")
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            try:
+                self.check_integrity()
+            except StoreError as damaged:
+                return damaged
+            return _damaged(self.path, text)
+        return StoreError(message=f"store {self.path}: {text}")
+
+    def status_scores(self, ids: Sequence[str]) -> dict[str, tuple[str, float | None]]:
+        """``id → (status, score)`` of those of ``ids`` stored (the summary of a rerun)."""
+        out: dict[str, tuple[str, float | None]] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT id, status, score FROM evaluations WHERE id IN ({marks})"
+            for rid, status, score in self.conn.execute(sql, part):
+                out[rid] = (status, score)
+        return out
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -201,7 +290,8 @@ class SQLiteStore(SQLReader):
                 )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
             raise
         return new
 
@@ -259,7 +349,8 @@ class SQLiteStore(SQLReader):
             gone = conn.execute("DELETE FROM evaluations WHERE t < ?", (before,)).rowcount
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
             raise
         return int(gone)
 
@@ -306,3 +397,43 @@ class SQLiteStore(SQLReader):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _guarded(method: Any) -> Any:
+    """``sqlite3`` errors of a store call become a :class:`StoreError` that says what is
+    wrong (a damaged file is checked and named as such)."""
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def gen(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from method(self, *args, **kwargs)
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from None
+
+        return gen
+
+    @functools.wraps(method)
+    def call(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from None
+
+    return call
+
+
+for _name in (
+    "write",
+    "existing_ids",
+    "status_scores",
+    "count",
+    "query",
+    "score_pairs",
+    "latest_time",
+    "tallies",
+    "offsets",
+    "alert_states",
+    "save_alert_state",
+):
+    setattr(SQLiteStore, _name, _guarded(getattr(SQLiteStore, _name)))
