@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"batch"},
     {"evaluator"},
     {"monitor", "accuracy", "store"},
+    {"service"},
     {"cli"},
 ]
 

@@ -333,6 +333,10 @@ from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
 
+from stef.cli.serve import serve  # noqa: E402
+
+main.add_command(serve)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()
