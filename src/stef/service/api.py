@@ -78,6 +78,26 @@ def check_apps(items: list[Any], who: Principal, field: str) -> None:
             )
 
 
+def check_records(records: list[Any], field: str) -> None:
+    """422 for what the store could not keep: an unreadable ``timestamp`` (the store
+    places records by time) or ``metadata`` that is not an object."""
+    from stef.monitor.stats import to_epoch
+
+    for i, rec in enumerate(records):
+        where = f"{field}[{i}]" if field == "records" else "body"
+        ts = rec.get("timestamp")
+        if ts is not None and ts != "":
+            try:
+                ok = to_epoch(ts) is not None
+            except (ValueError, OverflowError, TypeError):
+                ok = False
+            if not ok:
+                raise invalid(f"timestamp {ts!r} is not an ISO 8601 time", f"{where}.timestamp")
+        meta = rec.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise invalid("metadata must be an object or null", f"{where}.metadata")
+
+
 def _items(data: Any, key: str, limit: int) -> tuple[list[Any], str]:
     """The objects of ``{key: [...]}`` or one object; errors name the field."""
     if not isinstance(data, dict):
@@ -116,6 +136,7 @@ async def evaluate(
     keep = _flag(store, "store", True)
     records, field = _items(await read_json(request), "records", request.app.state.max_batch)
     check_apps(records, who, "records" if field == "records" else "body")
+    check_records(records, field)
     evaluate_records = request.app.state.evaluate_records
     evaluations = await evaluate_records(records, store=keep)
     return json_response({"evaluations": evaluations, "stored": keep})
@@ -194,7 +215,7 @@ async def list_evaluations(
 @router.get(
     "/v1/evaluations/{evaluation_id}",
     summary="One evaluation",
-    responses=s.responses(s.EVALUATION, 401, 404, 429),
+    responses=s.responses(s.EVALUATION, 401, 404, 422, 429),
 )
 async def get_evaluation(
     request: Request, evaluation_id: str, who: Principal = Depends(require_read)

@@ -117,7 +117,8 @@ def _install_handlers(app: FastAPI) -> None:
     async def on_http(request: Request, exc: HTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
         message = "no such page or endpoint" if exc.status_code == 404 else str(exc.detail)
-        return error_response(ApiError(exc.status_code, code, message))
+        headers = dict(exc.headers or {})  # Allow: of a 405
+        return error_response(ApiError(exc.status_code, code, message, headers=headers))
 
     @app.exception_handler(StefError)
     async def on_stef(request: Request, exc: StefError) -> Response:
