@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+
 from service_server import (
     BOOKS_MARK,
     EXAMPLES,
@@ -23,7 +24,6 @@ from service_server import (
     auth,
     build_store,
 )
-
 from stef.cli import main
 from stef.rules import load_rules
 from stef.service import ServiceConfig, create_app, parse_tokens
@@ -215,7 +215,8 @@ def test_compare_is_the_cli_result(client: httpx.Client, stored: tuple[Path, Any
     base, cand = "agent=sql-bot,agent_version=1.3", "agent=sql-bot,agent_version=1.4"
     got = client.get("/v1/compare", params={"baseline": base, "candidate": cand}).json()
     cli = CliRunner().invoke(
-        main, ["compare", "--store", str(stored[0]), "--baseline", base, "--candidate", cand, "--json"]
+        main,
+        ["compare", "--store", str(stored[0]), "--baseline", base, "--candidate", cand, "--json"],
     )
     assert got == json.loads(cli.output)
     assert got["verdict"] == "better"
@@ -238,7 +239,9 @@ def test_metrics_count_what_the_service_evaluated(client: httpx.Client) -> None:
         'stef_evaluations_total{agent="metrics-bot",agent_version="9",app="shop",band="poor",'
         'status="ok"} 1.0'
     ) in text
-    assert 'stef_score_bucket{agent="metrics-bot",agent_version="9",app="shop",le="10.0"} 1.0' in text
+    assert (
+        'stef_score_bucket{agent="metrics-bot",agent_version="9",app="shop",le="10.0"} 1.0' in text
+    )
     assert "stef_evaluation_seconds_count" in text and "stef_store_write_seconds_count" in text
 
 
@@ -272,8 +275,12 @@ def test_app_token_sees_only_its_app_everywhere(
 def test_app_token_writes_only_its_app(server: LiveServer) -> None:
     [rec] = _records("sql-bot-1.3-001")
     with httpx.Client(base_url=server.url, headers=auth(SHOP_WRITE), timeout=60) as c:
-        r = c.post("/v1/evaluate", json={"records": [{**rec, "id": "t1", "app": "shop"},
-                                                     {**rec, "id": "t2", "app": "books"}]})
+        r = c.post(
+            "/v1/evaluate",
+            json={
+                "records": [{**rec, "id": "t1", "app": "shop"}, {**rec, "id": "t2", "app": "books"}]
+            },
+        )
         assert r.status_code == 403
         assert r.json()["error"]["field"] == "records[1].app"
         assert c.get("/v1/evaluations/t1").status_code == 404  # nothing of a refused batch

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
-from service_server import READ, TOKENS, WRITE, LiveServer, auth
 
+from service_server import READ, TOKENS, WRITE, LiveServer, auth
 from stef.cli import main
 from stef.service import ServiceConfig, TokenError, create_app, load_token_file, parse_tokens
 
@@ -85,9 +85,11 @@ def test_rate_limit_is_429_with_retry_after(tmp_path: Path) -> None:
 
 
 def test_tokens_are_never_logged(server: LiveServer, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="uvicorn.access"), caplog.at_level(
-        logging.DEBUG, logger="uvicorn.error"
-    ), caplog.at_level(logging.DEBUG, logger="stef"):
+    with (
+        caplog.at_level(logging.DEBUG, logger="uvicorn.access"),
+        caplog.at_level(logging.DEBUG, logger="uvicorn.error"),
+        caplog.at_level(logging.DEBUG, logger="stef"),
+    ):
         httpx.get(server.url + "/v1/evaluations", headers=auth(READ))
         httpx.post(server.url + "/login", data={"token": WRITE, "next": "/"})
         httpx.get(server.url + "/v1/evaluations", headers=auth("wrong-token-value"))

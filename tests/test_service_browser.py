@@ -10,16 +10,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_server import READ, TOKENS, LiveServer, build_store
 
+from service_server import READ, TOKENS, LiveServer, build_store
 from stef.service import ServiceConfig, create_app, parse_tokens
 
 CHROMIUM = os.environ.get("STEF_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-dev-shm-usage",
+]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, list[dict[str, Any]]]]:
+def site(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[LiveServer, list[dict[str, Any]]]]:
     path = tmp_path_factory.mktemp("browser") / "stef.db"
     evaluations = build_store(path)
     config = ServiceConfig(store=path, tokens=parse_tokens(TOKENS), rate_limit=None)
@@ -63,9 +70,11 @@ def test_filter_open_a_record_and_read_it(
     page.get_by_role("button", name="Filter").click()
     page.wait_for_url("**/evaluations?*")
     expected = [
-        e for e in evaluations
-        if e["agent"] == "insight-agent" and any(f["kind"] == "filter_missing" for f in e["findings"])
-    ]  # fmt: skip
+        e
+        for e in evaluations
+        if e["agent"] == "insight-agent"
+        and any(f["kind"] == "filter_missing" for f in e["findings"])
+    ]
     rows = page.locator("#evaluations tbody tr")
     assert page.locator("#count").inner_text() == f"1–50 of {len(expected)}"
     assert rows.count() == 50
@@ -85,7 +94,9 @@ def test_filter_open_a_record_and_read_it(
     marks = page.locator("#sql mark")
     assert marks.count() >= 1
     fragments = [f["sql"] for f in newest["findings"] if f.get("sql")]
-    assert any(marks.nth(i).inner_text().rstrip("0123456789,") in fragments for i in range(marks.count()))
+    assert any(
+        marks.nth(i).inner_text().rstrip("0123456789,") in fragments for i in range(marks.count())
+    )
     assert page.locator("#breakdown").inner_text().count("filter status") == 1
     page.screenshot(path=str(tmp_path / "record.png"), full_page=True)
     print("screenshots in", tmp_path)

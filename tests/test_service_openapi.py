@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 import schemathesis
-from schemathesis import checks
 from hypothesis import HealthCheck, settings
-from service_server import ROOT, TOKENS, WRITE, LiveServer, auth
+from schemathesis import checks
 
+from service_server import ROOT, TOKENS, WRITE, LiveServer, auth
 from stef.service import ServiceConfig, create_app, parse_tokens
 from stef.service.openapi import document, document_of
 

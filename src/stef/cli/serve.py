@@ -35,7 +35,10 @@ def _app_rules(pairs: tuple[str, ...]) -> dict[str, Any]:
         app, sep, path = pair.partition("=")
         if not sep or not app.strip() or not path.strip():
             raise click.UsageError(f"--app-rules takes APP=FILE, got {pair!r}")
-        out[app.strip()] = load_rules(path.strip())
+        try:
+            out[app.strip()] = load_rules(path.strip())
+        except StefError as e:
+            raise click.ClickException(e.message) from None
     return out
 
 
@@ -69,10 +72,14 @@ def _tokens(token_file: str | None) -> list[Any]:
 @click.option(
     "--token-file",
     type=click.Path(exists=True, dir_okay=False),
-    help="TOML file of tokens: tokens = [\"write:…\", \"read@shop:…\"] (besides STEF_TOKENS).",
+    help='TOML file of tokens: tokens = ["write:…", "read@shop:…"] (besides STEF_TOKENS).',
 )
-@click.option("--no-auth", is_flag=True, help="No tokens: everyone may read and write (loopback only).")
-@click.option("--max-body", default=10 * 1024 * 1024, show_default=True, help="Bytes per request body.")
+@click.option(
+    "--no-auth", is_flag=True, help="No tokens: everyone may read and write (loopback only)."
+)
+@click.option(
+    "--max-body", default=10 * 1024 * 1024, show_default=True, help="Bytes per request body."
+)
 @click.option("--max-batch", default=1000, show_default=True, help="Records per request.")
 @click.option(
     "--rate-limit",
@@ -80,7 +87,9 @@ def _tokens(token_file: str | None) -> list[Any]:
     show_default=True,
     help="Requests per second per token (0: no limit).",
 )
-@click.option("--cors-origin", "cors", multiple=True, help="Allow this origin (CORS is off by default).")
+@click.option(
+    "--cors-origin", "cors", multiple=True, help="Allow this origin (CORS is off by default)."
+)
 @click.option("--log-level", default="info", show_default=True)
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @judge_options
@@ -106,7 +115,7 @@ def serve(
     Example:
       STEF_TOKENS=write:$(openssl rand -hex 16) stef serve --store stef.db --rules rules.json
     """
-    from stef.cli.main import _load_rules
+    from stef.rules import load_rules
     from stef.service import ServiceConfig, create_app
 
     try:
@@ -119,8 +128,13 @@ def serve(
             "or pass --no-auth to serve without auth on loopback"
         )
     if no_auth and not _loopback(host):
-        raise click.ClickException(f"--no-auth binds to loopback only; {host} is not a loopback address")
-    rules = _load_rules(rules_path)
+        raise click.ClickException(
+            f"--no-auth binds to loopback only; {host} is not a loopback address"
+        )
+    try:
+        rules = load_rules(rules_path)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
     try:
         judge, nl_extractor = build_judging(**judge_opts)
     except StefError as e:

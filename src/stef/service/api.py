@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+import stef.service.queries as queries
+import stef.service.schemas as s
 from stef._version import __version__
-from stef.service import queries
-from stef.service import schemas as s
 from stef.service.auth import Principal
 from stef.service.deps import require_read, require_write
 from stef.service.engine import ingest_problem
@@ -25,6 +25,8 @@ from stef.service.errors import ApiError, invalid
 from stef.service.metrics import CONTENT_TYPE
 
 router = APIRouter()
+Reader = Annotated[Principal, Depends(require_read)]
+Writer = Annotated[Principal, Depends(require_write)]
 
 
 def dumps(obj: Any) -> bytes:
@@ -128,8 +130,8 @@ def _items(data: Any, key: str, limit: int) -> tuple[list[Any], str]:
 )
 async def evaluate(
     request: Request,
+    who: Writer,
     store: str | None = Query(None, description="false: evaluate without storing."),
-    who: Principal = Depends(require_write),
 ) -> Response:
     """Evaluate one record object, or ``{"records": [...]}``; answer ``{"evaluations": [...]}``
     in input order. Stored (idempotent by id) unless ``store=false``."""
@@ -148,7 +150,7 @@ async def evaluate(
     openapi_extra=s.body(s.INGEST_BODY),
     responses=s.responses(s.INGEST_OUT, 401, 403, 413, 422, 429),
 )
-async def ingest(request: Request, who: Principal = Depends(require_write)) -> Response:
+async def ingest(request: Request, who: Writer) -> Response:
     """``{"evaluations": [...]}`` (or one evaluation) as ``stef eval`` writes them;
     idempotent by id. An invalid evaluation is a 422 naming it; nothing is stored then."""
     items, field = _items(await read_json(request), "evaluations", request.app.state.max_batch)
@@ -185,6 +187,7 @@ def _params(request: Request) -> Mapping[str, Any]:
 )
 async def list_evaluations(
     request: Request,
+    who: Reader,
     agent: str | None = _SEL["agent"],
     agent_version: str | None = _SEL["agent_version"],
     app: str | None = _SEL["app"],
@@ -199,7 +202,6 @@ async def list_evaluations(
     limit: str | None = Query(None, description="Page size, 1 to 500 (default 50)."),
     cursor: str | None = Query(None, description="next_cursor of the previous page."),
     full: str | None = Query(None, description="true: whole evaluations, not summaries."),
-    who: Principal = Depends(require_read),
 ) -> Response:
     """A page of evaluations with the CLI's selections, sorting and cursor pagination."""
     params = _params(request)
@@ -217,14 +219,10 @@ async def list_evaluations(
     summary="One evaluation",
     responses=s.responses(s.EVALUATION, 401, 404, 422, 429),
 )
-async def get_evaluation(
-    request: Request, evaluation_id: str, who: Principal = Depends(require_read)
-) -> Response:
+async def get_evaluation(request: Request, evaluation_id: str, who: Reader) -> Response:
     """The whole stored evaluation (404 when unknown or outside the token's apps)."""
     engine = request.app.state.engine
-    ev = await run_in_threadpool(
-        lambda: queries.get_evaluation(engine.store(), evaluation_id, who)
-    )
+    ev = await run_in_threadpool(lambda: queries.get_evaluation(engine.store(), evaluation_id, who))
     return json_response(ev)
 
 
@@ -235,6 +233,7 @@ async def get_evaluation(
 )
 async def stats(
     request: Request,
+    who: Reader,
     by: str | None = Query(None, description="agent,agent_version (default), app, metadata.KEY."),
     window: str | None = Query(None, description="1h, 6h, 1d, 1w …"),
     top: str | None = Query(None, description="Finding kinds per row (default 3)."),
@@ -246,7 +245,6 @@ async def stats(
     since: str | None = _SEL["since"],
     until: str | None = _SEL["until"],
     where: str | None = _SEL["where"],
-    who: Principal = Depends(require_read),
 ) -> Response:
     """The ``stef stats --json`` rows: records, coverage, mean, median, P10, P90, shares."""
     params = _params(request)
@@ -263,13 +261,13 @@ async def stats(
 )
 async def compare(
     request: Request,
+    who: Reader,
     baseline: str | None = Query(None, description="Selection, e.g. agent=a,agent_version=1."),
     candidate: str | None = Query(None, description="Selection, e.g. agent=a,agent_version=2."),
     since: str | None = _SEL["since"],
     until: str | None = _SEL["until"],
     alpha: str | None = Query(None, description="Significance level (default 0.05)."),
     min_records: str | None = Query(None, description="Fewer on a side: undecided (10)."),
-    who: Principal = Depends(require_read),
 ) -> Response:
     """Mean and P90 differences with intervals, coverage, band shift, paired test, verdict."""
     params = _params(request)
@@ -280,7 +278,7 @@ async def compare(
 
 
 @router.get("/v1/rules", summary="Rules per app", responses=s.responses(s.RULES_OUT, 401, 429))
-async def rules(request: Request, who: Principal = Depends(require_read)) -> Response:
+async def rules(request: Request, who: Reader) -> Response:
     """The default rules and each app's own (only the token's apps)."""
     engine = request.app.state.engine
     apps = {
@@ -315,7 +313,7 @@ async def readyz(request: Request) -> Response:
         429: s.responses({}, 429)[429],
     },
 )
-async def metrics(request: Request, who: Principal = Depends(require_read)) -> Response:
+async def metrics(request: Request, who: Reader) -> Response:
     """The Prometheus text format; a token limited to apps sees only their series."""
     body = request.app.state.engine.metrics.exposition(who.apps)
     return Response(body, media_type=CONTENT_TYPE)

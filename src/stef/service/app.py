@@ -15,6 +15,7 @@ threadpool), authenticating with :func:`stef.service.deps.require_write`.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,9 +27,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+import stef.service.api as api
+import stef.service.pages as pages
 from stef._version import __version__
 from stef.errors import StefError
-from stef.service import api, pages
 from stef.service.auth import RateLimiter, TokenError, TokenSet
 from stef.service.engine import Engine, ServiceConfig
 from stef.service.errors import ApiError
@@ -71,6 +73,34 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+class Timing:
+    """``Server-Timing: app;dur=MS`` on every response, and the request histogram."""
+
+    def __init__(self, app: ASGIApp, metrics: Any) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                took = time.perf_counter() - started
+                headers = list(message.get("headers", []))
+                headers.append((b"server-timing", f"app;dur={took * 1000:.2f}".encode()))
+                message = {**message, "headers": headers}
+                route = getattr(scope.get("route"), "path", None) or "unmatched"
+                self.metrics.http.labels(route, scope["method"], str(message["status"])).observe(
+                    took
+                )
+            await send(message)
+
+        await self.app(scope, receive, timed)
 
 
 async def _send_error(send: Send, error: ApiError) -> None:
@@ -182,6 +212,7 @@ def create_app(
     app.include_router(pages.router)
     pages.mount_static(app)
     app.add_middleware(BodyLimit, limit=config.max_body_bytes)
+    app.add_middleware(Timing, metrics=engine.metrics)
     if config.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

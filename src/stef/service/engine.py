@@ -17,6 +17,7 @@ threadpool, off the event loop. A store that declares ``thread_safe = True`` is 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -84,10 +85,9 @@ class StoreHandle:
         with self._lock:
             stores, self._all = self._all, []
         for store in stores:
-            try:
+            # a connection of another thread: SQLite refuses to close it here, harmless
+            with contextlib.suppress(Exception):
                 store.close()
-            except Exception:  # a connection of another thread: SQLite refuses, harmless
-                pass
 
 
 class Engine:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def segments(sql: str, fragments: Sequence[str | None]) -> list[Segment]:
             cuts.update(span)
     points = sorted(cuts)
     out = []
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in pairwise(points):
         covering = tuple(i + 1 for i, s in enumerate(spans) if s and s[0] <= a and b <= s[1])
         out.append(Segment(sql[a:b], covering))
     return out

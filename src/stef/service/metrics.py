@@ -5,7 +5,7 @@ limited to some apps scrapes only their series.
 >>> m.observe_evaluation({"status": "ok", "score": 80.0, "band": "good", "agent": "a",
 ...     "agent_version": "1", "app": "shop", "provenance": {"latency_ms": 2.0}})
 >>> text = m.exposition(frozenset({"shop"})).decode()
->>> 'stef_evaluations_total{agent="a",agent_version="1",app="shop",band="good",status="ok"} 1.0' in text
+>>> 'agent_version="1",app="shop",band="good",status="ok"} 1.0' in text
 True
 >>> 'app="shop"' in m.exposition(frozenset({"books"})).decode()
 False
@@ -74,6 +74,13 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
+        self.http = Histogram(
+            "stef_http_request_seconds",
+            "Time the server spent on a request, by route template, method and status.",
+            ["route", "method", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         self.ingested = Counter(
             "stef_ingested_evaluations",
             "Evaluations received on /v1/ingest, by app.",
@@ -94,9 +101,9 @@ class Metrics:
         ).inc()
         score = ev.get("score")
         if status == "ok" and isinstance(score, (int, float)):
-            self.score.labels(_label(ev.get("agent")), _label(ev.get("agent_version")), app).observe(
-                float(score)
-            )
+            self.score.labels(
+                _label(ev.get("agent")), _label(ev.get("agent_version")), app
+            ).observe(float(score))
         prov = ev.get("provenance") or {}
         latency = prov.get("latency_ms")
         if isinstance(latency, (int, float)):
@@ -114,7 +121,7 @@ class Metrics:
         carry no app, such as the store's write latency)."""
         if apps is None:
             return generate_latest(self.registry)
-        return generate_latest(_Scoped(self.registry, apps))  # type: ignore[arg-type]
+        return generate_latest(_Scoped(self.registry, apps))
 
 
 class _Scoped:

@@ -20,9 +20,10 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
+import stef.service.charts as charts
+import stef.service.queries as queries
 from stef.monitor.report_html import BAND_COLORS, _fmt, _label, _pct, pick_window
 from stef.monitor.stats import BANDS, figures
-from stef.service import charts, queries
 from stef.service.auth import Principal
 from stef.service.deps import COOKIE, _limit, identify
 from stef.service.highlight import segments
@@ -58,7 +59,11 @@ def render(
         html,
         status_code=status,
         media_type="text/html",
-        headers={"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", **(headers or {})},
+        headers={
+            "Content-Security-Policy": CSP,
+            "X-Content-Type-Options": "nosniff",
+            **(headers or {}),
+        },
     )
 
 
@@ -104,7 +109,9 @@ def _overview(engine: Any, params: dict[str, str], who: Principal) -> dict[str, 
         {
             "label": _label(values),
             "figures": figures(t, top=3),
-            "link": _link("/evaluations", {**params, "agent": values[0], "agent_version": values[1]}),
+            "link": _link(
+                "/evaluations", {**params, "agent": values[0], "agent_version": values[1]}
+            ),
         }
         for values, t in groups
     ]
@@ -121,10 +128,17 @@ def _overview(engine: Any, params: dict[str, str], who: Principal) -> dict[str, 
     ctx["time_svg"] = charts.score_over_time(series, width)
     ctx["bands_svg"] = charts.band_shares([(_label(v), t) for v, t in groups])
     ctx["findings"] = [
-        {"kind": k, "records": n, "share": share, "link": _link("/evaluations", {**params, "finding": k})}
+        {
+            "kind": k,
+            "records": n,
+            "share": share,
+            "link": _link("/evaluations", {**params, "finding": k}),
+        }
         for k, n, share in figures(overall, top=10).top_findings
     ]
-    ctx["json_link"] = _link("/v1/stats", {**params, "by": "agent,agent_version", "window": f"{int(width)}s"})
+    ctx["json_link"] = _link(
+        "/v1/stats", {**params, "by": "agent,agent_version", "window": f"{int(width)}s"}
+    )
     return ctx
 
 
@@ -188,7 +202,9 @@ async def evaluations(request: Request) -> Response:
         prev_cursor = queries.encode_cursor(prev_offset) if prev_offset else None
         prev_link = _link("/evaluations", {**base, "cursor": prev_cursor})
     next_link = (
-        _link("/evaluations", {**base, "cursor": page["next_cursor"]}) if page["next_cursor"] else None
+        _link("/evaluations", {**base, "cursor": page["next_cursor"]})
+        if page["next_cursor"]
+        else None
     )
     return render(
         "list.html.j2",
@@ -216,9 +232,7 @@ async def record(request: Request, evaluation_id: str) -> Response:
     if who is None:
         return _login(request)
     engine = request.app.state.engine
-    ev = await run_in_threadpool(
-        lambda: queries.get_evaluation(engine.store(), evaluation_id, who)
-    )
+    ev = await run_in_threadpool(lambda: queries.get_evaluation(engine.store(), evaluation_id, who))
     findings = list(ev.get("findings") or [])
     sql = ev.get("sql") or ""
     segs = segments(sql, [f.get("sql") for f in findings])
@@ -254,7 +268,10 @@ async def compare_page(request: Request) -> Response:
             for name in ("baseline", "candidate"):
                 sel = queries.parse_selection_text(params[name], name)
                 sides.append(
-                    (f"{name}: {sel.describe()}", queries.total_tally(engine.store(), queries.scoped(sel, who)))
+                    (
+                        f"{name}: {sel.describe()}",
+                        queries.total_tally(engine.store(), queries.scoped(sel, who)),
+                    )
                 )
             return {"result": result, "svg": charts.distribution(sides)}
 

@@ -34,7 +34,9 @@ SELECTION_PARAMS = ("agent", "agent_version", "app", "status", "finding", "since
 MAX_LIMIT = 500
 
 
-def selection_from(params: Mapping[str, Any], prefix: str = "", where: str | None = None) -> Selection:
+def selection_from(
+    params: Mapping[str, Any], prefix: str = "", where: str | None = None
+) -> Selection:
     """A selection from query parameters (``agent``, ``since`` … and ``metadata.KEY``),
     on top of a CLI-style ``where`` (``agent=a,app=b``); errors name the parameter."""
     now = time.time()
@@ -76,7 +78,9 @@ def scoped(sel: Selection, who: Principal) -> list[Selection]:
         return [sel]
     if sel.app is not None:
         if sel.app not in who.apps:
-            raise ApiError(403, "forbidden", f"this token may not read app {sel.app!r}", field="app")
+            raise ApiError(
+                403, "forbidden", f"this token may not read app {sel.app!r}", field="app"
+            )
         return [sel]
     return [sel.narrowed(app=a) for a in sorted(who.apps)]
 

@@ -95,7 +95,9 @@ def obj(**props: Any) -> dict[str, Any]:
 
 
 ARRAY_OF_OBJECTS = {"type": "array", "items": {"type": "object"}}
-EVALUATIONS_OUT = obj(evaluations={"type": "array", "items": EVALUATION}, stored={"type": "boolean"})
+EVALUATIONS_OUT = obj(
+    evaluations={"type": "array", "items": EVALUATION}, stored={"type": "boolean"}
+)
 INGEST_OUT = obj(received={"type": "integer"}, new={"type": "integer"})
 LIST_OUT = obj(
     evaluations=ARRAY_OF_OBJECTS,
