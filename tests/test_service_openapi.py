@@ -59,10 +59,13 @@ def test_server_keeps_to_its_document(case: schemathesis.Case, server: LiveServe
     # Selections, times and durations are strings the document cannot constrain further
     # (``since=7d``, ``baseline=agent=a``): a generated one may be refused with a 422 that
     # names it, so "every schema-valid request is accepted" is not one of the checks.
+    # And a record of the wrong shape inside a batch is, by design, not an HTTP error: it
+    # gets an evaluation with status ``invalid_record`` and the batch finishes (DESIGN.md),
+    # so "every schema-invalid body is refused" is not one either.
     case.call_and_validate(
         base_url=server.url,
         headers=auth(WRITE),
-        excluded_checks=[checks.positive_data_acceptance],
+        excluded_checks=[checks.positive_data_acceptance, checks.negative_data_rejection],
     )
 
 

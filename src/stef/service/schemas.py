@@ -14,7 +14,9 @@ _TEXT_OR_NULL = {"type": ["string", "null"]}
 
 RECORD: dict[str, Any] = {
     "type": "object",
-    "description": "One agent record (DESIGN.md): question, SQL and provenance.",
+    "description": "One agent record (DESIGN.md): question, SQL and provenance. A record of "
+    "another shape is evaluated too and answered with an error status (invalid_record, "
+    "empty_question …), never refused with an HTTP error.",
     "required": ["question", "sql"],
     "properties": {
         "id": {"type": ["string", "integer"], "description": "Record id (default: a hash)."},
