@@ -122,7 +122,7 @@ def test_compare_refuses_a_silly_alpha():
     ("candidate_quality", "n", "code", "verdict"),
     [(-0.25, 300, 1, "worse"), (0.0, 300, 0, "no detectable difference"), (0.0, 4, 2, "undecided")],
 )
-def test_stef_compare_exit_codes_gate_a_release(tmp_path, candidate_quality, n, code, verdict):
+def test_stef_compare_exit_codes_gate_a_release(store_target, candidate_quality, n, code, verdict):
     import json
 
     from click.testing import CliRunner
@@ -130,14 +130,14 @@ def test_stef_compare_exit_codes_gate_a_release(tmp_path, candidate_quality, n, 
     from stef.cli import main
     from stef.monitor.store import open_store
 
-    store = open_store(tmp_path / "stef.db")
+    store = open_store(store_target)
     store.write(make_evaluations(300, seed=1))
     store.write(make_evaluations(n, seed=2, agent_version="1.4", quality=candidate_quality))
     store.close()
     args = [
         "compare",
         "--store",
-        str(tmp_path / "stef.db"),
+        store_target,
         "--baseline",
         "agent=sql-bot,agent_version=1.3",
         "--candidate",

@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"judges", "score"},
     {"batch"},
     {"evaluator"},
-    {"monitor", "accuracy", "store"},
+    {"monitor", "accuracy", "store", "interop"},
     {"service"},
     {"cli"},
 ]

@@ -140,6 +140,14 @@ ERRORS = [
     ("values", "VALUES (1, 2)", None, "sql_not_query", "a VALUES statement"),
     ("nul byte alone", "\x00", None, "sql_not_query", "bare COLUMN expression"),
     ("two statements", "SELECT 1; SELECT 2", None, "sql_multiple_statements", "2 statements"),
+    (
+        "a script whose first query is not a variable assignment",
+        "SELECT id FROM users; SELECT name FROM posts",
+        "tsql",
+        "sql_multiple_statements",
+        "2 statements",
+    ),
+    ("a script with no query", "DECLARE @n int = 5; SET @n = 6", "tsql", "sql_not_query", "SET"),
     ("show tables", "SHOW TABLES", None, "sql_unsupported", "'SHOW TABLES'"),
     ("vacuum", "VACUUM", "sqlite", "sql_unsupported", "opaque command: 'VACUUM'"),
     ("explain", "EXPLAIN SELECT 1", None, "sql_unsupported", "opaque command"),
@@ -179,6 +187,41 @@ def test_sqlglot_runs_compiled() -> None:
     import sqlglot.parser
 
     assert sqlglot.parser.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+
+
+SCRIPTS = [
+    (
+        "declare without semicolons",
+        "DECLARE @UserId int = 17034\n\n"
+        "SELECT TOP 25 PostId, Score FROM Comments WHERE UserId = @UserId",
+        ["postid", "score"],
+        25,
+    ),
+    (
+        "declare and set with semicolons",
+        "DECLARE @n int; SET @n = 3; SELECT name FROM users WHERE id > @n ORDER BY name;",
+        ["name"],
+        None,
+    ),
+    (
+        "a variable assigned by a SELECT",
+        "DECLARE @total int\nselect @total = count(1) from Posts where PostTypeId = 1\n"
+        "select Id, Score * 100.0 / @total AS share from Posts",
+        ["id", "share"],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "projections", "limit"), [s[1:] for s in SCRIPTS], ids=[s[0] for s in SCRIPTS]
+)
+def test_a_variable_script_is_scored_on_its_final_query(
+    sql: str, projections: list[str], limit: int | None
+) -> None:
+    spec = extract_sql_spec(sql, "tsql").spec
+    assert [p.alias or p.expr for p in spec.projections] == projections
+    assert spec.limit == limit
 
 
 def test_trailing_semicolons_and_comments_are_one_statement() -> None:

@@ -129,7 +129,7 @@ def test_selections_parse_and_refuse_unknown_keys():
         Selection.parse("since=yesterday")
 
 
-def test_stef_stats_as_json_csv_and_table(tmp_path):
+def test_stef_stats_as_json_csv_and_table(store_target):
     import csv
     import io
     import json
@@ -147,7 +147,7 @@ def test_stef_stats_as_json_csv_and_table(tmp_path):
     evs = make_evaluations(200, seed=1, step_s=1800) + make_evaluations(
         100, seed=2, agent_version="1.4", error_rate=0.2, step_s=1800
     )
-    db = str(tmp_path / "stef.db")
+    db = store_target
     store = open_store(db)
     store.write(evs)
     store.close()

@@ -1,4 +1,5 @@
-"""The SQLite store against real files: migrations, idempotent writes, selections, figures."""
+"""The store against real SQLite files and a real PostgreSQL server: idempotent writes,
+selections, figures (each test over both backends, ``store_target``), and SQLite migrations."""
 
 from __future__ import annotations
 
@@ -100,8 +101,8 @@ def test_migration_from_v1_backfills_findings_and_rollups(tmp_path, evaluations)
     store.close()
 
 
-def test_writing_twice_stores_nothing_twice(tmp_path, evaluations):
-    store = open_store(tmp_path / "stef.db")
+def test_writing_twice_stores_nothing_twice(store_target, evaluations):
+    store = open_store(store_target)
     assert store.write(evaluations) == 600
     assert store.write(evaluations) == 0
     assert store.write(evaluations[:10] + evaluations[:10]) == 0
@@ -113,15 +114,15 @@ def test_writing_twice_stores_nothing_twice(tmp_path, evaluations):
     store.close()
 
 
-def test_an_id_repeated_in_one_batch_counts_once(tmp_path, evaluations):
-    store = open_store(tmp_path / "stef.db")
+def test_an_id_repeated_in_one_batch_counts_once(store_target, evaluations):
+    store = open_store(store_target)
     assert store.write([evaluations[0], evaluations[0], evaluations[1]]) == 2
     assert store.count() == 2
     store.close()
 
 
-def test_replace_overwrites_the_evaluation_its_findings_and_its_figures(tmp_path, evaluations):
-    store = open_store(tmp_path / "stef.db")
+def test_replace_overwrites_the_evaluation_its_findings_and_its_figures(store_target, evaluations):
+    store = open_store(store_target)
     store.write(evaluations)
     first = evaluations[0]
     changed = {
@@ -160,9 +161,9 @@ def test_replace_overwrites_the_evaluation_its_findings_and_its_figures(tmp_path
     ],
 )
 def test_figures_from_the_store_equal_figures_from_the_evaluations(
-    tmp_path, evaluations, by, window, selection
+    store_target, evaluations, by, window, selection
 ):
-    store = open_store(tmp_path / "stef.db")
+    store = open_store(store_target)
     store.write(evaluations)
     sel = Selection.from_kwargs(**selection)
     kept = [e["id"] for e in store.query(selection=sel)]
@@ -174,8 +175,8 @@ def test_figures_from_the_store_equal_figures_from_the_evaluations(
     store.close()
 
 
-def test_query_selects_by_metadata_status_and_time_and_orders(tmp_path, evaluations):
-    store = open_store(tmp_path / "stef.db")
+def test_query_selects_by_metadata_status_and_time_and_orders(store_target, evaluations):
+    store = open_store(store_target)
     store.write(evaluations)
     assert store.count({"metadata.team": "hr"}) == 100
     errors = list(store.query(status="sql_unparseable"))
@@ -196,8 +197,8 @@ def test_query_selects_by_metadata_status_and_time_and_orders(tmp_path, evaluati
     store.close()
 
 
-def test_an_invalid_evaluation_is_refused_with_its_id(tmp_path):
-    store = open_store(tmp_path / "stef.db")
+def test_an_invalid_evaluation_is_refused_with_its_id(store_target):
+    store = open_store(store_target)
     with pytest.raises(StoreError, match="evaluation 'x': score must be a number within"):
         store.write([{"id": "x", "status": "ok", "score": "high"}])
     with pytest.raises(StoreError, match="field 'id' must be a non-empty string"):
@@ -206,29 +207,36 @@ def test_an_invalid_evaluation_is_refused_with_its_id(tmp_path):
     store.close()
 
 
-def test_open_store_understands_urls_and_refuses_postgres(tmp_path):
+def test_open_store_understands_urls(tmp_path):
     store = open_store(f"sqlite:///{tmp_path}/x.db")
     store.close()
     assert (tmp_path / "x.db").exists()
-    with pytest.raises(StoreError, match="PostgreSQL stores are not implemented yet"):
-        open_store("postgresql://localhost/stef")
     with pytest.raises(StoreError, match="unknown store 'mysql://h/db'"):
         open_store("mysql://h/db")
 
 
-def test_watch_offsets_and_alert_state_survive_a_reopen(tmp_path, evaluations):
-    store = open_store(tmp_path / "stef.db")
+def test_an_unreachable_postgres_is_named_without_its_password():
+    with pytest.raises(StoreError) as info:
+        open_store("postgres://stef:s3cret@127.0.0.1:1/evals")
+    assert info.value.message.startswith(
+        "cannot open store postgresql://stef@127.0.0.1:1/evals: connection failed:"
+    )
+    assert "s3cret" not in info.value.message
+
+
+def test_watch_offsets_and_alert_state_survive_a_reopen(store_target, evaluations):
+    store = open_store(store_target)
     store.write(evaluations[:5], offsets={"/logs/a.jsonl": 1234})
     store.save_offsets({"/logs/b.jsonl": 10})
     store.save_alert_state("mean-low", {"breached": True, "value": 41.5})
     store.close()
-    store = open_store(tmp_path / "stef.db")
+    store = open_store(store_target)
     assert store.offsets() == {"/logs/a.jsonl": 1234, "/logs/b.jsonl": 10}
     assert store.alert_states() == {"mean-low": {"breached": True, "value": 41.5}}
     store.close()
 
 
-def test_stef_ingest_is_idempotent_and_lists_invalid_lines(tmp_path, evaluations):
+def test_stef_ingest_is_idempotent_and_lists_invalid_lines(tmp_path, store_target, evaluations):
     from click.testing import CliRunner
 
     from stef.cli import main
@@ -238,7 +246,7 @@ def test_stef_ingest_is_idempotent_and_lists_invalid_lines(tmp_path, evaluations
     lines[3] = "{not json"
     lines[7] = orjson.dumps({**evaluations[7], "timestamp": "yesterday"}).decode()
     path.write_text("\n".join(lines) + "\n\n")
-    db = str(tmp_path / "stef.db")
+    db = store_target
     first = CliRunner().invoke(main, ["ingest", str(path), "--store", db])
     assert first.exit_code == 1
     assert first.stdout.startswith(
@@ -267,4 +275,7 @@ def test_stef_ingest_names_an_unknown_store(tmp_path):
         main, ["ingest", str(tmp_path / "x.jsonl"), "--store", "mysql://h/db"]
     )
     assert result.exit_code == 2
-    assert "unknown store 'mysql://h/db'; use a file path or sqlite:///path" in result.output
+    assert (
+        "unknown store 'mysql://h/db'; use a file path, sqlite:///path or postgresql://…"
+        in result.output
+    )

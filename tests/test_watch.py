@@ -149,18 +149,18 @@ def test_watch_follows_appended_files_and_alerts_once_per_breach(tmp_path, recei
     assert len(replay.calls) == len(set(replay.calls)) == 241  # each record evaluated once
 
 
-def test_a_restart_reads_nothing_twice_and_a_truncated_file_is_reread(tmp_path):
+def test_a_restart_reads_nothing_twice_and_a_truncated_file_is_reread(tmp_path, store_target):
     logs = tmp_path / "logs"
     logs.mkdir()
     append(logs / "a.jsonl", batch(30, 0, 0.0, 1, "r"))
     (logs / "notes.txt").write_text("not followed\n")
     replay = Replay()
-    store = open_store(tmp_path / "stef.db")
+    store = open_store(store_target)
     first = Watcher(logs, store, replay).poll()
     assert (first.lines, first.stored) == (30, 30)
     store.close()
 
-    store = open_store(tmp_path / "stef.db")
+    store = open_store(store_target)
     again = Watcher(logs, store, replay)
     assert again.poll().lines == 0
     assert len(replay.calls) == 30

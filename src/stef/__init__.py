@@ -17,8 +17,9 @@ from stef._version import __version__
 
 if TYPE_CHECKING:
     from stef.evaluator import Evaluator, evaluate
+    from stef.interop.sdk import capture
 
-__all__ = ["Evaluator", "__version__", "evaluate"]
+__all__ = ["Evaluator", "__version__", "capture", "evaluate"]
 
 
 def __getattr__(name: str) -> Any:
@@ -27,4 +28,8 @@ def __getattr__(name: str) -> Any:
         from stef import evaluator
 
         return getattr(evaluator, name)
+    if name == "capture":
+        from stef.interop.sdk import capture
+
+        return capture
     raise AttributeError(name)

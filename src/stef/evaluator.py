@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from stef._version import __version__
 from stef.align.filters import Alignment, align
+from stef.align.precision import PrecisionGate, default_gate
 from stef.errors import StefError
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
@@ -84,7 +85,9 @@ class Evaluator:
 
     ``judge`` defaults to the offline :class:`~stef.judges.symbolic.SymbolicJudge`;
     ``nl_extractor`` to the deterministic extractor; ``calibration`` (optional) adds
-    ``p_correct`` to each evaluation.
+    ``p_correct`` to each evaluation; ``precision`` is the gate that keeps finding kinds
+    which have not earned their weight as ``info`` (by default the packaged table; pass
+    ``PrecisionGate()`` to see every finding at its own severity).
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class Evaluator:
         judge: Judge | None = None,
         nl_extractor: NLExtractor | None = None,
         calibration: ScoreCalibration | None = None,
+        precision: PrecisionGate | None = None,
     ) -> None:
         if judge is None:
             from stef.judges.symbolic import SymbolicJudge
@@ -106,6 +110,7 @@ class Evaluator:
             self.nl_extractor, "extract_with_usage", None
         )
         self.calibration = calibration
+        self.precision = default_gate() if precision is None else precision
         self._synonyms = self.rules.synonym_map()
         self._benign: list[Filter] = [
             f for p in self.rules.benign_filters for f in predicate_filters(p, None, self._synonyms)
@@ -226,6 +231,8 @@ class Evaluator:
             enriched_question=rec.enriched_question,
             benign=self._benign,
         )
+        if self.precision.demoted:
+            alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:

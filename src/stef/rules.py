@@ -73,6 +73,12 @@ class Scoring(_Strict):
     confidence: ConfidenceTiers = ConfidenceTiers()
 
 
+#: The prior the offline judge uses when the rules set no ``expected_accuracy``: the share
+#: of correct SQL of a production agent (published agents are right on 80-90% of real
+#: traffic), not a benchmark's half-and-half. Documented in README and docs/accuracy.md.
+DEFAULT_EXPECTED_ACCURACY = 0.85
+
+
 class Rules(_Strict):
     """One application's rules. Every key is optional; unknown keys are errors."""
 
@@ -108,7 +114,8 @@ class Rules(_Strict):
         gt=0,
         lt=1,
         description="Share of correct SQL expected from this agent (e.g. from an audit); the "
-        "offline judge's probabilities move from its training base rate to this prior.",
+        "offline judge's probabilities move from its training base rate to this prior. "
+        "Unset: DEFAULT_EXPECTED_ACCURACY (0.85), a production agent's share.",
     )
     scoring: Scoring = Scoring()
 

@@ -47,6 +47,10 @@ OPERATORS = (
 AGGREGATES = ("count", "sum", "avg", "min", "max")
 
 
+#: The cue of an NL value read only from capitalisation (see :class:`Filter`).
+WEAK_CUE = "capitalised"
+
+
 @dataclass(frozen=True)
 class Filter:
     """One conjunct of a WHERE/HAVING/ON condition, or one constraint the question states.
@@ -58,6 +62,9 @@ class Filter:
     ``clause`` says where it came from: ``where``, ``having``, ``join``, ``case`` (a CASE
     WHEN / IIF condition inside an output) (SQL) or
     ``question``, ``enriched`` (NL). ``text`` is the fragment that supports it.
+    ``cue`` (NL only) names a weak cue the value was read from: :data:`WEAK_CUE` for a
+    capitalised phrase no quote or hint marks as a value (``customers in Germany``), which
+    the SQL may answer by a name instead of a filter (a table ``germany_customers``).
     """
 
     column: str | None
@@ -66,6 +73,7 @@ class Filter:
     text: str = ""
     clause: str = "where"
     func: str | None = None
+    cue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +83,7 @@ class Filter:
             "text": self.text,
             "clause": self.clause,
             "func": self.func,
+            "cue": self.cue,
         }
 
 

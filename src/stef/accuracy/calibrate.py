@@ -70,6 +70,8 @@ class LabelledRow:
     error_types: tuple[str, ...] = ()
     db_id: str | None = None
     source: str | None = None
+    #: The row's own sqlglot dialect (gold-only files of warehouse SQL carry one).
+    dialect: str | None = None
 
 
 def load_labelled(path: str | Path) -> list[LabelledRow]:
@@ -109,6 +111,9 @@ def _row(obj: Any, where: str, default_id: str) -> LabelledRow:
     if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
         raise CalibrateError(message=f"{where}: field 'error_types' must be a list of strings")
     db_id, source = obj.get("db_id"), obj.get("source")
+    dialect = obj.get("dialect")
+    if dialect is not None and not isinstance(dialect, str):
+        raise CalibrateError(message=f"{where}: field 'dialect' must be a string or null")
     return LabelledRow(
         id=str(obj.get("id", default_id)),
         question=obj["question"],
@@ -118,6 +123,7 @@ def _row(obj: Any, where: str, default_id: str) -> LabelledRow:
         error_types=tuple(types),
         db_id=None if db_id is None else str(db_id),
         source=None if source is None else str(source),
+        dialect=dialect or None,
     )
 
 
@@ -157,6 +163,7 @@ def style_normalise(sql: str, dialect: str) -> str | None:
 
 def to_record(row: LabelledRow, dialect: str, sql: str | None = None) -> dict[str, Any]:
     """The evaluator's input for ``row``: no label, no error types, no database name.
+    The row's own dialect wins over ``dialect`` (the run's default).
 
     >>> record = to_record(LabelledRow("a", "How many?", "SELECT 1", True, "n = x"), "sqlite")
     >>> record == {"id": "a", "question": "How many?", "sql": "SELECT 1", "dialect": "sqlite",
@@ -167,7 +174,7 @@ def to_record(row: LabelledRow, dialect: str, sql: str | None = None) -> dict[st
         "id": row.id,
         "question": row.question,
         "sql": row.sql if sql is None else sql,
-        "dialect": dialect,
+        "dialect": row.dialect or dialect,
     }
     if row.evidence and row.evidence.strip():
         record["enriched_question"] = row.evidence
@@ -271,6 +278,101 @@ def _block(
     }
 
 
+@dataclass
+class _HeldOut:
+    """Out-of-fold predictions: each row judged by what the other folds fitted."""
+
+    pred_fitted: list[bool]
+    held_p: list[float]
+    per_fold: list[dict[str, Any]]
+
+
+def _held_out(
+    labels: Sequence[bool],
+    scores: Sequence[float],
+    fold_of: Sequence[int],
+    n_folds: int,
+    *,
+    threshold: float,
+    objective: str,
+    isotonic: bool,
+) -> _HeldOut:
+    """Fit the threshold (and the isotonic map) on the other folds, predict each fold."""
+    pred_fitted = [False] * len(scores)
+    held_p: list[float] = [0.0] * len(scores)
+    per_fold: list[dict[str, Any]] = []
+    for k in range(n_folds):
+        train = [j for j, f in enumerate(fold_of) if f != k]
+        test = [j for j, f in enumerate(fold_of) if f == k]
+        t_lab, t_sc = [labels[j] for j in train], [scores[j] for j in train]
+        t_k = M.fit_threshold(t_sc, t_lab, objective=objective, default=threshold)
+        cal_k = M.fit_isotonic(t_sc, t_lab) if isotonic and train else None
+        for j in test:
+            pred_fitted[j] = scores[j] >= t_k
+            held_p[j] = cal_k.p_correct(scores[j]) if cal_k else _raw_p(scores[j])
+        per_fold.append(
+            {
+                "fold": k,
+                "n_test": len(test),
+                "threshold": t_k,
+                "auroc": M.auroc([labels[j] for j in test], [scores[j] for j in test]),
+            }
+        )
+    return _HeldOut(pred_fitted, held_p, per_fold)
+
+
+def _overall(
+    labels: Sequence[bool],
+    scores: Sequence[float],
+    pred_default: Sequence[bool],
+    held: _HeldOut,
+    *,
+    threshold: float,
+    objective: str,
+) -> dict[str, Any]:
+    """The detection figures at the default and the held-out thresholds, fold by fold."""
+    overall = _block(labels, scores, pred_default, held.pred_fitted)
+    overall["at_default"]["threshold"] = threshold
+    overall["at_fitted"]["objective"] = objective
+    overall["at_fitted"]["thresholds"] = [f["threshold"] for f in held.per_fold]
+    overall["folds"] = held.per_fold
+    fold_aurocs = [f["auroc"] for f in held.per_fold if f["auroc"] is not None]
+    overall["auroc_fold_mean"] = sum(fold_aurocs) / len(fold_aurocs) if fold_aurocs else None
+    return overall
+
+
+def _probability_block(
+    what: str, labels: Sequence[bool], p: Sequence[float], n_bins: int
+) -> dict[str, Any]:
+    return {
+        "what": what,
+        "brier": M.brier_score(labels, p),
+        "ece": M.expected_calibration_error(labels, p, n_bins),
+        "bins": [b.to_dict() for b in M.reliability_bins(labels, p, n_bins)],
+    }
+
+
+def _probability(
+    labels: Sequence[bool],
+    scores: Sequence[float],
+    held_p: Sequence[float],
+    *,
+    n_bins: int,
+    isotonic: bool,
+) -> dict[str, Any]:
+    """How well score/100 (and the held-out isotonic map) reads as P(correct)."""
+    raw_p = [_raw_p(s) for s in scores]
+    probability: dict[str, Any] = {"raw": _probability_block("score / 100", labels, raw_p, n_bins)}
+    if isotonic and scores:
+        probability["isotonic_held_out"] = _probability_block(
+            "isotonic map fitted on the training folds, applied to the held-out fold",
+            labels,
+            held_p,
+            n_bins,
+        )
+    return probability
+
+
 def measure(
     rows: Sequence[LabelledRow],
     evaluations: Sequence[dict[str, Any]],
@@ -292,59 +394,24 @@ def measure(
     idx = [i for i, ev in enumerate(evaluations) if _covered(ev)]
     labels = [rows[i].correct for i in idx]
     scores = [float(evaluations[i]["score"]) for i in idx]
-    fold_of = [folds[i] for i in idx]
     n_folds = max(folds) + 1 if folds else 0
 
-    # Held-out predictions: threshold and calibration fitted on the other folds.
-    pred_fitted = [False] * len(idx)
-    held_p: list[float] = [0.0] * len(idx)
-    per_fold: list[dict[str, Any]] = []
-    for k in range(n_folds):
-        train = [j for j, f in enumerate(fold_of) if f != k]
-        test = [j for j, f in enumerate(fold_of) if f == k]
-        t_lab, t_sc = [labels[j] for j in train], [scores[j] for j in train]
-        t_k = M.fit_threshold(t_sc, t_lab, objective=objective, default=threshold)
-        cal_k = M.fit_isotonic(t_sc, t_lab) if isotonic and train else None
-        for j in test:
-            pred_fitted[j] = scores[j] >= t_k
-            held_p[j] = cal_k.p_correct(scores[j]) if cal_k else _raw_p(scores[j])
-        per_fold.append(
-            {
-                "fold": k,
-                "n_test": len(test),
-                "threshold": t_k,
-                "auroc": M.auroc([labels[j] for j in test], [scores[j] for j in test]),
-            }
-        )
+    held = _held_out(
+        labels,
+        scores,
+        [folds[i] for i in idx],
+        n_folds,
+        threshold=threshold,
+        objective=objective,
+        isotonic=isotonic,
+    )
     pred_default = M.predict(scores, threshold)
-
-    overall = _block(labels, scores, pred_default, pred_fitted)
-    overall["at_default"]["threshold"] = threshold
-    overall["at_fitted"]["objective"] = objective
-    overall["at_fitted"]["thresholds"] = [f["threshold"] for f in per_fold]
-    overall["folds"] = per_fold
-    fold_aurocs = [f["auroc"] for f in per_fold if f["auroc"] is not None]
-    overall["auroc_fold_mean"] = sum(fold_aurocs) / len(fold_aurocs) if fold_aurocs else None
-
-    raw_p = [_raw_p(s) for s in scores]
-    probability: dict[str, Any] = {
-        "raw": {
-            "what": "score / 100",
-            "brier": M.brier_score(labels, raw_p),
-            "ece": M.expected_calibration_error(labels, raw_p, n_bins),
-            "bins": [b.to_dict() for b in M.reliability_bins(labels, raw_p, n_bins)],
-        }
-    }
+    overall = _overall(labels, scores, pred_default, held, threshold=threshold, objective=objective)
+    probability = _probability(labels, scores, held.held_p, n_bins=n_bins, isotonic=isotonic)
     t_all = M.fit_threshold(scores, labels, objective=objective, default=threshold)
     overall["at_fitted"]["threshold_all_rows"] = t_all
     calibration = None
     if isotonic and idx:
-        probability["isotonic_held_out"] = {
-            "what": "isotonic map fitted on the training folds, applied to the held-out fold",
-            "brier": M.brier_score(labels, held_p),
-            "ece": M.expected_calibration_error(labels, held_p, n_bins),
-            "bins": [b.to_dict() for b in M.reliability_bins(labels, held_p, n_bins)],
-        }
         iso = M.fit_isotonic(scores, labels)
         calibration = Calibration(x=iso.x, y=iso.y, threshold=t_all)
     overall["probability"] = probability
@@ -352,7 +419,9 @@ def measure(
     result: dict[str, Any] = {
         "coverage": _coverage(rows, evaluations),
         "overall": overall,
-        "per_error_type": _per_type(rows, idx, scores, pred_default, pred_fitted, min_type_support),
+        "per_error_type": _per_type(
+            rows, idx, scores, pred_default, held.pred_fitted, min_type_support
+        ),
         "finding_kinds": _finding_kinds(evaluations, idx, labels),
         "bands": _bands(evaluations, idx, labels),
     }
@@ -362,13 +431,14 @@ def measure(
     extraction = extractor_cost(evaluations)
     if extraction is not None:
         result["nl_extractor_cost"] = extraction
+    held_p = held.held_p if isotonic else None
     return Measurement(
         metrics=result,
         labels=labels,
         scores=scores,
-        held_out_p=held_p if isotonic else None,
+        held_out_p=held_p,
         calibration=calibration,
-        per_row=_per_row(rows, evaluations, folds, idx, pred_fitted, held_p if isotonic else None),
+        per_row=_per_row(rows, evaluations, folds, idx, held.pred_fitted, held_p),
     )
 
 
@@ -664,7 +734,7 @@ def prepare(
     records = []
     rerendered = kept = 0
     for r in chosen:
-        sql = style_normalise(r.sql, dialect) if normalise_style else None
+        sql = style_normalise(r.sql, r.dialect or dialect) if normalise_style else None
         if normalise_style:
             rerendered, kept = (rerendered + 1, kept) if sql is not None else (rerendered, kept + 1)
         records.append(to_record(r, dialect, sql))

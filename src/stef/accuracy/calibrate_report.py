@@ -126,9 +126,27 @@ def extractor_line(cost: dict[str, Any]) -> str:
 
 def render_markdown(metrics: dict[str, Any]) -> str:
     """The human report (report.md) built from ``metrics.json``'s content."""
-    run, cov, o = metrics["run"], metrics["coverage"], metrics["overall"]
-    style = run["style"]
     out = ["# STEF calibration report", ""]
+    for section in (
+        _md_run,
+        _md_cost,
+        _md_summary,
+        _md_published,
+        _md_coverage,
+        _md_probability,
+        _md_per_type,
+        _md_finding_kinds,
+        _md_bands,
+    ):
+        out += section(metrics)
+    return "\n".join(out)
+
+
+def _md_run(metrics: dict[str, Any]) -> list[str]:
+    """What was run: data, judge, style normalisation, folds, and the command to reproduce it."""
+    run, o = metrics["run"], metrics["overall"]
+    style = run["style"]
+    out = []
     data = f"`{run['data']}` ({run['rows_in_file']} rows"
     if run.get("limit") is not None:
         data += f"; seeded sample of whole questions: {run['rows_used']} rows"
@@ -152,14 +170,24 @@ def render_markdown(metrics: dict[str, Any]) -> str:
         "on the training folds"
     )
     out += ["", "Reproduce:", "", "```", run["command"], "```", ""]
+    return out
 
+
+def _md_cost(metrics: dict[str, Any]) -> list[str]:
+    """The LLM judge's and the NL extractor's cost, when either ran."""
     cost = metrics.get("llm_cost")
     extraction = metrics.get("nl_extractor_cost")
+    out: list[str] = []
     if cost or extraction:
         out += ["## LLM cost", ""]
         out += [cost_line(cost), ""] if cost else []
         out += [extractor_line(extraction), ""] if extraction else []
-    out += ["## Summary", ""]
+    return out
+
+
+def _md_summary(metrics: dict[str, Any]) -> list[str]:
+    """The detection figures at the default and the fitted threshold."""
+    out = ["## Summary", ""]
     out.append(
         _table(
             [
@@ -177,28 +205,39 @@ def render_markdown(metrics: dict[str, Any]) -> str:
         "are wrong; of the wrong rows, how many are flagged.",
         "",
     ]
+    return out
 
+
+def _md_published(metrics: dict[str, Any]) -> list[str]:
+    """STEF's accuracy beside the published detectors' on the same benchmark, if known."""
+    run, o = metrics["run"], metrics["overall"]
     ref = run.get("reference")
-    if ref in PUBLISHED:
-        out += [f"## Beside the published figures ({ref})", ""]
-        rows = [
-            (
-                "STEF, offline" if run["judge"] == "symbolic" else f"STEF, judge {run['judge']}",
-                "no",
-                fmt_pct(o["at_fitted"]["accuracy"]),
-                "fitted threshold, held-out folds",
-            ),
-            (
-                "STEF",
-                "no",
-                fmt_pct(o["at_default"]["accuracy"]),
-                f"default threshold {DEFAULT_THRESHOLD:g}",
-            ),
-        ]
-        rows += [(m, "yes", f"{a:.2f}%", "published") for m, a in PUBLISHED[ref]]
-        out += [_table(["detector", "schema given", "accuracy", "note"], rows), ""]
+    if ref not in PUBLISHED:
+        return []
+    out = [f"## Beside the published figures ({ref})", ""]
+    rows = [
+        (
+            "STEF, offline" if run["judge"] == "symbolic" else f"STEF, judge {run['judge']}",
+            "no",
+            fmt_pct(o["at_fitted"]["accuracy"]),
+            "fitted threshold, held-out folds",
+        ),
+        (
+            "STEF",
+            "no",
+            fmt_pct(o["at_default"]["accuracy"]),
+            f"default threshold {DEFAULT_THRESHOLD:g}",
+        ),
+    ]
+    rows += [(m, "yes", f"{a:.2f}%", "published") for m, a in PUBLISHED[ref]]
+    out += [_table(["detector", "schema given", "accuracy", "note"], rows), ""]
+    return out
 
-    out += ["## Coverage", ""]
+
+def _md_coverage(metrics: dict[str, Any]) -> list[str]:
+    """How many rows got a score, and the statuses of the others."""
+    cov = metrics["coverage"]
+    out = ["## Coverage", ""]
     out.append(
         f"{cov['evaluated']} of {cov['received']} rows evaluated. Rows without a score "
         f"(status other than `ok`) are left out of every other figure: "
@@ -209,9 +248,13 @@ def render_markdown(metrics: dict[str, Any]) -> str:
         _table(["status", "rows"], [(f"`{k}`", str(v)) for k, v in cov["statuses"].items()]),
         "",
     ]
+    return out
 
-    out += ["## Probability calibration", ""]
-    prob = o["probability"]
+
+def _md_probability(metrics: dict[str, Any]) -> list[str]:
+    """Brier score and ECE of P(correct), raw and isotonic, and the two plots."""
+    out = ["## Probability calibration", ""]
+    prob = metrics["overall"]["probability"]
     prob_rows = [
         ("score / 100, uncalibrated", fmt_num(prob["raw"]["brier"]), fmt_num(prob["raw"]["ece"]))
     ]
@@ -228,9 +271,13 @@ def render_markdown(metrics: dict[str, Any]) -> str:
             "",
         ]
     out += ["![reliability diagram](reliability.svg)", "", "![ROC curve](roc.svg)", ""]
+    return out
 
+
+def _md_per_type(metrics: dict[str, Any]) -> list[str]:
+    """One line per labelled error type with enough rows: how many of them are caught."""
     pt = metrics["per_error_type"]
-    out += ["## Per error type", ""]
+    out = ["## Per error type", ""]
     if pt["types"]:
         out += [
             "Each line: every evaluated correct row plus the incorrect rows of that type. "
@@ -270,38 +317,46 @@ def render_markdown(metrics: dict[str, Any]) -> str:
         ]
     if not pt["types"] and not pt["free_text_types_skipped"]:
         out += ["No error type has enough rows for its own line.", ""]
+    return out
 
-    out += ["## Finding kinds as signals", ""]
+
+def _md_finding_kinds(metrics: dict[str, Any]) -> list[str]:
+    """Each finding kind as a detector of incorrect SQL on its own."""
+    out = ["## Finding kinds as signals", ""]
     kinds = metrics["finding_kinds"]
-    if kinds:
-        out += [
-            'Each finding kind taken alone as "fired → incorrect": rows where it fired, the share '
-            "of those that are incorrect (precision), the share of incorrect rows it fired on "
-            "(recall) and its AUROC (0.5 = no information).",
-            "",
-            _table(
-                ["kind", "rows", "precision", "recall", "AUROC"],
-                [
-                    (
-                        f"`{k['kind']}`",
-                        str(k["support"]),
-                        fmt_pct(k["precision"]),
-                        fmt_pct(k["recall"]),
-                        fmt_num(k["auroc"]),
-                    )
-                    for k in kinds
-                ],
-            ),
-            "",
-        ]
-    else:
-        out += ["No finding fired on the evaluated rows.", ""]
+    if not kinds:
+        return [*out, "No finding fired on the evaluated rows.", ""]
+    out += [
+        'Each finding kind taken alone as "fired → incorrect": rows where it fired, the share '
+        "of those that are incorrect (precision), the share of incorrect rows it fired on "
+        "(recall) and its AUROC (0.5 = no information).",
+        "",
+        _table(
+            ["kind", "rows", "precision", "recall", "AUROC"],
+            [
+                (
+                    f"`{k['kind']}`",
+                    str(k["support"]),
+                    fmt_pct(k["precision"]),
+                    fmt_pct(k["recall"]),
+                    fmt_num(k["auroc"]),
+                )
+                for k in kinds
+            ],
+        ),
+        "",
+    ]
+    return out
 
-    out += ["## Score bands", ""]
+
+def _md_bands(metrics: dict[str, Any]) -> list[str]:
+    """Correct and incorrect rows per score band."""
     bands = metrics["bands"]
     order = ["excellent", "good", "marginal", "poor"]
     names = [b for b in order if b in bands] + sorted(b for b in bands if b not in order)
-    out += [
+    return [
+        "## Score bands",
+        "",
         _table(
             ["band", "correct", "incorrect", "share correct"],
             [
@@ -318,7 +373,6 @@ def render_markdown(metrics: dict[str, Any]) -> str:
         ),
         "",
     ]
-    return "\n".join(out)
 
 
 def plot_roc(measurement: Measurement, path: Path, fitted_threshold: float | None) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from stef.evaluator import Evaluator, Prepared
 from stef.judges.symbolic import THIN_EVIDENCE_MAX_CONFIDENCE, SymbolicJudge, verdict_from_p
 from stef.judges.weights import JudgeWeights, features_of, fit_weights
 from stef.record import parse_record
-from stef.rules import Rules
+from stef.rules import DEFAULT_EXPECTED_ACCURACY, Rules
 from stef.score import compute_score
 
 #: Regularisation strengths (inverse L2) the fit chooses from on inner folds.
@@ -73,7 +73,7 @@ def align_rows(
     fold_of = assign_folds(rows, folds, seed)
     out: list[Aligned] = []
     for r, fold in zip(rows, fold_of, strict=True):
-        sql = style_normalise(r.sql, dialect) if normalise_style else None
+        sql = style_normalise(r.sql, r.dialect or dialect) if normalise_style else None
         record = to_record(r, dialect, sql)
         alignment: Alignment | None = None
         try:
@@ -86,9 +86,37 @@ def align_rows(
     return out
 
 
+def prior_of(rules: Rules | None) -> float:
+    """The prior the judge applies: the rules' ``expected_accuracy``, else the default."""
+    prior = (rules or Rules()).expected_accuracy
+    return DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+
+
+def planted_errors(rows: Sequence[LabelledRow], dialect: str, seed: int = 0) -> list[LabelledRow]:
+    """The negatives of a gold-only file: every mutant ``stef selftest`` plants into its
+    rows (one of each kind the question's cues allow), labelled incorrect. A mutant keeps
+    its original's question, so the folds grouped by question keep them together.
+
+    >>> [m] = planted_errors([LabelledRow("r", "Show the 3 largest cities",
+    ...     "SELECT name FROM city ORDER BY pop DESC LIMIT 3", True)], "sqlite")[:1]
+    >>> m.id, m.correct, m.sql
+    ('r#sort_flipped', False, 'SELECT name FROM city ORDER BY pop LIMIT 3')
+    """
+    from stef.accuracy.selftest import Row, build_case
+
+    out: list[LabelledRow] = []
+    for r in rows:
+        row = Row(r.id, r.question, r.sql, r.evidence, r.dialect or dialect, True)
+        for m in build_case(row, None, seed).mutants:
+            out.append(replace(r, id=f"{r.id}#{m.kind}", sql=m.sql, correct=False))
+    return out
+
+
 def phi(alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None) -> float:
-    """The score Φ a judge with ``weights`` gives this alignment."""
-    return _phi_from_p(weights.p_correct(features_of(alignment)), alignment, weights, rules)
+    """The score Φ a judge with ``weights`` gives this alignment (at the rules' prior, as
+    :class:`~stef.judges.symbolic.SymbolicJudge` does)."""
+    p = weights.p_correct(features_of(alignment), prior=prior_of(rules))
+    return _phi_from_p(p, alignment, weights, rules)
 
 
 def _phi_from_p(
@@ -202,11 +230,21 @@ def _mean_auroc(labels: Sequence[bool], scores: np.ndarray, groups: list[list[in
 
 
 def _fit_once(
-    usable: Sequence[Aligned], feats: Sequence[dict[str, float]], table: PhiTable, c: float
+    usable: Sequence[Aligned],
+    feats: Sequence[dict[str, float]],
+    table: PhiTable,
+    c: float,
+    prior: float = DEFAULT_EXPECTED_ACCURACY,
 ) -> JudgeWeights:
+    """Weights on these rows, then the verdict thresholds (on P(correct) at ``prior``, as
+    the judge will use them) that rank the rows best."""
     labels = [a.row.correct for a in usable]
-    w = fit_weights(feats, labels, c=c, sample_weight=_balanced(usable))
-    probs = np.array([w.p_correct(f) for f in feats])
+    weights = _balanced(usable)
+    w = fit_weights(feats, labels, c=c, sample_weight=weights)
+    w.meta["base_rate"] = round(
+        sum(wt for wt, y in zip(weights, labels, strict=True) if y) / sum(weights), 4
+    )
+    probs = np.array([w.p_correct(f, prior=prior) for f in feats])
     groups = _dataset_groups(usable)
     best: tuple[float, tuple[float, float, float]] | None = None
     for cut in THRESHOLD_GRID:
@@ -240,7 +278,7 @@ def choose_c(
             te = [i for i, a in enumerate(usable) if a.fold == k]
             w = _fit_once([usable[i] for i in tr], [feats[i] for i in tr], table.take(tr), c)
             test = [usable[i] for i in te]
-            probs = np.array([w.p_correct(feats[i]) for i in te])
+            probs = np.array([w.p_correct(feats[i], prior=DEFAULT_EXPECTED_ACCURACY) for i in te])
             scores = table.take(te).scores(probs, w)
             labels = [a.row.correct for a in test]
             values += _dataset_aurocs(labels, scores, _dataset_groups(test))
@@ -263,8 +301,8 @@ def fit(
     feats = [features_of(al) for al in aligned]
     table = PhiTable(aligned, rules)
     chosen = choose_c(usable, feats, table) if c is None else c
-    w = _fit_once(usable, feats, table, chosen)
-    w.meta = {"c": chosen}
+    w = _fit_once(usable, feats, table, chosen, prior_of(rules))
+    w.meta = {"c": chosen, "base_rate": w.meta["base_rate"]}
     return w
 
 
@@ -308,7 +346,7 @@ def cross_validate(
         for i, a in test:
             assert a.alignment is not None
             scores[i] = phi(a.alignment, w)
-            probs[i] = w.p_correct(features_of(a.alignment))
+            probs[i] = w.p_correct(features_of(a.alignment), prior=DEFAULT_EXPECTED_ACCURACY)
             cut_of[i] = cut
     out = []
     for dataset in dict.fromkeys(a.dataset for a in items):

@@ -31,7 +31,7 @@ from stef.nl.lexicon import (
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
 
-#: A check that a schema name is named by the question (``stef.align.filters.name_mentioned``).
+#: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
 
 _NAME_WORDS = re.compile(r"[^0-9a-z]+")
@@ -563,26 +563,21 @@ def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) 
 
 
 def check_duplicate_filters(sql: Spec, out: FindingCollector) -> None:
-    """The same condition written twice (``year = 2002 AND year = 2002``): a slip that
-    usually stands where another condition should be."""
+    """The same condition written twice in one SELECT (``year = 2002 AND year = 2002``): a
+    slip that usually stands where another condition should be. The SQL spec says which
+    (``flags.duplicate_condition``): the same range in two CTEs is no slip."""
     if sql.flags.get("identical_set_sides"):
         return  # both sides of a set operation repeat each other's conditions
-    seen: set[tuple[str | None, str, tuple[str, ...], str]] = set()
-    for f in sql.filters:
-        if not f.values or f.clause == "case":
-            continue
-        key = (f.column, f.op, f.values, f.clause)
-        if key in seen:
-            out.add(
-                "filter_duplicate",
-                "warning",
-                f"the condition {f.text!r} is written twice",
-                None,
-                f.text,
-                "structure",
-            )
-            return
-        seen.add(key)
+    text = sql.flags.get("duplicate_condition")
+    if text:
+        out.add(
+            "filter_duplicate",
+            "warning",
+            f"the condition {text!r} is written twice",
+            None,
+            text,
+            "structure",
+        )
 
 
 #: Words that make a column a date (``date``, ``birthday``, ``opendate``, ``dob``).

@@ -11,7 +11,7 @@ import hashlib
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -20,6 +20,10 @@ from rich.table import Table
 
 from stef.cli.llm import build_judging, close_judging, judge_options
 from stef.errors import StefError
+
+if TYPE_CHECKING:
+    from stef.accuracy.calibrate import Prepared
+    from stef.evaluator import Evaluator
 
 #: Options that never go into the reproduce-command (no effect on figures, or secrets).
 _NOT_IN_COMMAND = ("workers", "progress", "output", "data")
@@ -182,13 +186,11 @@ def calibrate(
       stef calibrate ../shared/data/nl2sql_bugs.jsonl --output calib/
       stef calibrate data.jsonl --judge local --limit 300 --output calib-local/
     """
-    from stef._version import __version__
     from stef.accuracy import calibrate as C
-    from stef.accuracy.calibrate_report import reference_for, write_outputs
+    from stef.accuracy.calibrate_report import write_outputs
     from stef.evaluator import Evaluator
     from stef.rules import load_rules
 
-    err_console = Console(stderr=True)
     try:
         rows = C.load_labelled(data)
         rules = load_rules(rules_path)
@@ -205,70 +207,114 @@ def calibrate(
         raise click.ClickException(err.message) from None
 
     ev = Evaluator(rules=rules, judge=judge, nl_extractor=nl_extractor)
-    evaluations = []
     try:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        show = err_console.is_terminal if progress is None else progress
-        with Progress(
-            "evaluating",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=not show,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("eval", total=len(prepared.records))
-            for evaluation in ev.evaluate_many(prepared.records, workers=workers):
-                evaluations.append(evaluation)
-                bar.advance(task)
+        evaluations = _evaluate_all(ev, prepared.records, workers=workers, progress=progress)
     finally:
         close_judging(judge, nl_extractor)
 
     measurement = C.measure(
         prepared.rows, evaluations, prepared.folds, objective=objective, isotonic=isotonic
     )
-    describe = ev.describe()
-    run = {
-        "command": _command_line(ctx, data, output),
-        "data": data,
-        "data_sha256": _sha256(Path(data)),
-        "rows_in_file": len(rows),
-        "rows_used": len(prepared.rows),
-        "limit": limit,
-        "seed": seed,
-        "folds": folds,
-        "question_overlap_between_folds": C.question_overlap(prepared.rows, prepared.folds),
-        "judge": judge_opts.get("judge", "symbolic"),
-        "judge_detail": describe.get("judge"),
-        "nl_extractor": judge_opts.get("nl_extractor") or "rules",
-        "rules": rules_path,
-        "rules_sha256": describe.get("rules_sha256"),
-        "dialect": dialect,
-        "style": prepared.style,
-        "isotonic": isotonic,
-        "objective": objective,
-        "stef_version": __version__,
-        "reference": reference_for(prepared.rows),
-    }
+    run = _run_facts(
+        ctx,
+        ev.describe(),
+        prepared,
+        data=data,
+        output=output,
+        rows_in_file=len(rows),
+        judge_opts=judge_opts,
+    )
     measurement.metrics = {"run": run, **measurement.metrics}
     if measurement.calibration is not None:
         measurement.calibration = replace(
             measurement.calibration,
-            meta={
-                "data": data,
-                "data_sha256": run["data_sha256"],
-                "rows": measurement.metrics["coverage"]["evaluated"],
-                "judge": run["judge"],
-                "rules_sha256": run["rules_sha256"],
-                "style_normalised": style_normalise,
-                "stef_version": __version__,
-            },
+            meta=_calibration_meta(run, measurement.metrics, style_normalise),
         )
     paths = write_outputs(measurement, Path(output))
     print_summary(Console(), measurement.metrics)
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
+
+
+def _evaluate_all(
+    ev: Evaluator, records: list[dict[str, Any]], *, workers: int, progress: bool | None
+) -> list[dict[str, Any]]:
+    """Evaluate every record, with a progress bar on stderr (by default on a terminal)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    err_console = Console(stderr=True)
+    evaluations = []
+    show = err_console.is_terminal if progress is None else progress
+    with Progress(
+        "evaluating",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not show,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("eval", total=len(records))
+        for evaluation in ev.evaluate_many(records, workers=workers):
+            evaluations.append(evaluation)
+            bar.advance(task)
+    return evaluations
+
+
+def _run_facts(
+    ctx: click.Context,
+    describe: dict[str, Any],
+    prepared: Prepared,
+    *,
+    data: str,
+    output: str,
+    rows_in_file: int,
+    judge_opts: dict[str, Any],
+) -> dict[str, Any]:
+    """``metrics.json``'s ``run``: what was run on which data, and how to reproduce it."""
+    from stef._version import __version__
+    from stef.accuracy import calibrate as C
+    from stef.accuracy.calibrate_report import reference_for
+
+    p = ctx.params
+    return {
+        "command": _command_line(ctx, data, output),
+        "data": data,
+        "data_sha256": _sha256(Path(data)),
+        "rows_in_file": rows_in_file,
+        "rows_used": len(prepared.rows),
+        "limit": p["limit"],
+        "seed": p["seed"],
+        "folds": p["folds"],
+        "question_overlap_between_folds": C.question_overlap(prepared.rows, prepared.folds),
+        "judge": judge_opts.get("judge", "symbolic"),
+        "judge_detail": describe.get("judge"),
+        "nl_extractor": judge_opts.get("nl_extractor") or "rules",
+        "rules": p["rules_path"],
+        "rules_sha256": describe.get("rules_sha256"),
+        "dialect": p["dialect"],
+        "style": prepared.style,
+        "isotonic": p["isotonic"],
+        "objective": p["objective"],
+        "stef_version": __version__,
+        "reference": reference_for(prepared.rows),
+    }
+
+
+def _calibration_meta(
+    run: dict[str, Any], metrics: dict[str, Any], style_normalised: bool
+) -> dict[str, Any]:
+    """What ``calibration.json`` records about the run that fitted it."""
+    from stef._version import __version__
+
+    return {
+        "data": run["data"],
+        "data_sha256": run["data_sha256"],
+        "rows": metrics["coverage"]["evaluated"],
+        "judge": run["judge"],
+        "rules_sha256": run["rules_sha256"],
+        "style_normalised": style_normalised,
+        "stef_version": __version__,
+    }
 
 
 @click.command("calibrate-diff")

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from stef.errors import StefError
+
+if TYPE_CHECKING:
+    from stef.accuracy.judge_fit import Aligned, HeldOut
 
 
 def _fmt(v: float | None, pct: bool = False) -> str:
@@ -65,6 +68,13 @@ def _fmt(v: float | None, pct: bool = False) -> str:
     "'question'), e.g. the rows.jsonl of a `stef calibrate --limit` run, so that run's "
     "sample stays unseen by the weights.",
 )
+@click.option(
+    "--mutants/--no-mutants",
+    default=True,
+    show_default=True,
+    help="Give a gold-only file (every row correct) its planted errors (`stef selftest`'s "
+    "mutants) as incorrect rows, in the fold of their original.",
+)
 @click.option("--name", default=None, help="Name recorded in the weights file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the held-out figures as JSON.")
 def fit_judge(
@@ -77,6 +87,7 @@ def fit_judge(
     c: float | None,
     no_style_normalise: bool,
     exclude: str | None,
+    mutants: bool,
     name: str | None,
     as_json: bool,
 ) -> None:
@@ -87,29 +98,20 @@ def fit_judge(
     rows are scored with the score formula. Every dataset weighs the same in the fit.
     Then the weights are fitted on all rows and written to --output.
     """
-    from stef.accuracy.calibrate import load_labelled, question_key
-    from stef.accuracy.judge_fit import align_rows, cross_validate, fit
-    from stef.rules import load_rules
+    from stef.accuracy.judge_fit import cross_validate, fit
 
     left_out = _questions(exclude) if exclude else set()
-    excluded = 0
     try:
-        rules = load_rules(rules_path)
-        items = []
-        for path in data:
-            rows = load_labelled(path)
-            kept = [r for r in rows if question_key(r.question) not in left_out]
-            excluded += len(rows) - len(kept)
-            rows = kept
-            items += align_rows(
-                rows,
-                Path(path).stem,
-                dialect=dialect,
-                rules=rules,
-                folds=folds,
-                seed=seed,
-                normalise_style=not no_style_normalise,
-            )
+        items, excluded = _aligned_items(
+            data,
+            left_out,
+            rules_path=rules_path,
+            dialect=dialect,
+            folds=folds,
+            seed=seed,
+            normalise_style=not no_style_normalise,
+            mutants=mutants,
+        )
     except StefError as e:
         raise click.ClickException(e.message) from None
     held = cross_validate(items, folds, c=c)
@@ -122,6 +124,7 @@ def fit_judge(
         "seed": seed,
         "c": weights.meta["c"],
         "style_normalised": not no_style_normalise,
+        "mutants": mutants,
         **({"excluded": {"questions_of": exclude, "rows": excluded}} if exclude else {}),
         # the fit weighs every dataset the same, so the effective base rate is their mean
         "base_rate": round(_base_rate(items), 4),
@@ -131,6 +134,50 @@ def fit_judge(
     if as_json:
         click.echo(json.dumps([h.to_dict() for h in held], indent=2))
         return
+    _print_held_out(held, folds)
+    click.echo(f"wrote {output}")
+
+
+def _aligned_items(
+    data: tuple[str, ...],
+    left_out: set[str],
+    *,
+    rules_path: str | None,
+    dialect: str,
+    folds: int,
+    seed: int,
+    normalise_style: bool,
+    mutants: bool = True,
+) -> tuple[list[Aligned], int]:
+    """Every file's rows aligned once, less those whose question is left out (and how
+    many). A gold-only file (every row correct) gets its planted errors as negatives."""
+    from stef.accuracy.calibrate import load_labelled, question_key
+    from stef.accuracy.judge_fit import align_rows, planted_errors
+    from stef.rules import load_rules
+
+    rules = load_rules(rules_path)
+    items: list[Aligned] = []
+    excluded = 0
+    for path in data:
+        rows = load_labelled(path)
+        kept = [r for r in rows if question_key(r.question) not in left_out]
+        excluded += len(rows) - len(kept)
+        if mutants and all(r.correct for r in kept):
+            kept += planted_errors(kept, dialect, seed)
+        items += align_rows(
+            kept,
+            Path(path).stem,
+            dialect=dialect,
+            rules=rules,
+            folds=folds,
+            seed=seed,
+            normalise_style=normalise_style,
+        )
+    return items, excluded
+
+
+def _print_held_out(held: list[HeldOut], folds: int) -> None:
+    """The held-out figures of each data file as a table."""
     t = Table(title=f"held-out figures ({folds} folds grouped by question)")
     for col in (
         "data",
@@ -158,7 +205,6 @@ def fit_judge(
     if not console.is_terminal:
         console = Console(width=160)
     console.print(t)
-    click.echo(f"wrote {output}")
 
 
 def _questions(path: str) -> set[str]:

@@ -36,113 +36,116 @@ F = Callable[..., Any]
 JUDGES = ("symbolic", "openai", "local", "hybrid")
 
 
+#: The options ``judge_options`` adds, in the order ``--help`` lists them. Each entry is a
+#: click decorator; it builds a fresh :class:`click.Option` every time it is applied.
+JUDGE_OPTIONS: tuple[Callable[[F], F], ...] = (
+    click.option(
+        "--judge",
+        "judge",
+        type=click.Choice(JUDGES),
+        default="symbolic",
+        show_default=True,
+        help="symbolic: offline rules (default); openai: any OpenAI-compatible "
+        "endpoint; local: the packaged local model; hybrid: symbolic first, "
+        "the LLM only where it is unsure.",
+    ),
+    click.option(
+        "--judge-weights",
+        "judge_weights",
+        type=str,
+        default=None,
+        metavar="PATH|none",
+        help="Offline-judge weights from `stef fit-judge` (default: the packaged ones); "
+        "'none' uses the hand-set risk table.",
+    ),
+    click.option(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 [env STEF_LLM_BASE_URL].",
+    ),
+    click.option(
+        "--model", default=None, help="Model name sent to the endpoint [env STEF_LLM_MODEL]."
+    ),
+    click.option(
+        "--api-key",
+        default=None,
+        help="API key; prefer env STEF_LLM_API_KEY (flags show up in shell history).",
+    ),
+    click.option(
+        "--samples",
+        type=click.IntRange(1, 20),
+        default=None,
+        help="Self-consistency: answers per record (k > 1 needs temperature > 0). [1]",
+    ),
+    click.option(
+        "--temperature",
+        type=click.FloatRange(0, 2),
+        default=None,
+        help="Sampling temperature. [0, or 0.7 with --samples > 1]",
+    ),
+    click.option(
+        "--concurrency",
+        type=click.IntRange(1, 256),
+        default=None,
+        help="LLM requests in flight at most. [4]",
+    ),
+    click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Seconds per LLM request. [120]",
+    ),
+    click.option(
+        "--max-retries",
+        type=click.IntRange(0, 20),
+        default=None,
+        help="Retries on 429/5xx/timeouts. [3]",
+    ),
+    click.option(
+        "--cache",
+        "cache",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="SQLite file caching LLM answers. [~/.cache/stef/llm-cache.sqlite]",
+    ),
+    click.option(
+        "--no-cache", is_flag=True, default=False, help="Do not read or write the LLM cache."
+    ),
+    click.option(
+        "--nl-extractor",
+        type=click.Choice(["rules", "llm"]),
+        default="rules",
+        show_default=True,
+        help="Extract the question's spec with rules only, or rules completed by the LLM.",
+    ),
+    click.option(
+        "--local-model",
+        type=click.Choice(list(MODELS)),
+        default=None,
+        help=(
+            "Packaged model for --judge local/hybrid, and for --nl-extractor llm "
+            f"when no endpoint is given. [{DEFAULT_MODEL}]"
+        ),
+    ),
+    click.option(
+        "--hybrid-threshold",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="--judge hybrid asks the LLM below this offline confidence. [0.5]",
+    ),
+    click.option(
+        "--llm-config",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="TOML/JSON file of LLM settings [env STEF_LLM_CONFIG].",
+    ),
+)
+
+
 def judge_options(func: F) -> F:
     """Add ``--judge`` and the options of the judges it can build to a click command."""
-    options = [
-        click.option(
-            "--judge",
-            "judge",
-            type=click.Choice(JUDGES),
-            default="symbolic",
-            show_default=True,
-            help="symbolic: offline rules (default); openai: any OpenAI-compatible "
-            "endpoint; local: the packaged local model; hybrid: symbolic first, "
-            "the LLM only where it is unsure.",
-        ),
-        click.option(
-            "--judge-weights",
-            "judge_weights",
-            type=str,
-            default=None,
-            metavar="PATH|none",
-            help="Offline-judge weights from `stef fit-judge` (default: the packaged ones); "
-            "'none' uses the hand-set risk table.",
-        ),
-        click.option(
-            "--base-url",
-            default=None,
-            metavar="URL",
-            help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 "
-            "[env STEF_LLM_BASE_URL].",
-        ),
-        click.option(
-            "--model", default=None, help="Model name sent to the endpoint [env STEF_LLM_MODEL]."
-        ),
-        click.option(
-            "--api-key",
-            default=None,
-            help="API key; prefer env STEF_LLM_API_KEY (flags show up in shell history).",
-        ),
-        click.option(
-            "--samples",
-            type=click.IntRange(1, 20),
-            default=None,
-            help="Self-consistency: answers per record (k > 1 needs temperature > 0). [1]",
-        ),
-        click.option(
-            "--temperature",
-            type=click.FloatRange(0, 2),
-            default=None,
-            help="Sampling temperature. [0, or 0.7 with --samples > 1]",
-        ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 256),
-            default=None,
-            help="LLM requests in flight at most. [4]",
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
-            default=None,
-            help="Seconds per LLM request. [120]",
-        ),
-        click.option(
-            "--max-retries",
-            type=click.IntRange(0, 20),
-            default=None,
-            help="Retries on 429/5xx/timeouts. [3]",
-        ),
-        click.option(
-            "--cache",
-            "cache",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="SQLite file caching LLM answers. [~/.cache/stef/llm-cache.sqlite]",
-        ),
-        click.option(
-            "--no-cache", is_flag=True, default=False, help="Do not read or write the LLM cache."
-        ),
-        click.option(
-            "--nl-extractor",
-            type=click.Choice(["rules", "llm"]),
-            default="rules",
-            show_default=True,
-            help="Extract the question's spec with rules only, or rules completed by the LLM.",
-        ),
-        click.option(
-            "--local-model",
-            type=click.Choice(list(MODELS)),
-            default=None,
-            help=(
-                "Packaged model for --judge local/hybrid, and for --nl-extractor llm "
-                f"when no endpoint is given. [{DEFAULT_MODEL}]"
-            ),
-        ),
-        click.option(
-            "--hybrid-threshold",
-            type=click.FloatRange(0, 1),
-            default=None,
-            help="--judge hybrid asks the LLM below this offline confidence. [0.5]",
-        ),
-        click.option(
-            "--llm-config",
-            type=click.Path(exists=True, dir_okay=False),
-            default=None,
-            help="TOML/JSON file of LLM settings [env STEF_LLM_CONFIG].",
-        ),
-    ]
-    for option in reversed(options):
+    for option in reversed(JUDGE_OPTIONS):
         func = option(func)
     return func
 

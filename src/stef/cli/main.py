@@ -6,6 +6,7 @@ Errors meant for users become one clear message and a non-zero exit here, and on
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,9 @@ def main() -> None:
       stef eval --question "How many active users are there?" --sql "SELECT COUNT(*) FROM users"
       stef rules check examples/rules.json
     """
+    # sqlglot logs a warning for each statement it cannot fully parse; STEF reports what
+    # matters as the record's status or a finding, so its log stays quiet on the terminal
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iterator[str]:
@@ -94,7 +98,8 @@ def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iter
     "--store",
     "store_target",
     envvar="STEF_STORE",
-    help="Also keep every evaluation in this store (SQLite file) [env STEF_STORE].",
+    help="Also keep every evaluation in this store (SQLite file or postgresql://…) "
+    "[env STEF_STORE].",
 )
 @click.option("--force", is_flag=True, help="With --store: re-evaluate ids already stored.")
 @click.option(
@@ -332,6 +337,20 @@ for _command in MONITOR_COMMANDS:
 from stef.cli.fit import fit_judge  # noqa: E402
 
 main.add_command(fit_judge)
+
+from stef.cli.selftest import precision, selftest  # noqa: E402
+
+main.add_command(selftest)
+main.add_command(precision)
+
+from stef.cli.store import store as store_group  # noqa: E402
+
+main.add_command(store_group)
+
+from stef.cli.interop import COMMANDS as INTEROP_COMMANDS  # noqa: E402
+
+for _command in INTEROP_COMMANDS:
+    main.add_command(_command)
 
 from stef.cli.serve import serve  # noqa: E402
 

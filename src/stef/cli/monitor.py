@@ -64,7 +64,8 @@ store_option = click.option(
     "store_target",
     required=True,
     envvar="STEF_STORE",
-    help="The store: a SQLite file (stef.db) or sqlite:///path. Env: STEF_STORE.",
+    help="The store: a SQLite file (stef.db), sqlite:///path or postgresql://user@host/db. "
+    "Env: STEF_STORE.",
 )
 since_option = click.option(
     "--since", help="Records from this time: ISO 8601 or a duration ago (7d)."

@@ -21,6 +21,7 @@ from stef.align.filters import Alignment
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.judges.weights import JudgeWeights, default_weights, features_of
+from stef.rules import DEFAULT_EXPECTED_ACCURACY
 
 #: Risk carried by one finding of each severity, unless :data:`KIND_WEIGHTS` says otherwise.
 SEVERITY_WEIGHTS: Mapping[str, float] = {"info": 0.0, "warning": 0.4, "error": 1.0}
@@ -56,8 +57,12 @@ def finding_risk(f: Finding, weights: Mapping[str, float] = KIND_WEIGHTS) -> flo
     return float(weights.get(f.kind, SEVERITY_WEIGHTS.get(f.severity, 0.0)))
 
 
-#: γ never exceeds this when the question gave no checkable cue.
-THIN_EVIDENCE_MAX_CONFIDENCE = 0.6
+#: γ never exceeds this when the question gave no checkable cue: the floor of the medium
+#: tier (``scoring.confidence.medium_min``, 0.65 by default). Such a query is never a
+#: confident (high-tier) pass; with nothing contradicting it, it is not pushed below the
+#: medium tier either (a clean unverifiable query scores 80, "good", with medium
+#: confidence and a ``thin_evidence`` finding, instead of 50).
+THIN_EVIDENCE_MAX_CONFIDENCE = 0.65
 
 
 class SymbolicJudge(Judge):
@@ -66,8 +71,8 @@ class SymbolicJudge(Judge):
     With fitted weights (by default the table shipped in ``stef/data``, fitted by
     ``stef fit-judge``), P(correct) is a logistic function of the findings; the verdict
     follows from p, and γ is the probability of the verdict's side (p for a pass, 1 − p
-    for a fail), never above 0.6 when nothing could be checked. Without fitted weights
-    (``fitted=False``) the hand-set risk table above decides.
+    for a fail), never above 0.65 (the medium tier) when nothing could be checked.
+    Without fitted weights (``fitted=False``) the hand-set risk table above decides.
     """
 
     name = "symbolic"
@@ -149,7 +154,10 @@ class SymbolicJudge(Judge):
         )
 
     def judge(self, case: JudgeInput) -> Judgment:
-        return self.verdict_for(case.alignment, case.rules.expected_accuracy)
+        prior = case.rules.expected_accuracy
+        return self.verdict_for(
+            case.alignment, DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+        )
 
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "version": self.version}
@@ -162,12 +170,12 @@ def verdict_from_p(
     p: float, evidence: int, w: JudgeWeights, has_error: bool = False
 ) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
-    capped at 0.6 when the question gave no checkable cue. A definite contradiction of
-    the question (an ``error`` finding) caps the verdict at potentially_incorrect,
-    whatever the weights say.
+    capped at 0.65 (the medium tier) when the question gave no checkable cue. A definite
+    contradiction of the question (an ``error`` finding) caps the verdict at
+    potentially_incorrect, whatever the weights say.
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
-    (('correct', 0.9), ('incorrect', 0.6))
+    (('correct', 0.9), ('incorrect', 0.65))
     >>> verdict_from_p(0.9, 3, JudgeWeights(), has_error=True)
     ('potentially_incorrect', 0.5)
     """

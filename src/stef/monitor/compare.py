@@ -239,6 +239,67 @@ def _findings_grew(a: Tally, b: Tally, top: int) -> list[dict[str, Any]]:
     return rows[:top]
 
 
+def _p90_diff(baseline: Tally, candidate: Tally, alpha: float, n_boot: int, seed: int) -> Estimate:
+    """Difference of the 90th percentiles, with its bootstrap interval."""
+    (va, ca), (vb, cb) = baseline.score_arrays(), candidate.score_arrays()
+    if not (ca.sum() and cb.sum()):
+        return Estimate(None)
+    rng = np.random.default_rng(seed + 2)
+    p90 = boot_quantiles(vb, cb, 0.9, n_boot, rng) - boot_quantiles(va, ca, 0.9, n_boot, rng)
+    fa, fb = figures(baseline), figures(candidate)
+    assert fa.p90 is not None and fb.p90 is not None
+    return Estimate(fb.p90 - fa.p90, *_interval(p90, alpha))
+
+
+def _coverage_verdict(cov_est: Estimate, cov_p: float | None, alpha: float) -> str:
+    if cov_p is None or cov_p >= alpha or cov_est.value is None:
+        return "no detectable difference"
+    return "lower" if cov_est.value < 0 else "higher"
+
+
+def _verdict(
+    primary: Estimate,
+    n_a: int,
+    n_b: int,
+    *,
+    alpha: float,
+    min_records: int,
+    where: str,
+    mdd: float | None,
+) -> tuple[str, str]:
+    """The verdict of the primary test's interval, and the sentence that explains it."""
+    if n_a < min_records or n_b < min_records:
+        return "undecided", (
+            f"too few evaluated records (baseline {n_a}, candidate {n_b}; "
+            f"at least {min_records} each needed)"
+        )
+    assert primary.low is not None and primary.high is not None
+    level = f"{1 - alpha:.0%} CI"
+    ci = f"{primary.value:+.2f} points ({level} {primary.low:+.2f} to {primary.high:+.2f})"
+    if primary.high < 0:
+        return "worse", f"mean score {ci} {where}"
+    if primary.low > 0:
+        return "better", f"mean score {ci} {where}"
+    return "no detectable difference", (
+        f"mean score {ci} {where}; differences smaller than about {mdd} points "
+        f"cannot be detected with these samples"
+    )
+
+
+def _band_shift(baseline: Tally, candidate: Tally) -> dict[str, dict[str, float]]:
+    """Each band's share of evaluated records on both sides, and the change."""
+    band_shift = {}
+    fa, fb = figures(baseline), figures(candidate)
+    for band in BANDS:
+        a_share, b_share = fa.bands.get(band, 0.0), fb.bands.get(band, 0.0)
+        band_shift[band] = {
+            "baseline": a_share,
+            "candidate": b_share,
+            "diff": round(b_share - a_share, 4),
+        }
+    return band_shift
+
+
 def compare(
     baseline: Tally,
     candidate: Tally,
@@ -256,59 +317,24 @@ def compare(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be within (0, 1), got {alpha}")
     mean_est, unpaired_se = mean_difference(baseline, candidate, alpha, n_boot, seed)
-    (va, ca), (vb, cb) = baseline.score_arrays(), candidate.score_arrays()
-    if ca.sum() and cb.sum():
-        rng = np.random.default_rng(seed + 2)
-        p90 = boot_quantiles(vb, cb, 0.9, n_boot, rng) - boot_quantiles(va, ca, 0.9, n_boot, rng)
-        fa, fb = figures(baseline), figures(candidate)
-        assert fa.p90 is not None and fb.p90 is not None
-        p90_est = Estimate(fb.p90 - fa.p90, *_interval(p90, alpha))
-    else:
-        p90_est = Estimate(None)
+    p90_est = _p90_diff(baseline, candidate, alpha, n_boot, seed)
     d = paired_differences(baseline_pairs, candidate_pairs)
     paired_est, wilcoxon_p, paired_se = _paired(d, alpha, n_boot, seed)
     cov_est, cov_p = _coverage(baseline, candidate, alpha)
-    if cov_p is None or cov_p >= alpha or cov_est.value is None:
-        cov_verdict = "no detectable difference"
-    else:
-        cov_verdict = "lower" if cov_est.value < 0 else "higher"
 
-    n_a, n_b = baseline.evaluated, candidate.evaluated
     use_paired = len(d) >= min_pairs and _shared_share(baseline_pairs, candidate_pairs) >= 0.5
-    test = "paired bootstrap" if use_paired else "unpaired bootstrap"
     primary, se = (paired_est, paired_se) if use_paired else (mean_est, unpaired_se)
     z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
     mdd = None if se is None else round(z * se, 2)
-    if n_a < min_records or n_b < min_records:
-        verdict = "undecided"
-        reason = (
-            f"too few evaluated records (baseline {n_a}, candidate {n_b}; "
-            f"at least {min_records} each needed)"
-        )
-    else:
-        assert primary.low is not None and primary.high is not None
-        level = f"{1 - alpha:.0%} CI"
-        ci = f"{primary.value:+.2f} points ({level} {primary.low:+.2f} to {primary.high:+.2f})"
-        where = f"on {len(d)} shared questions" if use_paired else "over all evaluated records"
-        if primary.high < 0:
-            verdict, reason = "worse", f"mean score {ci} {where}"
-        elif primary.low > 0:
-            verdict, reason = "better", f"mean score {ci} {where}"
-        else:
-            verdict = "no detectable difference"
-            reason = (
-                f"mean score {ci} {where}; differences smaller than about {mdd} points "
-                f"cannot be detected with these samples"
-            )
-    band_shift = {}
-    fa, fb = figures(baseline), figures(candidate)
-    for band in BANDS:
-        a_share, b_share = fa.bands.get(band, 0.0), fb.bands.get(band, 0.0)
-        band_shift[band] = {
-            "baseline": a_share,
-            "candidate": b_share,
-            "diff": round(b_share - a_share, 4),
-        }
+    verdict, reason = _verdict(
+        primary,
+        baseline.evaluated,
+        candidate.evaluated,
+        alpha=alpha,
+        min_records=min_records,
+        where=f"on {len(d)} shared questions" if use_paired else "over all evaluated records",
+        mdd=mdd,
+    )
     return Comparison(
         alpha=alpha,
         baseline=_summary(baseline),
@@ -317,12 +343,12 @@ def compare(
         p90_diff=p90_est,
         coverage_diff=cov_est,
         coverage_p=None if cov_p is None else round(cov_p, 6),
-        coverage_verdict=cov_verdict,
-        band_shift=band_shift,
+        coverage_verdict=_coverage_verdict(cov_est, cov_p, alpha),
+        band_shift=_band_shift(baseline, candidate),
         paired_n=len(d),
         paired_mean_diff=paired_est,
         wilcoxon_p=wilcoxon_p,
-        test=test,
+        test="paired bootstrap" if use_paired else "unpaired bootstrap",
         verdict=verdict,
         reason=reason,
         min_detectable_diff=mdd,

@@ -33,16 +33,9 @@ from typing import Any
 
 from stef.findings import Finding
 from stef.nl import lexicon as lx
-from stef.nl.spec import (
-    Mapping,
-    TextAnalysis,
-    TextsAnalysis,
-    WordPool,
-    analyze_text,
-    grounded,
-    related_values,
-    word_in,
-)
+from stef.nl.context import Mapping, TextAnalysis
+from stef.nl.spec import TextsAnalysis, analyze_text
+from stef.nl.words import WordPool, grounded, related_values, word_in
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 

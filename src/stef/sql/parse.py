@@ -26,6 +26,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer
 
 from stef.errors import SqlError
+from stef.sql.script import split_script
 
 #: Longest SQL text (characters) STEF will parse; longer input is ``sql_too_large``.
 MAX_SQL_CHARS = 200_000
@@ -166,12 +167,22 @@ def _describe(node: exp.Expr) -> str:
 
 
 def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
-    """Parse exactly one SELECT-like query (SELECT, set operation, parenthesised query)."""
+    """Parse exactly one SELECT-like query (SELECT, set operation, parenthesised query).
+
+    A script that only declares or sets variables before its query (``DECLARE @n int = 5
+    SELECT …``) is parsed as that final query (:mod:`stef.sql.script`).
+    """
     sql = check_text(sql)
     tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     if not statements:
         raise SqlError("empty_sql", "SQL holds no statement (only comments or semicolons)")
+    if len(statements) > 1 or isinstance(statements[0], exp.Command):
+        parts = split_script(sql, tools)
+        if parts is not None:
+            sql = parts[-1]
+            tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
+            statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     if len(statements) > 1:
         raise SqlError(
             "sql_multiple_statements",
@@ -179,10 +190,10 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         )
     tree = statements[0]
     if isinstance(tree, exp.Command):
-        head = f"{tree.name} {tree.expression.name if tree.expression else ''}".strip()[:60]
         raise SqlError(
             "sql_unsupported",
-            f"sqlglot does not understand this statement (parsed as an opaque command: {head!r})",
+            "sqlglot does not understand this statement "
+            f"(parsed as an opaque command: {_command_head(tree)!r})",
         )
     if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
         raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
@@ -192,3 +203,10 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
     if isinstance(first, exp.Select) and not first.expressions:
         raise SqlError("sql_unparseable", "cannot parse SQL: SELECT has no output columns")
     return ParsedSql(sql, tree, tokens, tools, dialect or None)
+
+
+def _command_head(tree: exp.Command) -> str:
+    """The first words of an opaque command (its ``expression`` may be a node or a string)."""
+    rest = tree.expression
+    tail = rest.name if isinstance(rest, exp.Expr) else str(rest or "")
+    return f"{tree.name} {tail}".strip()[:60]

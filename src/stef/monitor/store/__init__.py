@@ -2,7 +2,8 @@
 
 ``stef eval --store``, ``stef ingest`` and ``stef watch`` write through :class:`Store`;
 ``stef stats``, ``stef compare`` and ``stef report`` read through it. SQLite is the
-default (one file); PostgreSQL will satisfy the same interface.
+default (one file); PostgreSQL (``postgresql://…``) is the shared store for a team, behind
+the same interface.
 
 >>> import tempfile, pathlib
 >>> store = open_store(pathlib.Path(tempfile.mkdtemp()) / "stef.db")
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from stef.monitor.stats import GroupKey, Tally
+from stef.monitor.store.common import StoreError, check_evaluation, question_key
 from stef.monitor.store.selection import Selection, SelectionError
-from stef.monitor.store.sqlite import SQLiteStore, StoreError, check_evaluation, question_key
+from stef.monitor.store.sqlite import SQLiteStore
 
 __all__ = [
     "SQLiteStore",
@@ -87,30 +89,42 @@ class Store(Protocol):
     def save_alert_state(self, name: str, state: Mapping[str, Any]) -> None:
         """Remember an alert rule's state."""
 
+    def prune(self, before: float) -> int:
+        """Delete evaluations recorded before ``before`` (epoch seconds); return how many."""
+
+    def migrate(self) -> list[str]:
+        """Apply the schema migrations not yet applied; return their names."""
+
+    def pending_migrations(self) -> list[str]:
+        """Names of the schema migrations not yet applied."""
+
     def close(self) -> None:
         """Release the store."""
 
 
-def open_store(target: str | Path) -> Store:
-    """Open (creating and migrating) the store at ``target``.
+def open_store(target: str | Path, *, migrate: bool = True) -> Store:
+    """Open the store at ``target``, creating it and applying its migrations unless
+    ``migrate=False`` (then :meth:`Store.pending_migrations` says what is missing).
 
     ``stef.db``, ``./x/stef.db`` or ``sqlite:///path/stef.db`` open SQLite;
-    ``postgresql://…`` is not implemented yet and says so.
+    ``postgresql://user@host:5432/db`` (or ``postgres://``) opens PostgreSQL.
 
-    >>> open_store("postgresql://localhost/stef")  # doctest: +ELLIPSIS
+    >>> open_store("mysql://h/db")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    stef.monitor.store.sqlite.StoreError: PostgreSQL stores are not implemented yet; ...
+    stef.monitor.store.common.StoreError: unknown store 'mysql://h/db'; use a file path, ...
     """
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
-        raise StoreError(
-            message="PostgreSQL stores are not implemented yet; use a SQLite file such as stef.db"
-        )
+        from stef.monitor.store.postgres import PostgresStore
+
+        return PostgresStore(text, migrate=migrate)
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") :]
     elif "://" in text:
-        raise StoreError(message=f"unknown store {text!r}; use a file path or sqlite:///path")
+        raise StoreError(
+            message=f"unknown store {text!r}; use a file path, sqlite:///path or postgresql://…"
+        )
     if not text:
         raise StoreError(message="store path is empty")
-    return SQLiteStore(text)
+    return SQLiteStore(text, migrate=migrate)

@@ -5,7 +5,8 @@ selections need), its whole JSON in ``evaluation_docs``, its finding kinds in
 ``findings`` and a contribution to the hourly tally in ``rollups``, all in one
 transaction. Figures for whole-hour windows grouped by agent/version/app are summed
 from rollups; anything else (metadata groups, status or finding selections, odd
-windows) is grouped in SQL over the light columns.
+windows) is grouped in SQL over the light columns. The reads are shared with the
+PostgreSQL store (:mod:`stef.monitor.store.common`).
 
 >>> import tempfile, pathlib
 >>> store = SQLiteStore(pathlib.Path(tempfile.mkdtemp()) / "stef.db")
@@ -20,10 +21,8 @@ windows) is grouped in SQL over the light columns.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
@@ -31,187 +30,30 @@ from typing import Any
 
 import orjson
 
-from stef.errors import StefError
-from stef.monitor.stats import (
-    GROUP_KEYS,
-    GroupKey,
-    Tally,
-    check_group_keys,
-    finding_kinds,
-    to_epoch,
-    window_start,
+import stef.monitor.store.migrations as migrations
+from stef.monitor.stats import Tally, finding_kinds
+from stef.monitor.store.common import (
+    COLUMNS,
+    SQLITE,
+    RollupDelta,
+    RollupKey,
+    SQLReader,
+    StoreError,
+    build_row,
+    check_evaluation,
+    checked,
+    json_text,
+    question_key,
+    record_time,
 )
-from stef.monitor.store.migrations import ROLLUP_SECONDS, migrate, rollup_id, rollup_key
-from stef.monitor.store.selection import Selection
+from stef.monitor.store.migrations import rollup_id, rollup_key
 
-_COLUMNS = (
-    "seq, id, agent, agent_version, app, timestamp, evaluated_at, t, status, score, band, "
-    "filter_status, verdict, confidence, question_key, metadata"
+__all__ = ["SQLiteStore", "StoreError", "check_evaluation", "question_key", "record_time"]
+
+_INSERT = (
+    f"INSERT OR REPLACE INTO evaluations (seq, {', '.join(COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
 )
-_ORDERS = {
-    None: "e.seq",
-    "-stored": "e.seq DESC",
-    "time": "e.t, e.seq",
-    "-time": "e.t DESC, e.seq DESC",
-    "score": "e.score IS NULL, e.score, e.seq",
-    "-score": "e.score IS NULL, e.score DESC, e.seq",
-}
-
-
-class StoreError(StefError):
-    """The store cannot be opened, or an evaluation cannot be stored."""
-
-    status = "store_error"
-
-
-def check_evaluation(evaluation: Any) -> str | None:
-    """Why a dict is not a storable evaluation, or ``None`` when it is.
-
-    >>> check_evaluation({"id": "x", "status": "ok", "score": 101})
-    'score must be a number within [0, 100] when status is ok'
-    """
-    if not isinstance(evaluation, dict):
-        return "an evaluation must be a JSON object"
-    ev_id = evaluation.get("id")
-    if not isinstance(ev_id, str) or not ev_id:
-        return "field 'id' must be a non-empty string"
-    status = evaluation.get("status")
-    if not isinstance(status, str) or not status:
-        return "field 'status' must be a non-empty string"
-    score = evaluation.get("score")
-    bad_score = (
-        isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100
-    )
-    if status == "ok" and bad_score:
-        return "score must be a number within [0, 100] when status is ok"
-    meta = evaluation.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
-        return "field 'metadata' must be an object or null"
-    return None
-
-
-def record_time(evaluation: Mapping[str, Any]) -> float:
-    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0.
-
-    Raises ``ValueError`` naming the field when the one used is not an ISO 8601 time.
-
-    >>> record_time({"timestamp": None, "evaluated_at": "1970-01-01T00:01:00Z"})
-    60.0
-    """
-    for key in ("timestamp", "evaluated_at"):
-        value = evaluation.get(key)
-        if value is not None and value != "":
-            try:
-                t = to_epoch(value)
-            except ValueError:
-                raise ValueError(f"field {key!r} is not an ISO 8601 time: {value!r}") from None
-            assert t is not None
-            return t
-    return 0.0
-
-
-def question_key(question: Any) -> str | None:
-    """Question text normalised for pairing: lower case, single spaces, no end punctuation.
-
-    >>> question_key("  How many  Orders? ")
-    'how many orders'
-    """
-    if not isinstance(question, str):
-        return None
-    text = " ".join(question.lower().split()).rstrip("?.!;: ")
-    return text or None
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _row(seq: int, ev: Mapping[str, Any], t: float) -> tuple[Any, ...]:
-    get = ev.get
-    ok = get("status") == "ok"
-    bd = (get("breakdown") or {}) if ok else {}
-    meta = get("metadata")
-    conf = bd.get("confidence")
-    agent, version, app, ts, at, band, filt, verdict = (
-        get("agent"),
-        get("agent_version"),
-        get("app"),
-        get("timestamp"),
-        get("evaluated_at"),
-        get("band") if ok else None,
-        bd.get("filter_status"),
-        bd.get("verdict"),
-    )
-    return (
-        seq,
-        ev["id"],
-        agent if agent is None or type(agent) is str else str(agent),
-        version if version is None or type(version) is str else str(version),
-        app if app is None or type(app) is str else str(app),
-        ts if ts is None or type(ts) is str else str(ts),
-        at if at is None or type(at) is str else str(at),
-        t,
-        ev["status"],
-        float(ev["score"]) if ok else None,
-        band if band is None or type(band) is str else str(band),
-        filt if filt is None or type(filt) is str else str(filt),
-        verdict if verdict is None or type(verdict) is str else str(verdict),
-        float(conf) if isinstance(conf, (int, float)) else None,
-        question_key(get("question")),
-        _json_text(meta) if isinstance(meta, dict) and meta else None,
-    )
-
-
-def _json_text(obj: Any) -> str:
-    """JSON text of ``obj``: orjson, or the standard library where orjson refuses
-    (integers beyond 64 bits, NaN) — a user's metadata must never stop a batch."""
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(obj, ensure_ascii=False, default=str)
-
-
-def _meta_expr(key: str) -> str:
-    path = '$."' + key.replace('"', '""').replace("'", "''") + '"'
-    return (
-        f"CASE json_type(e.metadata, '{path}') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
-        f"ELSE CAST(json_extract(e.metadata, '{path}') AS TEXT) END"
-    )
-
-
-def _where(sel: Selection, *extra: str) -> tuple[str, list[Any]]:
-    clauses: list[str] = list(extra)
-    params: list[Any] = []
-    for key in ("agent", "agent_version", "app", "status"):
-        value = getattr(sel, key)
-        if value is not None:
-            clauses.append(f"e.{key} = ?")
-            params.append(value)
-    if sel.since is not None:
-        clauses.append("e.t >= ?")
-        params.append(sel.since)
-    if sel.until is not None:
-        clauses.append("e.t < ?")
-        params.append(sel.until)
-    for key, value in sorted(sel.metadata.items()):
-        clauses.append(f"{_meta_expr(key)} = ?")
-        params.append(value)
-    if sel.finding is not None:
-        clauses.append("e.seq IN (SELECT f2.seq FROM findings f2 WHERE f2.kind = ?)")
-        params.append(sel.finding)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
-
-
-def _group_expr(key: str) -> str:
-    return f"e.{key}" if key in GROUP_KEYS else _meta_expr(key[len("metadata.") :])
-
-
-def _selection(selection: Selection | Mapping[str, Any] | None) -> Selection:
-    if selection is None:
-        return Selection()
-    if isinstance(selection, Selection):
-        return selection
-    return Selection.from_mapping(selection, now=time.time())
 
 
 def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
@@ -229,12 +71,25 @@ def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
             time.sleep(0.05)
 
 
-class SQLiteStore:
-    """Evaluations in one SQLite file (created and migrated on open)."""
+class SQLiteStore(SQLReader):
+    """Evaluations in one SQLite file (created and migrated on open unless ``migrate=False``)."""
 
-    def __init__(self, path: str | Path, *, timeout: float = 60.0, chunk: int = 5000) -> None:
+    dialect = SQLITE
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        timeout: float = 60.0,
+        chunk: int = 5000,
+        migrate: bool = True,
+    ) -> None:
         self.path = Path(path)
+        #: where the store is, for messages
+        self.location = str(self.path)
         self.chunk = chunk
+        #: names of the migrations this open applied
+        self.migrated: list[str] = []
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
             _set_wal(self.conn, timeout)
@@ -245,9 +100,29 @@ class SQLiteStore:
             self.conn.execute("PRAGMA cache_size = -65536")
             self.conn.execute("PRAGMA temp_store = MEMORY")
             self.conn.execute("PRAGMA foreign_keys = OFF")
-            migrate(self.conn)
+            if migrate:
+                self.migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(message=f"cannot open store {self.path}: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    # -- schema ----------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied; return their names."""
+        ran = migrations.migrate(self.conn)
+        self.migrated += ran
+        return ran
+
+    def pending_migrations(self) -> list[str]:
+        """Names of the migrations not yet applied, in the order they would run."""
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        done = set(migrations.applied(self.conn)) if exists else set()
+        return [name for name, _ in migrations.MIGRATIONS if name not in done]
 
     # -- writing ---------------------------------------------------------------------
 
@@ -283,32 +158,17 @@ class SQLiteStore:
         replace: bool,
         offsets: Mapping[str, int] | None,
     ) -> int:
-        unique: dict[str, tuple[Mapping[str, Any], float]] = {}
-        for ev in batch:
-            problem = check_evaluation(ev)
-            try:
-                t = record_time(ev) if problem is None else 0.0
-            except ValueError as exc:
-                problem = str(exc)
-            if problem:
-                raise StoreError(message=f"evaluation {_text(ev.get('id'))!r}: {problem}")
-            if replace or ev["id"] not in unique:
-                unique[ev["id"]] = (ev, t)
+        unique = checked(batch, replace)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             existing = self._seqs(list(unique))
-            rollups: dict[tuple[str | None, str | None, str | None, int], Tally] = {}
+            rollups: dict[RollupKey, Tally] = {}
             if replace and existing:
                 self._forget(list(existing.values()), rollups)
-            # Per rollup key: counts of (status, score, band, filter, verdict) cells,
-            # confidence sums and finding kinds, turned into tallies once per chunk.
-            cells: dict[Any, Counter[tuple[Any, ...]]] = {}
-            confs: dict[Any, list[float]] = {}
-            found: dict[Any, Counter[tuple[str, bool]]] = {}
+            delta = RollupDelta()
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
-            dumps = _json_text
             docs: list[tuple[int, str]] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
@@ -318,37 +178,15 @@ class SQLiteStore:
                     seq, next_seq, new = next_seq, next_seq + 1, new + 1
                 elif not replace:
                     continue
-                row = _row(seq, ev, t)
-                rows.append(row)
-                docs.append((seq, dumps(ev)))
+                row = build_row(ev, t)
+                rows.append((seq, *row))
+                docs.append((seq, json_text(ev)))
                 ev_kinds = finding_kinds(ev)
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
-                # Same as rollup_key(ev, t), from the row's already normalised columns.
-                key = (row[2], row[3], row[4], int(t // ROLLUP_SECONDS) * ROLLUP_SECONDS)
-                if key not in cells:
-                    cells[key], confs[key], found[key] = Counter(), [0.0, 0], Counter()
-                cells[key][row[8:13]] += 1
-                if row[13] is not None and row[8] == "ok":
-                    confs[key][0] += row[13]
-                    confs[key][1] += 1
-                for kind, severity in ev_kinds.items():
-                    found[key][(kind, severity == "info")] += 1
-            for key, counter in cells.items():
-                tally = Tally()
-                for (status, score, band, filt, verdict), count in counter.items():
-                    tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
-                tally.confidence_sum, tally.confidence_n = confs[key][0], int(confs[key][1])
-                for (kind, info), count in found[key].items():
-                    (tally.excused if info else tally.findings)[kind] += count
-                if key in rollups:
-                    rollups[key].merge(tally)
-                else:
-                    rollups[key] = tally
-            marks = ", ".join("?" * 16)
-            conn.executemany(
-                f"INSERT OR REPLACE INTO evaluations ({_COLUMNS}) VALUES ({marks})", rows
-            )
+                delta.add(row, ev_kinds)
+            delta.tallies(rollups)
+            conn.executemany(_INSERT, rows)
             conn.executemany(
                 "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)", docs
             )
@@ -397,166 +235,45 @@ class SQLiteStore:
             row = self.conn.execute("SELECT tally FROM rollups WHERE key = ?", (rid,)).fetchone()
             if row:
                 tally = Tally.from_dict(orjson.loads(row[0])).merge(tally)
+            if tally.records == 0:
+                self.conn.execute("DELETE FROM rollups WHERE key = ?", (rid,))
+                continue
             self.conn.execute(
                 "INSERT OR REPLACE INTO rollups (key, agent, agent_version, app, hour, tally) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (rid, *key, orjson.dumps(tally.to_dict()).decode()),
             )
 
+    def prune(self, before: float) -> int:
+        """Delete the evaluations recorded before ``before`` (epoch seconds), their findings
+        and their share of the rollups, in one transaction; return how many went."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            hour, delta = self._prune_boundary(before)
+            self._add_rollups(delta)
+            conn.execute("DELETE FROM rollups WHERE hour < ?", (hour,))
+            old = "SELECT seq FROM evaluations WHERE t < ?"
+            conn.execute(f"DELETE FROM findings WHERE seq IN ({old})", (before,))
+            conn.execute(f"DELETE FROM evaluation_docs WHERE seq IN ({old})", (before,))
+            gone = conn.execute("DELETE FROM evaluations WHERE t < ?", (before,)).rowcount
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return int(gone)
+
     # -- reading ---------------------------------------------------------------------
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        yield from self.conn.execute(sql, params)
 
     def existing_ids(self, ids: Iterable[str]) -> set[str]:
         """Those of ``ids`` already stored."""
         return set(self._seqs(list(dict.fromkeys(ids))))
-
-    def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
-        """How many stored evaluations match ``selection``."""
-        where, params = _where(_selection(selection))
-        return int(
-            self.conn.execute(f"SELECT count(*) FROM evaluations e{where}", params).fetchone()[0]
-        )
-
-    def query(
-        self,
-        *,
-        order_by: str | None = None,
-        limit: int | None = None,
-        **selection: Any,
-    ) -> Iterator[dict[str, Any]]:
-        """Stored evaluations (whole dicts) matching ``selection`` keywords.
-
-        Keywords: ``agent``, ``agent_version``, ``app``, ``status``, ``finding``, ``since``,
-        ``until`` (epoch seconds or ISO/duration text), ``metadata={...}`` or
-        ``**{"metadata.KEY": value}``; ``order_by`` is ``time``, ``-time``, ``score``,
-        ``-score`` or ``-stored`` (newest stored first; default: storage order).
-        """
-        sel = selection.pop("selection", None) or Selection.from_kwargs(
-            now=time.time(), **selection
-        )
-        if order_by not in _ORDERS:
-            raise StoreError(message=f"order_by must be one of {sorted(o for o in _ORDERS if o)}")
-        where, params = _where(sel)
-        sql = (
-            f"SELECT d.doc FROM evaluations e JOIN evaluation_docs d ON d.seq = e.seq{where} "
-            f"ORDER BY {_ORDERS[order_by]}"
-        )
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        for (doc,) in self.conn.execute(sql, params):
-            yield orjson.loads(doc)
-
-    def score_pairs(
-        self, selection: Selection | Mapping[str, Any] | None
-    ) -> list[tuple[str | None, float]]:
-        """(normalised question, score) of every evaluated record in ``selection``."""
-        where, params = _where(_selection(selection), "e.status = 'ok'")
-        sql = f"SELECT e.question_key, e.score FROM evaluations e{where}"
-        return [(q, float(s)) for q, s in self.conn.execute(sql, params)]
-
-    def latest_time(self, selection: Selection | Mapping[str, Any] | None = None) -> float | None:
-        """The latest record time in ``selection`` (epoch seconds), or ``None`` when empty."""
-        where, params = _where(_selection(selection))
-        value = self.conn.execute(f"SELECT max(e.t) FROM evaluations e{where}", params).fetchone()[
-            0
-        ]
-        return None if value is None else float(value)
-
-    def tallies(
-        self,
-        selection: Selection | Mapping[str, Any] | None = None,
-        by: Sequence[str] = (),
-        window: float | None = None,
-    ) -> dict[GroupKey, Tally]:
-        """Tallies per (group values, window start), as
-        :func:`stef.monitor.stats.tally_evaluations`.
-
-        Summed from hourly rollups when the selection and grouping allow it, else
-        grouped in SQL over the evaluation columns.
-        """
-        sel = _selection(selection)
-        check_group_keys(by)
-        if self._rollups_cover(sel, by, window):
-            return self._tallies_from_rollups(sel, by, window)
-        return self._tallies_from_rows(sel, by, window)
-
-    @staticmethod
-    def _rollups_cover(sel: Selection, by: Sequence[str], window: float | None) -> bool:
-        def whole_hours(x: float | None) -> bool:
-            return x is None or float(x) % ROLLUP_SECONDS == 0
-
-        return (
-            all(k in GROUP_KEYS for k in by)
-            and sel.status is None
-            and sel.finding is None
-            and not sel.metadata
-            and whole_hours(window)
-            and whole_hours(sel.since)
-            and whole_hours(sel.until)
-        )
-
-    def _tallies_from_rollups(
-        self, sel: Selection, by: Sequence[str], window: float | None
-    ) -> dict[GroupKey, Tally]:
-        clauses, params = [], []
-        for key in ("agent", "agent_version", "app"):
-            if getattr(sel, key) is not None:
-                clauses.append(f"{key} = ?")
-                params.append(getattr(sel, key))
-        if sel.since is not None:
-            clauses.append("hour >= ?")
-            params.append(sel.since)
-        if sel.until is not None:
-            clauses.append("hour < ?")
-            params.append(sel.until)
-        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        out: dict[GroupKey, Tally] = {}
-        sql = f"SELECT agent, agent_version, app, hour, tally FROM rollups{where}"
-        for agent, version, app, hour, text in self.conn.execute(sql, params):
-            values = {"agent": agent, "agent_version": version, "app": app}
-            gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
-            tally = Tally.from_dict(orjson.loads(text))
-            if gkey in out:
-                out[gkey].merge(tally)
-            else:
-                out[gkey] = tally
-        return {k: t for k, t in out.items() if t.records > 0}
-
-    def _tallies_from_rows(
-        self, sel: Selection, by: Sequence[str], window: float | None
-    ) -> dict[GroupKey, Tally]:
-        where, params = _where(sel)
-        groups = [_group_expr(k) for k in by]
-        if window is not None:
-            groups.append(f"(CAST(e.t / {float(window)!r} AS INTEGER) * {float(window)!r})")
-        lead = "".join(f"{g}, " for g in groups)
-        n = len(groups)
-        out: dict[GroupKey, Tally] = {}
-
-        def key_of(row: Sequence[Any]) -> GroupKey:
-            start = float(row[n - 1]) if window is not None else None
-            return (tuple(row[: len(by)]), start)
-
-        sql = (
-            f"SELECT {lead}e.status, e.score, e.band, e.filter_status, e.verdict, count(*), "
-            f"total(e.confidence), count(e.confidence) FROM evaluations e{where} "
-            f"GROUP BY {', '.join(str(i) for i in range(1, n + 6))}"
-        )
-        for row in self.conn.execute(sql, params):
-            key = key_of(row)
-            if key not in out:
-                out[key] = Tally()
-            out[key].add_cell(*row[n:])
-        sql = (
-            f"SELECT {lead}f.kind, f.severity = 'info', count(*) FROM findings f "
-            f"JOIN evaluations e ON e.seq = f.seq{where} "
-            f"GROUP BY {', '.join(str(i) for i in range(1, n + 3))}"
-        )
-        for row in self.conn.execute(sql, params):
-            kind, info, count = row[n:]
-            tally = out.setdefault(key_of(row), Tally())
-            (tally.excused if info else tally.findings)[kind] += count
-        return out
 
     # -- watch and alert state -------------------------------------------------------
 

@@ -1,0 +1,147 @@
+"""Benchmark the PostgreSQL store: ingest rate and ``stef stats`` latency.
+
+The same synthetic evaluations as ``benchmarks/store.py`` (3 agents x 2 versions x 2 apps
+over 30 days), written into a fresh database ``stef_bench_<random>`` on the server at
+``--server`` (dropped at the end unless ``--keep``), timed against baselines measured in
+the same run on the same server:
+
+* ingest: ``Store.write`` versus a bare ``COPY`` of (id, JSON) into a table with only a
+  primary key (the least any store must do);
+* stats: ``stef stats --by agent,agent_version --window 1d`` (tallies + figures) versus a
+  bare ``SELECT agent, agent_version, count(*), avg(score) … GROUP BY`` over the store's
+  own ``evaluations`` table; also groupings that cannot use rollups.
+
+Run: ``.venv/bin/python benchmarks/store_pg.py [--n 1000000] [--server postgresql://…]``.
+Targets (issues 14 and 16): >= 20,000 evaluations/s ingest, every stats query under 2 s on
+1 million evaluations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import uuid
+from itertools import islice
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import orjson
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from store import pool, stream, timed
+
+from stef.monitor.stats import figures
+from stef.monitor.store.postgres import PostgresStore
+from stef.monitor.store.sqlite import SQLiteStore
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000, help="evaluations to store")
+    ap.add_argument(
+        "--server",
+        default="postgresql://127.0.0.1:5432/test",
+        help="a database on the server to connect to first (the benchmark makes its own)",
+    )
+    ap.add_argument("--keep", action="store_true", help="keep the benchmark database")
+    ap.add_argument(
+        "--sqlite",
+        action="store_true",
+        help="also time SQLiteStore.write on the same evaluations, in this run",
+    )
+    args = ap.parse_args()
+    name = f"stef_bench_{uuid.uuid4().hex[:8]}"
+    admin = psycopg.connect(args.server, autocommit=True)
+    admin.execute(f'CREATE DATABASE "{name}"')
+    url = urlsplit(args.server)._replace(path=f"/{name}").geturl()
+    try:
+        run(url, args.n, args.sqlite)
+    finally:
+        if not args.keep:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def run(url: str, n: int, with_sqlite: bool) -> None:
+    evs = pool()
+    version = psycopg.connect(url).execute("SHOW server_version").fetchone()
+    print(f"{n:,} synthetic evaluations, PostgreSQL {version[0] if version else '?'}, {url}")
+    gen_s, _ = timed(lambda: sum(1 for _ in stream(evs, n)))
+    print(f"generating alone:        {gen_s:7.2f} s (included in both ingest timings)")
+
+    bare = psycopg.connect(url, autocommit=True)
+    bare.execute("CREATE TABLE bare (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
+    copy_sql = "COPY bare (id, doc) FROM STDIN"
+
+    def bare_ingest() -> None:
+        it = stream(evs, n)
+        while True:
+            rows = [(ev["id"], orjson.dumps(ev).decode()) for ev in islice(it, 5000)]
+            if not rows:
+                return
+            with bare.transaction(), bare.cursor() as cur, cur.copy(copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    bare_s, _ = timed(bare_ingest)
+    store = PostgresStore(url)
+    store_s, stored = timed(lambda: store.write(stream(evs, n)))
+    assert stored == n, stored
+    print(f"ingest, bare COPY:        {n / bare_s:10,.0f} evaluations/s ({bare_s:.1f} s)")
+    print(
+        f"ingest, Store.write:      {n / store_s:10,.0f} evaluations/s ({store_s:.1f} s), "
+        f"{bare_s / store_s:.2f}x the bare rate"
+    )
+    if with_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            lite = SQLiteStore(Path(tmp) / "stef.db")
+            lite_s, _ = timed(lambda: lite.write(stream(evs, n)))
+            lite.close()
+        print(
+            f"ingest, SQLiteStore.write: {n / lite_s:9,.0f} evaluations/s ({lite_s:.1f} s); "
+            f"PostgreSQL/SQLite {lite_s / store_s:.2f}x"
+        )
+    m = min(n, 100_000)
+    again_s, stored = timed(lambda: store.write(stream(evs, m)))
+    print(f"re-ingest (all known):    {m / again_s:10,.0f} evaluations/s, {stored} new")
+    bare.execute("VACUUM ANALYZE")
+
+    bare_q = (
+        "SELECT agent, agent_version, count(*), avg(score) FROM evaluations "
+        "GROUP BY agent, agent_version"
+    )
+    bare_stats_s, _ = timed(lambda: bare.execute(bare_q).fetchall())
+
+    def stats(by: list[str], window: float | None) -> int:
+        tallies = store.tallies(by=by, window=window)
+        return len([figures(t) for t in tallies.values()])
+
+    stats_s, rows = timed(lambda: stats(["agent", "agent_version"], 86400.0))
+    print(f"stats, bare GROUP BY count/avg: {bare_stats_s:6.3f} s")
+    print(
+        f"stats --by agent,agent_version --window 1d: {stats_s:6.3f} s ({rows} rows), "
+        f"{stats_s / bare_stats_s:.2f}x the bare GROUP BY"
+    )
+    all_s, rows = timed(lambda: stats([], None))
+    print(f"stats (everything, one row):               {all_s:6.3f} s")
+    meta_s, rows = timed(lambda: stats(["metadata.team"], None))
+    print(f"stats --by metadata.team (no rollups):     {meta_s:6.3f} s ({rows} rows)")
+    odd_s, rows = timed(lambda: stats(["agent"], 1800.0))
+    print(f"stats --by agent --window 30m (no rollups): {odd_s:6.3f} s ({rows} rows)")
+    size = bare.execute(
+        "SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY['evaluations', "
+        "'evaluation_docs', 'findings', 'rollups']::regclass[]) AS c"
+    ).fetchone()
+    total = int(size[0]) if size and size[0] else 0
+    print(f"store size: {total / 1e6:,.0f} MB ({total / n:,.0f} bytes per evaluation)")
+    store.close()
+    bare.close()
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    main()
+    print(f"benchmark wall time: {time.perf_counter() - t0:.0f} s")

@@ -1,0 +1,224 @@
+"""``/v1/traces`` ingest rate (text-to-SQL spans/s) against ``stef eval`` on the same records.
+
+Usage::
+
+    .venv/bin/python benchmarks/traces.py [DATA.jsonl] [--limit N] [--batch B] [--clients C]
+
+Turns each record (``question``, ``sql``; ``../shared/data`` rows or ``examples/logs.jsonl``)
+into a GenAI-convention trace of three spans (``invoke_agent`` with the question, ``chat``,
+``execute_tool`` with the SQL), packs B traces per OTLP/protobuf request and POSTs them to a
+real uvicorn server on loopback serving :func:`stef.interop.otlp_http.traces_router`, whose
+ingest function is an :class:`~stef.interop.ingest.IngestWorker` (evaluate with the offline
+judge, store in SQLite). All in this run, it reports:
+
+- decode: protobuf → spans → records, no HTTP (calls/s);
+- receiver alone: calls/s through HTTP, decoding and trace assembly into an ingest function
+  that only counts (what ``/v1/traces`` itself costs);
+- accepted: calls/s over the POSTs answered 200 while the worker evaluates in the same
+  process (decode, trace assembly, queueing, sharing the interpreter with evaluation);
+- end to end: calls/s until the last evaluation is stored;
+- ``stef eval``: the same records as JSONL through ``stef.batch.evaluate_encoded``
+  (what ``stef eval`` does), evaluations/s;
+
+and the ratios accepted / ``stef eval`` and end-to-end / ``stef eval``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from stef.batch import evaluate_encoded
+from stef.evaluator import Evaluator
+from stef.interop.calls import records_from_spans
+from stef.interop.ingest import IngestWorker
+from stef.interop.otlp_http import standalone_app
+from stef.interop.spans import spans_from_otlp_proto
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data" / "nl2sql_bugs.jsonl"
+DEFAULT = SHARED if SHARED.exists() else ROOT / "examples" / "logs.jsonl"
+
+
+def _kv(key: str, value: str) -> KeyValue:
+    return KeyValue(key=key, value=AnyValue(string_value=value))
+
+
+def _load(path: Path, limit: int) -> list[dict[str, Any]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and isinstance(r.get("question"), str) and r.get("sql"):
+            rows.append(r)
+    while len(rows) < limit:
+        rows = rows + rows
+    return rows[:limit]
+
+
+def _request(rows: list[dict[str, Any]], start: int) -> bytes:
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    rs.resource.attributes.extend([_kv("service.name", "bench-bot"), _kv("service.version", "1")])
+    spans = rs.scope_spans.add().spans
+    for i, r in enumerate(rows):
+        tid = (start + i + 1).to_bytes(16, "big")
+        msg = json.dumps([{"role": "user", "parts": [{"type": "text", "content": r["question"]}]}])
+        for n, (name, attrs) in enumerate(
+            [
+                (
+                    "invoke_agent",
+                    [
+                        _kv("gen_ai.operation.name", "invoke_agent"),
+                        _kv("gen_ai.agent.name", "bench-bot"),
+                        _kv("gen_ai.agent.version", "1"),
+                        _kv("gen_ai.input.messages", msg),
+                    ],
+                ),
+                ("chat", [_kv("gen_ai.operation.name", "chat"), _kv("gen_ai.input.messages", msg)]),
+                (
+                    "execute_tool",
+                    [
+                        _kv("gen_ai.operation.name", "execute_tool"),
+                        _kv("gen_ai.tool.call.arguments", json.dumps({"sql": r["sql"]})),
+                    ],
+                ),
+            ]
+        ):
+            s = spans.add()
+            s.trace_id, s.span_id, s.name = tid, (n + 1).to_bytes(8, "big"), name
+            s.start_time_unix_nano = 1_764_583_200_000_000_000 + n
+            if n:
+                s.parent_span_id = (1).to_bytes(8, "big")
+            s.attributes.extend(attrs)
+    return req.SerializeToString()
+
+
+class LiveServer:
+    """uvicorn serving ``app`` on a free loopback port, in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]})
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("data", nargs="?", default=str(DEFAULT))
+    ap.add_argument("--limit", type=int, default=3000)
+    ap.add_argument("--batch", type=int, default=100, help="traces per OTLP request")
+    ap.add_argument("--clients", type=int, default=2, help="concurrent exporters")
+    args = ap.parse_args()
+
+    rows = _load(Path(args.data), args.limit)
+    bodies = [_request(rows[i : i + args.batch], i) for i in range(0, len(rows), args.batch)]
+    n = len(rows)
+    print(
+        f"{n} text-to-SQL calls ({3 * n} spans) from {args.data}, "
+        f"{len(bodies)} requests of {args.batch} traces"
+    )
+
+    t0 = time.perf_counter()
+    found = sum(len(records_from_spans(spans_from_otlp_proto(b))) for b in bodies)
+    decode = found / (time.perf_counter() - t0)
+    assert found == n, (found, n)
+
+    received = [0]
+
+    def count(records: list[dict[str, Any]]) -> bool:
+        received[0] += len(records)
+        return True
+
+    with LiveServer(standalone_app(count)) as srv, httpx.Client() as client:
+        headers = {"Content-Type": "application/x-protobuf"}
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(args.clients) as pool:
+            list(
+                pool.map(
+                    lambda b: client.post(srv.url + "/v1/traces", content=b, headers=headers),
+                    bodies,
+                )
+            )
+        receiver = n / (time.perf_counter() - t0)
+    assert received[0] == n, received
+
+    ev = Evaluator()
+    ev.evaluate(question="warm up", sql="SELECT 1")
+    with tempfile.TemporaryDirectory() as tmp:
+        worker = IngestWorker(ev, Path(tmp) / "stef.db", max_queue=10 * n)
+        with LiveServer(standalone_app(worker.submit)) as srv, httpx.Client() as client:
+            headers = {"Content-Type": "application/x-protobuf"}
+
+            def post(body: bytes) -> int:
+                return client.post(
+                    srv.url + "/v1/traces", content=body, headers=headers
+                ).status_code
+
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(args.clients) as pool:
+                codes = list(pool.map(post, bodies))
+            t_accept = time.perf_counter() - t0
+            assert worker.wait_idle(3600)
+            t_all = time.perf_counter() - t0
+        stats = worker.close()
+    assert codes.count(200) == len(bodies), codes
+    assert stats["stored"] == n, stats
+
+    lines = [
+        json.dumps({"id": f"r{i}", "question": r["question"], "sql": r["sql"]})
+        for i, r in enumerate(rows)
+    ]
+    t0 = time.perf_counter()
+    m = sum(1 for _ in evaluate_encoded(ev, lines))
+    cli = m / (time.perf_counter() - t0)
+
+    accepted, e2e = n / t_accept, n / t_all
+    rows_out = [
+        ("decode (protobuf -> records, no HTTP)", decode, "calls/s"),
+        ("/v1/traces receiver alone (no eval)", receiver, "calls/s"),
+        ("/v1/traces accepted while evaluating", accepted, "calls/s"),
+        ("/v1/traces end to end (stored)", e2e, "calls/s"),
+        ("stef eval, same records", cli, "evaluations/s"),
+    ]
+    for label, rate, unit in rows_out:
+        spans = f" ({3 * rate:,.0f} spans/s)" if unit == "calls/s" else ""
+        print(f"{label:40s} {rate:10,.0f} {unit}{spans}")
+    for label, rate in (("receiver alone", receiver), ("accepted", accepted), ("end to end", e2e)):
+        print(f"ratio {label} / stef eval: {rate / cli:6.2f}")
+    print(f"receiver alone >= 2,000 text-to-SQL calls/s: {'yes' if receiver >= 2000 else 'no'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""Aggregation checks: the functions the question asks for (average, count, total,
+highest/lowest) against the SQL's aggregates, DISTINCT, ratios and aggregate-only answers
+to list questions.
+
+A missing aggregate may be excused: an average written as a division, a superlative
+answered by a sorted LIMIT, an aggregate the schema stores already (``avgscrmath``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import canon_col
+from stef.findings import FindingCollector
+from stef.spec import Aggregation, Spec
+
+
+def sql_aggs(sql: Spec) -> set[str]:
+    return {a.func for a in sql.aggregations}
+
+
+#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
+#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
+_STORED_AGGREGATES = {
+    "avg": re.compile(r"avg|average|mean"),
+    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
+    "sum": re.compile(r"total|sum"),
+}
+
+
+def _stored_aggregate(func: str, sql: Spec) -> str | None:
+    """An output or sort column whose name says it stores ``func`` already ("the highest
+    average score" as ``ORDER BY avgscrmath``), else None.
+
+    >>> from stef.spec import OrderKey, Projection
+    >>> _stored_aggregate("avg", Spec(order_by=[OrderKey("avgscrmath", "desc")]))
+    'avgscrmath'
+    >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
+    """
+    pattern = _STORED_AGGREGATES.get(func)
+    if pattern is None:
+        return None
+    names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
+    names += [o.key for o in sql.order_by if not o.is_aggregate]
+    return next((n for n in names if pattern.search(canon_col(n))), None)
+
+
+def check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """Each aggregate the question asks for, then DISTINCT, ratios and list questions."""
+    aggs = sql_aggs(sql)
+    for na in nl.aggregations:
+        _check_asked_aggregate(na, sql, aggs, out)
+    _check_distinct(nl, sql, out)
+    _check_division(nl, sql, aggs, out)
+    _check_list_answered_by_aggregates(nl, sql, out)
+
+
+def _check_asked_aggregate(
+    na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector
+) -> None:
+    """One aggregate of the question: used, stored, or checked by its function."""
+    f = na.func
+    if f in aggs:
+        _check_count_distinct(na, sql, out)
+        return
+    stored = _stored_aggregate(f, sql)
+    if stored:
+        out.add(
+            "aggregation_stored",
+            "info",
+            f"question asks for {f.upper()}; the SQL reads a stored one ({stored})",
+            na.text,
+            stored,
+            "aggregation",
+        )
+        return
+    if f == "avg":
+        _check_average(na, sql, out)
+    elif f == "count":
+        _check_count(na, aggs, out)
+    elif f == "sum":
+        _check_sum(na, sql, aggs, out)
+    elif f in ("max", "min"):
+        _check_extreme(na, sql, aggs, out)
+    else:
+        out.add(
+            "aggregation_missing",
+            "warning",
+            f"question asks for {f.upper()}; the SQL does not use it",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> None:
+    """The SQL uses the function asked for; a distinct count must not count rows."""
+    if (
+        na.func == "count"
+        and na.distinct
+        and not any(a.func == "count" and a.distinct for a in sql.aggregations)
+        and not sql.distinct
+        and not sql.group_by
+    ):
+        out.add(
+            "distinct_missing",
+            "warning",
+            "question counts distinct things; the SQL counts rows",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_average(na: Aggregation, sql: Spec, out: FindingCollector) -> None:
+    if sql.flags.get("division"):
+        out.add(
+            "aggregation_equivalent",
+            "info",
+            "average computed as a division",
+            na.text,
+            None,
+            "aggregation",
+        )
+    else:
+        out.add(
+            "aggregation_missing",
+            "error",
+            "question asks for an average; the SQL has no AVG or division",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_count(na: Aggregation, aggs: set[str], out: FindingCollector) -> None:
+    if "sum" in aggs:
+        out.add(
+            "aggregation_substituted",
+            "warning",
+            "question asks how many; the SQL sums instead of counting",
+            na.text,
+            None,
+            "aggregation",
+        )
+    else:
+        out.add(
+            "aggregation_missing",
+            "error",
+            "question asks how many; the SQL has no COUNT",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
+    if "count" in aggs:
+        out.add(
+            "aggregation_substituted",
+            "warning",
+            "question asks for a total; the SQL counts rows",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif sql.flags.get("division") or "avg" in aggs:
+        out.add(
+            "aggregation_missing",
+            "warning",
+            "question asks for a total; the SQL has no SUM",
+            na.text,
+            None,
+            "aggregation",
+        )
+    else:
+        out.add(
+            "aggregation_missing",
+            "error",
+            "question asks for a total; the SQL has no SUM",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
+    """MAX or MIN: used, answered by a sorted LIMIT, or turned the wrong way."""
+    f = na.func
+    first_order = sql.order_by[0] if sql.order_by else None
+    want = "desc" if f == "max" else "asc"
+    other = "min" if f == "max" else "max"
+    if first_order is not None and first_order.direction == want and sql.limit is not None:
+        out.add(
+            "superlative_via_order",
+            "info",
+            f"{f.upper()} answered with ORDER BY … {want.upper()} LIMIT {sql.limit}",
+            na.text,
+            first_order.text,
+            "aggregation",
+        )
+    elif other in aggs and not first_order:
+        out.add(
+            "aggregation_direction",
+            "error",
+            f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+            f"the SQL uses {other.upper()}",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif first_order is not None and first_order.direction != want and sql.limit is not None:
+        out.add(
+            "order_direction_mismatch",
+            "error",
+            f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+            f"the SQL sorts {first_order.direction.upper()}",
+            na.text,
+            first_order.text,
+            "ordering",
+        )
+    else:
+        out.add(
+            "aggregation_missing",
+            "warning",
+            f"question asks for the {'highest' if f == 'max' else 'lowest'}; "
+            f"the SQL has neither {f.upper()} nor a sorted LIMIT",
+            na.text,
+            None,
+            "aggregation",
+        )
+
+
+def _check_distinct(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    if (
+        nl.distinct
+        and not any(na.distinct for na in nl.aggregations)
+        and not (sql.distinct or sql.group_by or any(a.distinct for a in sql.aggregations))
+    ):
+        out.add(
+            "distinct_missing",
+            "warning",
+            "question asks for different/unique values; the SQL has no DISTINCT",
+            None,
+            None,
+            "distinct",
+        )
+
+
+def _check_division(nl: Spec, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
+    wants_ratio = nl.flags.get("ratio") or nl.flags.get("division")
+    if wants_ratio and not (sql.flags.get("division") or "avg" in aggs):
+        severity = "error" if nl.flags.get("division") else "warning"
+        out.add(
+            "division_missing",
+            severity,
+            "question asks for a ratio or percentage; the SQL divides nothing",
+            ", ".join(nl.formulas) or None,
+            None,
+            "aggregation",
+        )
+
+
+def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    if (
+        nl.flags.get("list")
+        and not nl.aggregations
+        and not nl.flags.get("count_question")
+        and sql.projections
+        and all(p.is_aggregate for p in sql.projections)
+        and not nl.flags.get("superlative")
+        and not nl.flags.get("ratio")
+    ):
+        out.add(
+            "aggregation_unexpected",
+            "warning",
+            "question asks for a list; the SQL returns only aggregates",
+            None,
+            ", ".join(p.text or p.expr for p in sql.projections),
+            "aggregation",
+        )

@@ -1,0 +1,100 @@
+"""Grouping checks: a GROUP BY the question asks for but the SQL lacks, and each SQL
+grouping key the question did not ask for, excused (``required_group_by``,
+``benign_group_by``) or reported.
+"""
+
+from __future__ import annotations
+
+from stef.align.matching import canon_col
+from stef.findings import FindingCollector
+from stef.rules import Rules
+from stef.spec import Spec
+
+
+def _pinned_columns(sql: Spec) -> set[str]:
+    return {
+        canon_col(f.column)
+        for f in sql.filters
+        if f.column and f.op == "=" and len(f.values) == 1 and f.clause in ("where", "join")
+    }
+
+
+def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
+    if nl.group_by and not sql.group_by and not sql.window_functions:
+        out.add(
+            "group_by_missing",
+            "warning",
+            f"question groups by {', '.join(nl.group_by)}; the SQL has no GROUP BY",
+            ", ".join(nl.group_by),
+            None,
+            "grouping",
+        )
+        return
+    if not sql.group_by:
+        return
+    nl_keys = {canon_col(g) for g in nl.group_by}
+    plain_proj = {canon_col(c) for p in sql.projections if not p.is_aggregate for c in p.columns}
+    plain_proj |= {canon_col(p.expr) for p in sql.projections if not p.is_aggregate}
+    plain_proj |= {canon_col(p.alias) for p in sql.projections if p.alias and not p.is_aggregate}
+    mixes = any(p.is_aggregate for p in sql.projections) and bool(plain_proj)
+    pinned = _pinned_columns(sql)
+    benign = {canon_col(c) for c in rules.benign_group_by}
+    ranks = bool(sql.order_by) and any(o.is_aggregate for o in sql.order_by)
+    for key in sql.group_by:
+        k = canon_col(key)
+        if k in nl_keys or any(k in n or n in k for n in nl_keys if n):
+            continue
+        if k in benign:
+            out.add(
+                "group_by_benign",
+                "info",
+                f"GROUP BY {key} is declared benign by the rules",
+                None,
+                key,
+                "benign_group_by",
+            )
+        elif k in pinned:
+            out.add(
+                "group_by_benign",
+                "info",
+                f"GROUP BY {key} is harmless: a WHERE equality pins it to one value",
+                None,
+                key,
+                "benign_group_by",
+            )
+        elif mixes and k in plain_proj:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} is required: the SELECT mixes aggregates and plain columns",
+                None,
+                key,
+                "required_group_by",
+            )
+        elif ranks or nl.flags.get("superlative") or nl.limit:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} serves the ranking the question asks for",
+                None,
+                key,
+                "required_group_by",
+            )
+        elif k in plain_proj:
+            out.add(
+                "group_by_inferred",
+                "info",
+                f"GROUP BY {key} groups the selected column",
+                None,
+                key,
+                "required_group_by",
+            )
+        else:
+            out.add(
+                "group_by_unexpected",
+                "warning",
+                f"GROUP BY {key} is neither asked for nor selected",
+                None,
+                key,
+                "grouping",
+            )

@@ -1,0 +1,286 @@
+"""Checks of the SQL's literals and names against the question and its enrichment (Q_e):
+numbers the question states but the SQL never uses, literals nobody asked for, columns and
+functions a hint prescribes, selected or filtered columns the question never names
+(schema linking), and string literals written in another letter case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from stef.align.aggregation import sql_aggs
+from stef.align.matching import (
+    BOUNDS,
+    NAME_SPLIT,
+    NEUTRAL_LITERALS,
+    canon_col,
+    int_value,
+    name_mentioned,
+    text_mentions,
+    values_match,
+)
+from stef.findings import FindingCollector
+from stef.rules import Rules
+from stef.spec import Filter, Spec, normalize_value
+
+#: Words a hint's prose uses that are no column ("one of the district names").
+_HINT_PROSE = frozenset(
+    ("one", "ones", "the", "this", "that", "these", "those", "each", "all", "any", "some", "none")
+)
+
+
+def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
+    """Does the SQL use the column a hint names? Also when the SQL spells it as a word
+    of a longer name (``ana`` of `` `ana pattern` ``), with one slip (``covertedmanacost``),
+    as a table's ``id`` (``alignment.id`` → ``alignment_id``), or when the "column" is a
+    value or (part of) a table's name the SQL uses (``TR001_10_11 is the bond id``, "gas
+    stations" for ``gasstations``).
+
+    >>> s = Spec(columns=["ana pattern", "convertedmanacost", "alignment_id"], literals=["f"],
+    ...          tables=["gasstations"])
+    >>> cols = {canon_col(c) for c in s.columns}
+    >>> [_hint_column_used(c, cols, s) for c in ("ana", "covertedmanacost", "id", "f", "age")]
+    [True, True, True, True, False]
+    >>> _hint_column_used("stations", cols, s)
+    True
+    """
+    if c in sql_cols or c in _HINT_PROSE or len(c) < 2:
+        return True
+    if c in sql.literals or any(c == t or (len(c) >= 4 and c in t) for t in sql.tables):
+        return True
+    words = {w for col in sql.columns for w in NAME_SPLIT.split(col.casefold()) if w}
+    if c in words:
+        return True  # a word of a longer name: ``acl`` of `` `aCL IgA` ``
+    for s in sql_cols:
+        if len(c) >= 4 and c in s:
+            return True
+        if c == "id" and s.endswith("id"):
+            return True
+        if len(c) >= 6 and abs(len(s) - len(c)) <= 2 and _one_slip(c, s):
+            return True
+    return False
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Are two names the same but for one inserted, dropped or changed letter?"""
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)) :] == b[i + 1 :]
+
+
+def _number_used(v: str, values: set[str], sql: Spec) -> bool:
+    """Does the SQL use the question's number ``v``: as a value, as a word of a longer
+    value or name ('Agent 13', ``numge1500``, `` `enrollment (ages 5-17)` ``), or one off
+    as the other side of a strict bound ("more than 50" as ``BETWEEN 51 AND 59``, "after
+    1996" as ``>= '1997-01-01'``)?
+
+    >>> s = Spec(columns=["numge1500"], literals=["agent 13", "51", "1997-01-01", "2024"],
+    ...          filters=[Filter("speed", ">=", ("51",)), Filter("d", ">=", ("1997-01-01",)),
+    ...                   Filter("year", "=", ("2024",))])
+    >>> [_number_used(v, set(s.literals), s) for v in ("13", "1500", "50", "1996", "2025")]
+    [True, True, True, True, False]
+    """
+    if any(values_match(v, s) for s in values):
+        return True
+    word = re.compile(rf"(?<![\d.]){re.escape(v)}(?![\d]|\.\d)")
+    if any(word.search(s) for s in [*values, *sql.columns]):
+        return True
+    n = int_value(v)
+    if n is None:
+        return False
+    bounds = [b for f in sql.filters if f.op in BOUNDS or f.op == "between" for b in f.values]
+    return any(values_match(str(m), b) for m in (n - 1, n + 1) for b in bounds)
+
+
+def check_literals_and_hints(
+    nl: Spec, sql: Spec, out: FindingCollector, text: str, reported: set[str]
+) -> None:
+    sql_cols = {canon_col(c) for c in sql.columns}
+    sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
+    for col in nl.columns:
+        c = canon_col(col)
+        if c and not _hint_column_used(c, sql_cols, sql):
+            out.add(
+                "hint_column_missing",
+                "warning",
+                f"the enriched question names column {col!r}; the SQL never uses it",
+                col,
+                None,
+                "hint",
+            )
+    sql_values = set(sql.literals)
+    if sql.limit is not None:
+        sql_values.add(str(sql.limit))
+    for v in nl.literals:
+        if normalize_value(v) != v:
+            continue
+        if int_value(v) is None and not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            continue
+        if v in NEUTRAL_LITERALS or v in reported:
+            continue
+        if not _number_used(v, sql_values, sql):
+            out.add(
+                "number_missing",
+                "warning",
+                f"the question mentions {v}; the SQL never uses it",
+                v,
+                None,
+                "literal",
+            )
+    for lit in sql.literals:
+        if lit in NEUTRAL_LITERALS or lit in reported:
+            continue
+        if not text_mentions(lit, text):
+            reported.add(lit)
+            out.add(
+                "literal_unexplained",
+                "warning",
+                f"SQL literal {lit!r} appears in neither the question nor the enriched question",
+                None,
+                lit,
+                "literal",
+            )
+
+
+#: ``count(x)`` without DISTINCT: a row count, whatever column it names.
+_ROW_COUNT = re.compile(r"count\((?!distinct\b)[^(),]*\)")
+
+
+def check_schema_linking(
+    sql: Spec,
+    out: FindingCollector,
+    stems: frozenset[str],
+    rules: Rules,
+    matched: Sequence[Filter] = (),
+    benign: Sequence[Filter] = (),
+) -> None:
+    """Columns the SQL selects or filters on that the question never names (filters that
+    apply a value the question states are explained by that value); ``stems`` are the
+    :func:`text_stems` of the question and its enrichment."""
+    explained = {id(f) for f in matched}
+    benign_cols = {canon_col(f.column) for f in benign if f.column}
+    syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
+    seen: set[str] = set()
+    for p in sql.projections:
+        if _ROW_COUNT.fullmatch(p.expr):
+            continue  # COUNT(col) counts rows: which column it names says nothing
+        for col in p.columns:
+            if col in seen:
+                continue
+            seen.add(col)
+            if not name_mentioned(col, stems, syn.get(col, ())):
+                out.add(
+                    "projection_unexplained",
+                    "warning",
+                    f"selected column {col!r} is named nowhere in the question or its enrichment",
+                    None,
+                    p.text or p.expr,
+                    "schema_linking",
+                )
+    for f in sql.filters:
+        fcol = f.column
+        if (
+            not fcol
+            or fcol in seen
+            or f.clause in ("join", "case")
+            or not f.values
+            or id(f) in explained
+            or canon_col(fcol) in benign_cols
+        ):
+            continue
+        seen.add(fcol)
+        if not name_mentioned(fcol, stems, syn.get(fcol, ())):
+            out.add(
+                "filter_column_unexplained",
+                "warning",
+                f"filtered column {fcol!r} is named nowhere in the question or its enrichment",
+                None,
+                f.text,
+                "schema_linking",
+            )
+
+
+def check_value_case(
+    sql: Spec, out: FindingCollector, question: str, enriched: str | None
+) -> None:
+    """String literals the question writes in another letter case: ``=`` on strings is
+    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'."""
+    raw = f"{question} {enriched or ''}"
+    folded = raw.casefold()
+    for s in sql.flags.get("string_literals") or ():
+        core = s.strip("%_ ")
+        if len(core) < 2 or not any(ch.isalpha() for ch in core) or core in raw:
+            continue
+        if re.search(rf"(?<!\w){re.escape(core.casefold())}(?!\w)", folded):
+            out.add(
+                "value_case_mismatch",
+                "warning",
+                f"SQL literal {core!r} is written with another letter case in the question; "
+                "string comparison is case-sensitive in most databases",
+                core,
+                s,
+                "literal",
+            )
+
+
+_HINT_FUNCTION = re.compile(
+    r"\b(count|sum|avg|min|max|year|subtract|divide|substr|cast)\s*\(", re.I
+)
+_HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
+
+
+#: A LIKE pattern that keeps a year ('1964%'): the year of a date, as YEAR() would.
+_YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
+
+
+def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None) -> None:
+    """Functions the enriched question prescribes (``SUM(cost)``, ``year(dob) > 1980``,
+    ``DISTINCT``) that the SQL does not use."""
+    if not enriched:
+        return
+    named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
+    if _HINT_DISTINCT.search(enriched):
+        named.add("distinct")
+    if not named:
+        return
+    aggs = sql_aggs(sql)
+    funcs = set(sql.flags.get("functions") or ())
+    first = sql.order_by[0] if sql.order_by else None
+    divides = "div" in funcs  # anywhere: an output, HAVING, ORDER BY, WHERE
+    # AVG is SUM / COUNT; SUM(CASE WHEN … THEN 1 ELSE 0 END) is a conditional COUNT
+    average = "avg" in aggs
+    conditional_count = "sum" in aggs and bool(funcs & {"case", "if"})
+    have = {
+        "count": "count" in aggs or average or conditional_count,
+        "sum": "sum" in aggs or average,
+        "avg": average or divides,
+        "min": "min" in aggs
+        or (first is not None and first.direction == "asc" and sql.limit is not None),
+        "max": "max" in aggs
+        or (first is not None and first.direction == "desc" and sql.limit is not None),
+        "year": any(f.func == "year" for f in sql.filters)
+        or bool(funcs & {"year", "timetostr", "extract", "strftime"})
+        or any(
+            f.op == "like" and any(_YEAR_PATTERN.fullmatch(v) for v in f.values)
+            for f in sql.filters
+        ),
+        "subtract": "sub" in funcs,
+        "divide": divides or average,
+        "substr": bool(funcs & {"substring", "substr"}),
+        "cast": bool(sql.flags.get("cast")),
+        "distinct": sql.distinct or any(a.distinct for a in sql.aggregations) or bool(sql.group_by),
+    }
+    for name in sorted(named):
+        if not have.get(name, True):
+            out.add(
+                "hint_function_missing",
+                "warning",
+                f"the enriched question prescribes {name.upper()}; the SQL does not use it",
+                name.upper(),
+                None,
+                "hint",
+            )

@@ -1,0 +1,199 @@
+"""How the question's words and values are matched to the SQL's names and literals.
+
+The shared primitives of the alignment checks: question text prepared for look-ups
+(:func:`searchable`), literal mentions, canonical column names, value matching (exact,
+LIKE pattern, year of a date, word contained), and column names the question mentions
+(:func:`text_stems`, :func:`name_mentioned`). Pure functions, no findings.
+
+>>> values_match("alameda county", "alameda"), canon_col("Order_Date")
+(True, 'orderdate')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+#: Literals so common in SQL that their absence from the question says nothing.
+NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
+
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+_WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
+
+
+def searchable(*texts: str | None) -> str:
+    """Question text prepared for literal look-ups: case-folded, punctuation spaced.
+
+    >>> searchable("Users in 'New  York'?", "Since 2024.")
+    ' users in new york since 2024 '
+    """
+    joined = " ".join(t for t in texts if t)
+    tokens = (t.strip(".-/:") for t in _WORD_CHARS.sub(" ", joined.casefold()).split())
+    return " " + " ".join(t for t in tokens if t) + " "
+
+
+def text_mentions(value: str, text: str) -> bool:
+    """Is ``value`` (normalised) mentioned in ``text`` (from :func:`searchable`)?"""
+    core = value.strip("%_ ").replace("%", " ").replace("_", " ")
+    core = " ".join(_WORD_CHARS.sub(" ", core).split())
+    if not core:
+        return True
+    if f" {core} " in text:
+        return True
+    # dates: a year (or year-month) of the date mentioned
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}( .*)?", core):
+        return f" {core[:4]} " in text or f" {core[:7]} " in text
+    # short codes such as 'M' for male are explained only by an explicit mention
+    return False
+
+
+@lru_cache(maxsize=65536)
+def _canon_col_cached(name: str) -> str:
+    return _NON_ALNUM.sub("", name.casefold())
+
+
+def canon_col(name: str | None) -> str:
+    return _canon_col_cached(name) if name else ""
+
+
+def values_match(nv: str, sv: str) -> bool:
+    """Does an NL value match a SQL literal? Exact, LIKE-pattern, year-of-date, or word-contained.
+
+    >>> values_match("alameda county", "alameda"), values_match("2023", "2023-01-01")
+    (True, True)
+    >>> values_match("north", "south"), values_match("13", "agent 13")
+    (False, True)
+    >>> values_match("2013-04", "201304"), values_match("2010-02-22%", "2010-02-22 00:00:00")
+    (True, True)
+    """
+    if nv == sv:
+        return True
+    if not nv or not sv:
+        return False
+    nv, sv = nv.strip(_STRAY_QUOTES), sv.strip(_STRAY_QUOTES)  # a hint's "Sublime Epiphany'"
+    if nv == sv:
+        return True
+    if "%" in nv and _like(nv).fullmatch(sv):
+        return True  # the question's pattern '2010-02-22%' holds '2010-02-22 00:00:00'
+    if len(nv) >= 6 and _digits(nv) == _digits(sv) and (_ISO_DATE.match(nv) or _ISO_DATE.match(sv)):
+        return True  # '2013-04' and '201304': one date, two spellings
+    core = sv.strip("%_ ")
+    if not core:
+        return False
+    if re.fullmatch(r"\d{4}", nv) and re.match(rf"{nv}(-|$|%)", sv):
+        return True
+    if re.fullmatch(r"\d{4}", core) and re.match(rf"{core}(-|$)", nv):
+        return True
+    if nv.isdigit() and re.search(rf"(?<![\w.]){nv}(?![\w.])", core):
+        return True  # '13' of 'Agent 13'
+    if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):
+        return True  # 'Poster' for 'Posters'
+    if len(core) >= 3 and len(nv) >= 3:
+        a, b = f" {nv} ".replace("-", " "), f" {core} ".replace("-", " ")
+        return a in b or b in a  # 'Italian' in "Italian-language"
+    return False
+
+
+#: Quotes a hint leaves at one end of a value; both sides are already normalised
+#: (:func:`stef.spec.normalize_value`: dates ISO style, matched quote pairs removed).
+_STRAY_QUOTES = " '\"`"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}")
+_NON_DIGIT = re.compile(r"\D+")
+
+
+def _digits(v: str) -> str:
+    return _NON_DIGIT.sub("", v)
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a regular expression (``%`` any run, ``_`` one character)."""
+    return re.compile(
+        "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    )
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def name_words(name: str) -> list[str]:
+    """The words of an identifier: split at separators, camel case and digits runs kept.
+
+    >>> name_words("GreaterManchesterCrime"), name_words("boston_crimes_2019")
+    (['greater', 'manchester', 'crime'], ['boston', 'crimes', '2019'])
+    """
+    spaced = _CAMEL.sub(" ", name)
+    return [w for w in NAME_SPLIT.split(spaced.casefold()) if w]
+
+
+def value_in_names(value: str, names: Sequence[str]) -> str | None:
+    """The first identifier whose words hold every word of ``value`` (a stated value the
+    SQL answers by naming a table, a dataset or a column after it), or None.
+
+    >>> value_in_names("manchester", ["GreaterManchesterCrime"])
+    'GreaterManchesterCrime'
+    >>> value_in_names("new york", ["ny_sales"]) is None
+    True
+    """
+    words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
+    if not words or sum(len(w) for w in words) < 3:
+        return None
+    for name in names:
+        have = name_words(name)
+        if all(any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
+               for w in words):
+            return name
+    return None
+
+
+BOUNDS = frozenset({"<", ">", "<=", ">="})
+
+
+def int_value(v: str) -> int | None:
+    try:
+        f = float(v)
+    except ValueError:
+        return None
+    return int(f) if f.is_integer() else None
+
+
+NAME_SPLIT = re.compile(r"[^0-9a-z]+")
+
+
+def text_stems(text: str) -> frozenset[str]:
+    """Five-letter stems of the words of a :func:`searchable` text.
+
+    Four-letter prefixes are kept too, so a short column word (``name``) matches its
+    plural or longer form (``names``).
+
+    >>> sorted(text_stems(" list the names "))
+    ['list', 'name', 'names', 'the']
+    """
+    words = [t for t in NAME_SPLIT.split(text) if len(t) >= 3]
+    return frozenset([w[:5] for w in words] + [w[:4] for w in words])
+
+
+def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = ()) -> bool:
+    """Does the question mention a column name (or one of its synonyms)?
+
+    A word of the name whose five-letter stem the question uses, or — for a long name
+    written without separators — a question stem inside it, counts. Names with no word
+    of three letters or more (``id``, ``x``) cannot be checked and count as mentioned.
+
+    >>> s = text_stems(" how many students are enrolled ")
+    >>> [name_mentioned(n, s) for n in ("studentname", "enrollment_count", "salary")]
+    [True, True, False]
+    """
+    for candidate in (name, *synonyms):
+        words = [
+            w for w in NAME_SPLIT.split(candidate.casefold()) if len(w) >= 3 and not w.isdigit()
+        ]
+        if not words:
+            return True
+        for w in words:
+            if w[:5] in stems:
+                return True
+            if len(w) >= 7 and any(len(st) >= 4 and st in w for st in stems):
+                return True
+    return False

@@ -1,0 +1,122 @@
+"""Ordering and limit checks: sort direction, a missing ORDER BY, a missing or wrong
+LIMIT for a top-k question, and the sorts and safety limits the rules tolerate
+(``order_by_tolerance``, ``limit_tolerance``).
+"""
+
+from __future__ import annotations
+
+from stef.align.aggregation import sql_aggs
+from stef.findings import FindingCollector
+from stef.rules import Rules
+from stef.spec import Spec
+
+
+def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
+    """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
+    aggs = sql_aggs(sql)
+    _check_order(nl, sql, out, rules, aggs)
+    _check_limit(nl, sql, out, rules, aggs)
+
+
+def _check_order(
+    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]
+) -> None:
+    asked_order = bool(nl.order_by)
+    topk = nl.limit
+    first = sql.order_by[0] if sql.order_by else None
+    if asked_order and first is not None:
+        want = nl.order_by[0].direction
+        if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
+            out.add(
+                "order_direction_mismatch",
+                "error",
+                f"question asks for {want.upper()} order; the SQL sorts {first.direction.upper()}",
+                nl.order_by[0].text,
+                first.text,
+                "ordering",
+            )
+    elif asked_order and first is None:
+        superlative_by_agg = bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0
+        if (topk is not None and topk > 1) or not superlative_by_agg:
+            out.add(
+                "order_by_missing",
+                "warning" if not topk else "error",
+                "question asks for an order; the SQL has no ORDER BY",
+                nl.order_by[0].text,
+                None,
+                "ordering",
+            )
+    elif (
+        not asked_order
+        and first is not None
+        and (sql.limit is None or sql.limit >= rules.safety_limit_min)
+    ):
+        out.add(
+            "order_by_tolerated",
+            "info",
+            "the SQL sorts although the question asked for no order; a default sort is harmless",
+            None,
+            first.text,
+            "order_by_tolerance",
+        )
+
+
+def _check_limit(
+    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]
+) -> None:
+    asked_order = bool(nl.order_by)
+    topk = nl.limit
+    first = sql.order_by[0] if sql.order_by else None
+    lim = sql.limit
+    if topk is not None:
+        if lim is None:
+            via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
+            if not via_agg:
+                out.add(
+                    "limit_missing",
+                    "error",
+                    f"question asks for the top {topk}; the SQL returns every row",
+                    nl.order_by[0].text if nl.order_by else None,
+                    None,
+                    "limit",
+                )
+        elif lim != topk:
+            tolerated = lim >= rules.safety_limit_min
+            out.add(
+                "limit_mismatch",
+                "error",
+                f"question asks for {topk} rows; the SQL "
+                + (f"has only a safety LIMIT {lim}" if tolerated else f"returns {lim}"),
+                nl.order_by[0].text if nl.order_by else None,
+                f"LIMIT {lim}",
+                "limit",
+            )
+    elif lim is not None:
+        if lim >= rules.safety_limit_min:
+            out.add(
+                "limit_tolerated",
+                "info",
+                f"LIMIT {lim} is a safety limit (≥ {rules.safety_limit_min}), not a top-k",
+                None,
+                f"LIMIT {lim}",
+                "limit_tolerance",
+            )
+        elif first is None:
+            out.add(
+                "limit_unexpected",
+                "warning",
+                f"LIMIT {lim} truncates an unordered result the question did not limit",
+                None,
+                f"LIMIT {lim}",
+                "limit",
+            )
+        elif not (asked_order or any(a.func in ("max", "min") for a in nl.aggregations)):
+            # a sorted LIMIT answers "the highest …", "the lowest …" (a superlative)
+            out.add(
+                "limit_unexpected",
+                "warning",
+                f"LIMIT {lim} keeps only the top {lim}; the question asked for no top-k",
+                None,
+                f"LIMIT {lim}",
+                "limit",
+            )

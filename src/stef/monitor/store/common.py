@@ -1,0 +1,557 @@
+"""What the SQLite and PostgreSQL stores share: checks, rows, rollup deltas, SQL for reads.
+
+Both stores keep the same tables (``evaluations`` of light columns, ``evaluation_docs``,
+``findings``, ``rollups``); they differ in placeholders, a few expressions and how they
+write. :class:`Dialect` holds the differences; :class:`SQLReader` answers every read of
+the :class:`~stef.monitor.store.Store` interface from SQL built here, so a selection
+means the same rows on both.
+
+>>> where(Selection(agent="bot", since=0.0), SQLITE)
+(' WHERE e.agent = ? AND e.t >= ?', ['bot', 0.0])
+>>> where(Selection(metadata={"team": "ops"}), POSTGRES)
+(" WHERE (e.metadata ->> 'team') = %s", ['ops'])
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from stef.errors import StefError
+from stef.monitor.stats import (
+    GROUP_KEYS,
+    GroupKey,
+    Tally,
+    check_group_keys,
+    to_epoch,
+    window_start,
+)
+from stef.monitor.store.migrations import ROLLUP_SECONDS
+from stef.monitor.store.selection import Selection
+
+#: Light columns of ``evaluations`` after ``seq``, in the order :func:`build_row` gives them.
+COLUMNS = (
+    "id",
+    "agent",
+    "agent_version",
+    "app",
+    "timestamp",
+    "evaluated_at",
+    "t",
+    "status",
+    "score",
+    "band",
+    "filter_status",
+    "verdict",
+    "confidence",
+    "question_key",
+    "metadata",
+)
+ORDERS = {
+    None: "e.seq",
+    "-stored": "e.seq DESC",
+    "time": "e.t, e.seq",
+    "-time": "e.t DESC, e.seq DESC",
+    "score": "e.score IS NULL, e.score, e.seq",
+    "-score": "e.score IS NULL, e.score DESC, e.seq",
+}
+RollupKey = tuple[str | None, str | None, str | None, int]
+
+
+class StoreError(StefError):
+    """The store cannot be opened, or an evaluation cannot be stored."""
+
+    status = "store_error"
+
+
+def check_evaluation(evaluation: Any) -> str | None:
+    """Why a dict is not a storable evaluation, or ``None`` when it is.
+
+    >>> check_evaluation({"id": "x", "status": "ok", "score": 101})
+    'score must be a number within [0, 100] when status is ok'
+    """
+    if not isinstance(evaluation, dict):
+        return "an evaluation must be a JSON object"
+    ev_id = evaluation.get("id")
+    if not isinstance(ev_id, str) or not ev_id:
+        return "field 'id' must be a non-empty string"
+    status = evaluation.get("status")
+    if not isinstance(status, str) or not status:
+        return "field 'status' must be a non-empty string"
+    score = evaluation.get("score")
+    bad_score = (
+        isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100
+    )
+    if status == "ok" and bad_score:
+        return "score must be a number within [0, 100] when status is ok"
+    meta = evaluation.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return "field 'metadata' must be an object or null"
+    return None
+
+
+def record_time(evaluation: Mapping[str, Any]) -> float:
+    """The record's time in epoch seconds: ``timestamp``, else ``evaluated_at``, else 0.
+
+    Raises ``ValueError`` naming the field when the one used is not an ISO 8601 time.
+
+    >>> record_time({"timestamp": None, "evaluated_at": "1970-01-01T00:01:00Z"})
+    60.0
+    """
+    for key in ("timestamp", "evaluated_at"):
+        value = evaluation.get(key)
+        if value is not None and value != "":
+            try:
+                t = to_epoch(value)
+            except ValueError:
+                raise ValueError(f"field {key!r} is not an ISO 8601 time: {value!r}") from None
+            assert t is not None
+            return t
+    return 0.0
+
+
+def question_key(question: Any) -> str | None:
+    """Question text normalised for pairing: lower case, single spaces, no end punctuation.
+
+    >>> question_key("  How many  Orders? ")
+    'how many orders'
+    """
+    if not isinstance(question, str):
+        return None
+    text = " ".join(question.lower().split()).rstrip("?.!;: ")
+    return text or None
+
+
+def text_of(value: Any) -> str | None:
+    """``None`` or ``str(value)``."""
+    return None if value is None else str(value)
+
+
+def json_text(obj: Any) -> str:
+    """JSON text of ``obj``: orjson, or the standard library where orjson refuses
+    (integers beyond 64 bits, NaN) — a user's metadata must never stop a batch."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+def checked(
+    batch: Iterable[Mapping[str, Any]], replace: bool
+) -> dict[str, tuple[Mapping[str, Any], float]]:
+    """Evaluations by id with their record time; an id repeated counts once (the last one
+    wins when ``replace``). Raises :class:`StoreError` naming the first invalid one."""
+    unique: dict[str, tuple[Mapping[str, Any], float]] = {}
+    for ev in batch:
+        problem = check_evaluation(ev)
+        try:
+            t = record_time(ev) if problem is None else 0.0
+        except ValueError as exc:
+            problem = str(exc)
+        if problem:
+            raise StoreError(message=f"evaluation {text_of(ev.get('id'))!r}: {problem}")
+        if replace or ev["id"] not in unique:
+            unique[ev["id"]] = (ev, t)
+    return unique
+
+
+def build_row(
+    ev: Mapping[str, Any], t: float, meta_text: Callable[[Any], str] = json_text
+) -> tuple[Any, ...]:
+    """The light columns of one evaluation, in :data:`COLUMNS` order (metadata as JSON text,
+    written by ``meta_text``)."""
+    get = ev.get
+    ok = get("status") == "ok"
+    bd = (get("breakdown") or {}) if ok else {}
+    meta = get("metadata")
+    conf = bd.get("confidence")
+    agent, version, app, ts, at, band, filt, verdict = (
+        get("agent"),
+        get("agent_version"),
+        get("app"),
+        get("timestamp"),
+        get("evaluated_at"),
+        get("band") if ok else None,
+        bd.get("filter_status"),
+        bd.get("verdict"),
+    )
+    return (
+        ev["id"],
+        agent if agent is None or type(agent) is str else str(agent),
+        version if version is None or type(version) is str else str(version),
+        app if app is None or type(app) is str else str(app),
+        ts if ts is None or type(ts) is str else str(ts),
+        at if at is None or type(at) is str else str(at),
+        t,
+        ev["status"],
+        float(ev["score"]) if ok else None,
+        band if band is None or type(band) is str else str(band),
+        filt if filt is None or type(filt) is str else str(filt),
+        verdict if verdict is None or type(verdict) is str else str(verdict),
+        float(conf) if isinstance(conf, (int, float)) else None,
+        question_key(get("question")),
+        meta_text(meta) if isinstance(meta, dict) and meta else None,
+    )
+
+
+class RollupDelta:
+    """What a batch of new rows adds to the hourly rollups, counted cell by cell.
+
+    Per rollup key: counts of (status, score, band, filter, verdict) cells, confidence sums
+    and finding kinds, turned into tallies once per batch (cheaper than a Tally per row).
+    """
+
+    def __init__(self) -> None:
+        self.cells: dict[RollupKey, Counter[tuple[Any, ...]]] = {}
+        self.confs: dict[RollupKey, list[float]] = {}
+        self.found: dict[RollupKey, Counter[tuple[str, bool]]] = {}
+
+    def add(self, row: Sequence[Any], kinds: Mapping[str, str], sign: int = 1) -> None:
+        """Count one :func:`build_row` row with its :func:`finding_kinds` (``sign=-1``
+        takes a row away, as a replaced or pruned evaluation)."""
+        key = (row[1], row[2], row[3], int(row[6] // ROLLUP_SECONDS) * ROLLUP_SECONDS)
+        if key not in self.cells:
+            self.cells[key], self.confs[key], self.found[key] = Counter(), [0.0, 0], Counter()
+        self.cells[key][tuple(row[7:12])] += sign
+        if row[12] is not None and row[7] == "ok":
+            self.confs[key][0] += sign * row[12]
+            self.confs[key][1] += sign
+        for kind, severity in kinds.items():
+            self.found[key][(kind, severity == "info")] += sign
+
+    def tallies(self, into: dict[RollupKey, Tally] | None = None) -> dict[RollupKey, Tally]:
+        """The tallies per rollup key, merged into ``into`` when given."""
+        out = {} if into is None else into
+        for key, counter in self.cells.items():
+            tally = Tally()
+            for (status, score, band, filt, verdict), count in counter.items():
+                tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
+            tally.confidence_sum, tally.confidence_n = self.confs[key][0], int(self.confs[key][1])
+            for (kind, info), count in self.found[key].items():
+                (tally.excused if info else tally.findings)[kind] += count
+            if key in out:
+                out[key].merge(tally)
+            else:
+                out[key] = tally
+        return out
+
+
+def negated(tally: Tally) -> Tally:
+    """A tally that, merged, takes ``tally`` away again."""
+    out = Tally(records=-tally.records, confidence_sum=-tally.confidence_sum)
+    out.confidence_n = -tally.confidence_n
+    for name in ("statuses", "scores", "bands", "filters", "verdicts", "findings", "excused"):
+        mine: Counter[Any] = getattr(out, name)
+        for key, n in getattr(tally, name).items():
+            mine[key] = -n
+    return out
+
+
+_COUNTERS = ("statuses", "bands", "filters", "verdicts", "findings", "excused")
+
+
+class _TallySum:
+    """Stored tallies (``Tally.to_dict`` form) summed as plain dicts: summing thousands of
+    rollup rows this way is several times faster than a Tally and a merge per row."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.confidence_sum = 0.0
+        self.confidence_n = 0
+        self.scores: dict[float, int] = {}
+        self.counters: dict[str, dict[str, int]] = {name: {} for name in _COUNTERS}
+
+    def add(self, d: Mapping[str, Any]) -> None:
+        self.records += d.get("records", 0)
+        self.confidence_sum += d.get("confidence_sum", 0.0)
+        self.confidence_n += d.get("confidence_n", 0)
+        scores = self.scores
+        for k, n in d.get("scores", ()):
+            k = float(k)
+            scores[k] = scores.get(k, 0) + n
+        for name in _COUNTERS:
+            part = d.get(name)
+            if part:
+                mine = self.counters[name]
+                for k, n in part.items():
+                    mine[k] = mine.get(k, 0) + n
+
+    def tally(self) -> Tally:
+        c = self.counters
+        return Tally(
+            records=self.records,
+            statuses=Counter(c["statuses"]),
+            scores=Counter(self.scores),
+            bands=Counter(c["bands"]),
+            filters=Counter(c["filters"]),
+            verdicts=Counter(c["verdicts"]),
+            confidence_sum=self.confidence_sum,
+            confidence_n=self.confidence_n,
+            findings=Counter(c["findings"]),
+            excused=Counter(c["excused"]),
+        )
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The SQL that differs between the two stores."""
+
+    #: the parameter placeholder
+    mark: str
+    #: SQL text of metadata key ``key`` as text (booleans as 'true'/'false')
+    meta_expr: Callable[[str], str]
+    #: SQL of the start of the window of ``width`` seconds holding ``e.t``
+    bucket: Callable[[float], str]
+    #: the aggregate summing a nullable column to 0.0 when all are NULL
+    total: str
+
+
+def _sqlite_meta(key: str) -> str:
+    path = '$."' + key.replace('"', '""').replace("'", "''") + '"'
+    return (
+        f"CASE json_type(e.metadata, '{path}') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+        f"ELSE CAST(json_extract(e.metadata, '{path}') AS TEXT) END"
+    )
+
+
+def _pg_meta(key: str) -> str:
+    # A literal in the SQL text: quotes doubled, and % doubled for psycopg's placeholders.
+    return "(e.metadata ->> '" + key.replace("'", "''").replace("%", "%%") + "')"
+
+
+SQLITE = Dialect(
+    mark="?",
+    meta_expr=_sqlite_meta,
+    bucket=lambda w: f"(CAST(e.t / {w!r} AS INTEGER) * {w!r})",
+    total="total",
+)
+POSTGRES = Dialect(
+    mark="%s",
+    meta_expr=_pg_meta,
+    bucket=lambda w: f"(floor(e.t / {w!r}) * {w!r})",
+    total="sum",
+)
+
+
+def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
+    """`` WHERE …`` over ``evaluations e`` for ``sel`` (empty when it selects all)."""
+    mark = dialect.mark
+    clauses: list[str] = list(extra)
+    params: list[Any] = []
+    for key in ("agent", "agent_version", "app", "status"):
+        value = getattr(sel, key)
+        if value is not None:
+            clauses.append(f"e.{key} = {mark}")
+            params.append(value)
+    if sel.since is not None:
+        clauses.append(f"e.t >= {mark}")
+        params.append(sel.since)
+    if sel.until is not None:
+        clauses.append(f"e.t < {mark}")
+        params.append(sel.until)
+    for key, value in sorted(sel.metadata.items()):
+        clauses.append(f"{dialect.meta_expr(key)} = {mark}")
+        params.append(value)
+    if sel.finding is not None:
+        clauses.append(f"e.seq IN (SELECT f2.seq FROM findings f2 WHERE f2.kind = {mark})")
+        params.append(sel.finding)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def as_selection(selection: Selection | Mapping[str, Any] | None) -> Selection:
+    """A :class:`Selection` from a selection, a mapping of its keys, or ``None`` (all)."""
+    if selection is None:
+        return Selection()
+    if isinstance(selection, Selection):
+        return selection
+    return Selection.from_mapping(selection, now=time.time())
+
+
+def rollups_cover(sel: Selection, by: Sequence[str], window: float | None) -> bool:
+    """Whether hourly rollups answer this selection, grouping and window exactly."""
+
+    def whole_hours(x: float | None) -> bool:
+        return x is None or float(x) % ROLLUP_SECONDS == 0
+
+    return (
+        all(k in GROUP_KEYS for k in by)
+        and sel.status is None
+        and sel.finding is None
+        and not sel.metadata
+        and whole_hours(window)
+        and whole_hours(sel.since)
+        and whole_hours(sel.until)
+    )
+
+
+class SQLReader:
+    """The reads of the store interface, over ``evaluations``, ``findings`` and ``rollups``.
+
+    A subclass sets :attr:`dialect` and gives :meth:`_fetch` (all rows of a statement)
+    and :meth:`_stream` (rows as they come, for large results).
+    """
+
+    dialect: Dialect = SQLITE
+
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        yield from self._fetch(sql, params)
+
+    def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
+        """How many stored evaluations match ``selection``."""
+        clause, params = where(as_selection(selection), self.dialect)
+        return int(self._fetch(f"SELECT count(*) FROM evaluations e{clause}", params)[0][0])
+
+    def query(
+        self,
+        *,
+        order_by: str | None = None,
+        limit: int | None = None,
+        **selection: Any,
+    ) -> Iterator[dict[str, Any]]:
+        """Stored evaluations (whole dicts) matching ``selection`` keywords.
+
+        Keywords: ``agent``, ``agent_version``, ``app``, ``status``, ``finding``, ``since``,
+        ``until`` (epoch seconds or ISO/duration text), ``metadata={...}`` or
+        ``**{"metadata.KEY": value}``, or ``selection=Selection(...)``; ``order_by`` is
+        ``time``, ``-time``, ``score``, ``-score`` or ``-stored`` (newest stored first;
+        default: storage order).
+        """
+        sel = selection.pop("selection", None) or Selection.from_kwargs(
+            now=time.time(), **selection
+        )
+        if order_by not in ORDERS:
+            raise StoreError(message=f"order_by must be one of {sorted(o for o in ORDERS if o)}")
+        clause, params = where(sel, self.dialect)
+        sql = (
+            f"SELECT d.doc FROM evaluations e JOIN evaluation_docs d ON d.seq = e.seq{clause} "
+            f"ORDER BY {ORDERS[order_by]}"
+        )
+        if limit is not None:
+            sql += f" LIMIT {self.dialect.mark}"
+            params.append(int(limit))
+        loads = orjson.loads
+        for (doc,) in self._stream(sql, params):
+            yield loads(doc)
+
+    def score_pairs(
+        self, selection: Selection | Mapping[str, Any] | None
+    ) -> list[tuple[str | None, float]]:
+        """(normalised question, score) of every evaluated record in ``selection``."""
+        clause, params = where(as_selection(selection), self.dialect, "e.status = 'ok'")
+        sql = f"SELECT e.question_key, e.score FROM evaluations e{clause}"
+        return [(q, float(s)) for q, s in self._fetch(sql, params)]
+
+    def latest_time(self, selection: Selection | Mapping[str, Any] | None = None) -> float | None:
+        """The latest record time in ``selection`` (epoch seconds), or ``None`` when empty."""
+        clause, params = where(as_selection(selection), self.dialect)
+        value = self._fetch(f"SELECT max(e.t) FROM evaluations e{clause}", params)[0][0]
+        return None if value is None else float(value)
+
+    def tallies(
+        self,
+        selection: Selection | Mapping[str, Any] | None = None,
+        by: Sequence[str] = (),
+        window: float | None = None,
+    ) -> dict[GroupKey, Tally]:
+        """Tallies per (group values, window start), as
+        :func:`stef.monitor.stats.tally_evaluations`.
+
+        Summed from hourly rollups when the selection and grouping allow it, else
+        grouped in SQL over the evaluation columns.
+        """
+        sel = as_selection(selection)
+        check_group_keys(by)
+        if rollups_cover(sel, by, window):
+            return self._tallies_from_rollups(sel, by, window)
+        return self._tallies_from_rows(sel, by, window)
+
+    def _tallies_from_rollups(
+        self, sel: Selection, by: Sequence[str], window: float | None
+    ) -> dict[GroupKey, Tally]:
+        mark = self.dialect.mark
+        clauses, params = [], []
+        for key in ("agent", "agent_version", "app"):
+            if getattr(sel, key) is not None:
+                clauses.append(f"{key} = {mark}")
+                params.append(getattr(sel, key))
+        if sel.since is not None:
+            clauses.append(f"hour >= {mark}")
+            params.append(sel.since)
+        if sel.until is not None:
+            clauses.append(f"hour < {mark}")
+            params.append(sel.until)
+        clause = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        sums: dict[GroupKey, _TallySum] = {}
+        sql = f"SELECT agent, agent_version, app, hour, tally FROM rollups{clause}"
+        for agent, version, app, hour, text in self._stream(sql, params):
+            values = {"agent": agent, "agent_version": version, "app": app}
+            gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
+            if gkey not in sums:
+                sums[gkey] = _TallySum()
+            sums[gkey].add(orjson.loads(text))
+        tallies = {k: s.tally() for k, s in sums.items()}
+        return {k: t for k, t in tallies.items() if t.records > 0}
+
+    def _tallies_from_rows(
+        self, sel: Selection, by: Sequence[str], window: float | None
+    ) -> dict[GroupKey, Tally]:
+        clause, params = where(sel, self.dialect)
+        groups = [
+            f"e.{k}" if k in GROUP_KEYS else self.dialect.meta_expr(k[len("metadata.") :])
+            for k in by
+        ]
+        if window is not None:
+            groups.append(self.dialect.bucket(float(window)))
+        lead = "".join(f"{g}, " for g in groups)
+        n = len(groups)
+        out: dict[GroupKey, Tally] = {}
+
+        def key_of(row: Sequence[Any]) -> GroupKey:
+            start = float(row[n - 1]) if window is not None else None
+            return (tuple(row[: len(by)]), start)
+
+        sql = (
+            f"SELECT {lead}e.status, e.score, e.band, e.filter_status, e.verdict, count(*), "
+            f"coalesce({self.dialect.total}(e.confidence), 0.0), count(e.confidence) "
+            f"FROM evaluations e{clause} "
+            f"GROUP BY {', '.join(str(i) for i in range(1, n + 6))}"
+        )
+        for row in self._fetch(sql, params):
+            key = key_of(row)
+            if key not in out:
+                out[key] = Tally()
+            out[key].add_cell(*row[n:])
+        sql = (
+            f"SELECT {lead}f.kind, f.severity = 'info', count(*) FROM findings f "
+            f"JOIN evaluations e ON e.seq = f.seq{clause} "
+            f"GROUP BY {', '.join(str(i) for i in range(1, n + 3))}"
+        )
+        for row in self._fetch(sql, params):
+            kind, info, count = row[n:]
+            tally = out.setdefault(key_of(row), Tally())
+            (tally.excused if info else tally.findings)[kind] += count
+        return out
+
+    def _prune_boundary(self, before: float) -> tuple[int, dict[RollupKey, Tally]]:
+        """For pruning records before ``before``: the first rollup hour that survives, and
+        what the records of that hour before ``before`` take from its rollups.
+
+        Rollups of earlier hours hold only pruned records and go whole.
+        """
+        hour = int(before // ROLLUP_SECONDS) * ROLLUP_SECONDS
+        delta: dict[RollupKey, Tally] = {}
+        if hour < before:
+            sel = Selection(since=float(hour), until=float(before))
+            for (values, _), tally in self._tallies_from_rows(sel, GROUP_KEYS, None).items():
+                agent, version, app = values
+                delta[(agent, version, app, hour)] = negated(tally)
+        return hour, delta

@@ -1,0 +1,460 @@
+"""Cues of a question's shape: explicit ordering (``sorted by X descending``), top-k
+(``top 5``), superlatives (``the highest X``), aggregations (``how many``, ``average``),
+``distinct``, grouping (``per X``, ``for each X``) and the boolean flags (ratio, division,
+negation, yes/no, list).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from stef.nl import lexicon as lx
+from stef.nl.context import _Ctx, _order_key
+from stef.nl.words import (
+    _is_participle,
+    _is_plural,
+    _lower_rx,
+    _match_column,
+    _noun_phrase,
+    _parse_number,
+    _prev_words,
+)
+from stef.spec import Aggregation, OrderKey
+
+
+def _step_order(ctx: _Ctx) -> None:
+    """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``."""
+    for rx in (lx.ORDER_BY_RE, lx.IN_ORDER_RE, lx.FROM_TO_RE):
+        for m in ctx.free_matches(rx):
+            has_key = bool(m.groupdict().get("key"))
+            cue_end = m.start("key") if has_key else m.end()
+            if not ctx.free(m.start(), cue_end):
+                continue  # "in descending order" around an "order by X" already read
+            lo, hi = _sentence_span(ctx.low, m.start())
+            direction_rx = ctx.rx(lx.DIRECTION)
+            d = direction_rx.search(ctx.low, m.start(), min(hi, m.end() + 40))
+            d = d or direction_rx.search(ctx.low, max(lo, m.start() - 30), m.start())
+            direction = "desc" if d and d.group("desc") else "asc"
+            phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
+            if rx is lx.ORDER_BY_RE and not phrases:
+                continue
+            if d and d.start() >= end and ctx.free(end, d.end()):
+                end = d.end()  # "... by X in descending order": one cue
+            text = " ".join(ctx.text[m.start() : end].split())
+            for phrase in phrases or [_prev_noun(ctx.low, m.start())]:
+                key = _order_key(ctx, phrase) if phrase else "?"
+                ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+            ctx.cue(text)
+            ctx.take(m.start(), end)
+
+
+def _sentence_span(low: str, pos: int) -> tuple[int, int]:
+    """Start and end of the sentence (or clause) around ``pos``."""
+    start = max(low.rfind(c, 0, pos) for c in ".;?!") + 1
+    ends = [i for i in (low.find(c, pos) for c in ".;?!") if i >= 0]
+    return start, min(ends, default=len(low))
+
+
+def _order_phrases(ctx: _Ctx, m: re.Match[str]) -> tuple[list[str], int]:
+    """The noun phrases an ordering cue sorts by (``by sales and profits`` → two) and where
+    they end; direction words and determiners are skipped."""
+    phrases: list[str] = []
+    words: list[str] = []
+    start = end = m.start("key")
+    for w in lx.LOW_WORD.finditer(ctx.low, start, m.end("key")):
+        token = w.group(0)
+        if token == "and" and words and len(phrases) < 2:
+            phrases.append(" ".join(words))
+            words = []
+            continue
+        if lx.DIRECTION.fullmatch(token) or token in {"in", "order"}:
+            if words:
+                break
+            continue
+        if token in lx.DETERMINERS or token in lx.SUPERLATIVES or token in {"each", "every"}:
+            end = w.end()
+            continue  # "by each city's highest latitude" sorts by latitude
+        if token in lx.PHRASE_STOPS or len(words) == 3 or (words and _is_participle(token)):
+            break
+        end = w.end()
+        if token.endswith(("'s", "'")):
+            words = []  # a possessive modifies the head that follows
+            continue
+        words.append(token)
+    if words:
+        phrases.append(" ".join(words))
+    return phrases, end
+
+
+def _prev_noun(low: str, pos: int) -> str:
+    words = _prev_words(low, pos, 3)
+    while words and (
+        words[-1] in lx.PHRASE_STOPS or words[-1] in {"them", "it", "results", "result"}
+    ):
+        words.pop()
+    return words[-1] if words else ""
+
+
+def _step_topk(ctx: _Ctx) -> None:
+    """``top 5``, ``first 3``, ``the three largest``, ``which 3 wineries ... the most``."""
+    low = ctx.low
+    for m in ctx.rx(lx.TOPK_RE).finditer(low):
+        g = next(k for k in ("a", "b", "c", "d") if m.group(k))
+        parsed = _parse_number(m.group(g))
+        if (
+            not parsed
+            or not parsed[0].isdigit()
+            or int(parsed[0]) == 0
+            or not ctx.free(m.start(g), m.end(g))
+        ):
+            continue
+        if g == "c":
+            prev = _prev_words(low, m.start(), 1)
+            if prev and prev[-1] not in lx.TOPK_LEADS:
+                continue  # "room 111 most recently"
+            direction = lx.SUPERLATIVES[m.group("sup")]
+        elif g == "b":
+            direction = "asc" if m.group("fl") == "first" else "desc"
+        elif g == "d":
+            direction = lx.SUPERLATIVES[m.group("sup2")]  # "the latest 10 comments"
+        else:
+            direction = "desc"
+        _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or m.group("sup2") or "top")
+        return
+    if ctx.rx(lx.SUP_RE).search(low):
+        for m in ctx.rx(lx.WHICH_N_RE).finditer(low):
+            parsed = _parse_number(m.group("n"))
+            if (
+                parsed
+                and parsed[0].isdigit()
+                and 1 < int(parsed[0]) <= 100
+                and ctx.free(m.start("n"), m.end("n"))
+            ):
+                _set_topk(ctx, int(parsed[0]), "desc", m)
+                return
+
+
+def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "top") -> None:
+    """Record a top-k; ``top 5 customers by total sales`` ranks by what follows ``by``."""
+    ctx.spec.limit = k
+    ctx.spec.flags["superlative"] = True
+    target, tend = _noun_phrase(ctx.low, m.end(), 3)
+    key = _superlative_key(ctx, word, target) if target else "?"
+    text = " ".join(f"{m.group(0)} {target}".split())
+    by = ctx.rx(lx.RANKED_BY).match(ctx.low, tend) if target else None
+    if by:
+        ranked, rend = _noun_phrase(ctx.low, by.end(), 3)
+        if ranked:
+            key = _order_key(ctx, ranked)
+            text = " ".join(ctx.text[m.start() : rend].split())
+            ctx.take(by.start(), by.end())  # "by" ranks here; the phrase may still aggregate
+    ctx.topk_index = len(ctx.spec.order_by)
+    ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+    ctx.cue(text)
+    ctx.take(m.start(), m.end())
+
+
+def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
+    base = word.split()[0]
+    first = target.split()[0] if target else ""
+    if base in {"most", "least"} and first in lx.FREQUENCY_WORDS:
+        return "count"
+    if (
+        word.startswith("most recent")
+        or base in lx.TEMPORAL_SUPERLATIVES
+        or first in lx.TEMPORAL_SUPERLATIVES
+    ):
+        return _match_column(target, ctx.known) or "date"
+    if base in {"most", "least"} and first.endswith(lx.ADJECTIVE_SUFFIXES):
+        return _match_column(first, ctx.known) or first  # "the most expensive"
+    if target.startswith(("number of ", "count of ", "amount of ")):
+        target = target.split(" of ", 1)[1]
+    return _order_key(ctx, target) if target else base
+
+
+def _step_superlatives(ctx: _Ctx) -> None:
+    """``the highest X`` → order key (+ limit 1 for a singular target); ``what is the highest X``
+    → ``max``; ``the second highest`` → offset 1."""
+    low, spec = ctx.low, ctx.spec
+    for m in ctx.free_matches(lx.SUP_RE):
+        word = " ".join(m.group("w").split())
+        start, end = m.start(), m.end()
+        ordinal = ctx.rx(lx.ORDINAL_BEFORE).search(low, max(0, start - 15), start)
+        prev = _prev_words(low, start, 1)
+        nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:")
+        if word in {"most", "least"} and (
+            (prev and prev[-1] == "at") or nxt in {"of", "likely", "part"}
+        ):
+            continue
+        if word in {"first", "last"} and (
+            not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
+        ):
+            continue  # "first name", "the first half", "first-grade"
+        if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
+            continue
+        base = word.split()[0]
+        direction = (
+            "desc"
+            if word.startswith("most recent")
+            else lx.SUPERLATIVES.get(base, "asc" if base == "first" else "desc")
+        )
+        target, _ = _noun_phrase(low, end, 3)
+        key = _superlative_key(ctx, word, target)
+        text = " ".join(f"{ctx.text[ordinal.start() if ordinal else start : end]} {target}".split())
+        ctx.cue(text)
+        if _value_form(low, start, word, target):
+            func = "max" if direction == "desc" else "min"
+            agg = Aggregation(func, _match_column(target, ctx.known), False, text)
+            if agg not in spec.aggregations:
+                spec.aggregations.append(agg)
+            continue
+        spec.flags["superlative"] = True
+        if ctx.topk_index is not None:
+            topk = spec.order_by[ctx.topk_index]
+            spec.order_by[ctx.topk_index] = replace(
+                topk, key=key, direction=direction, text=f"{topk.text} {text}"
+            )
+            ctx.topk_index = None
+            continue
+        if not any(o.key == key and o.direction == direction for o in spec.order_by):
+            spec.order_by.append(OrderKey(key, direction, False, text))
+        if ordinal and spec.limit is None:
+            o = ordinal.group("ord").casefold()
+            spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
+        elif spec.limit is None and not _plural_subject(low, start) and not _plural_head(target):
+            spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
+
+
+def _value_form(low: str, start: int, word: str, target: str) -> bool:
+    """``what is the highest salary`` asks for a value (MAX), not for a row. A temporal
+    superlative asks for a value only when its target is a date (``the latest date``)."""
+    base = word.split()[0]
+    before = low[max(0, start - 60) : start]
+    # "the average and minimum price", "minimum and maximum salaries"
+    listed = _AGG_LIST.search(before) or _AGG_LIST_AFTER.match(low, start + len(word))
+    if base in {"first", "last"} or not (listed or _lower_rx(lx.VALUE_FORM, before).search(before)):
+        return False
+    temporal = base in lx.TEMPORAL_SUPERLATIVES or word.startswith("most recent")
+    return not temporal or (target.split() or [""])[-1] in {"date", "time", "year", "day", "month"}
+
+
+_AGG_LIST = re.compile(
+    r"\b(?:average|avg|mean|maximum|max|minimum|min|total|highest|lowest)\s*(?:,|and|or)\s*$"
+)
+
+
+_AGG_LIST_AFTER = re.compile(
+    r"\s*(?:,|and|or)\s*(?:and\s+)?(?:the\s+)?(?:average|avg|mean|maximum|max|minimum|min|total)\b"
+)
+
+
+_SUBJECT_VERB = re.compile(
+    r"^\W*(?:(?:please\s+)?(?:list|name|show|give|find|provide|state)\s+)?(?:which|what)\s+"
+    r"(?P<np>(?:[\w\-]+\s+){0,4}?)(?P<v>has|have|is|are|was|were|does|do|did|had)\b"
+)
+
+
+_WITH_BEFORE = re.compile(
+    r"([a-z\-]+)\s+(?:with|having|who|that|which|whose|where)\s+(?:\w+\s+){0,3}$"
+)
+
+
+_LIST_HEAD = re.compile(
+    r"^\W*(?:list|name|show|give|find|provide|state|what\s+are)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?"
+    r"(?P<np>(?:[\w\-]+\s+){0,2}[\w\-]+)"
+)
+
+
+def _plural_head(target: str) -> bool:
+    """Is the superlative's target a plural noun (``top users``, ``highest bounties``)?
+    Such a question ranks a list; it does not ask for one row.
+
+    >>> _plural_head("users from india"), _plural_head("salary"), _plural_head("")
+    (True, False, False)
+    """
+    words = target.split()
+    if not words:
+        return False
+    head = next((w for w in words if w in {"of", "from", "in", "by", "for", "with"}), None)
+    first = words[: words.index(head)] if head else words
+    return bool(first) and _is_plural(first[-1])
+
+
+def _plural_subject(low: str, sup_start: int) -> bool:
+    """Does a superlative rank a plural subject (``which schools have the highest``)?"""
+    m = _SUBJECT_VERB.match(low)
+    if m and m.end() <= sup_start:
+        v = m.group("v")
+        if v in {"has", "is", "was", "does"}:
+            return False
+        if v in {"have", "are", "were", "do"}:
+            return True
+        words = m.group("np").split()
+        return bool(words) and _is_plural(words[-1])
+    w = _WITH_BEFORE.search(low[max(0, sup_start - 80) : sup_start])
+    if w:
+        return _is_plural(w.group(1))
+    head = _LIST_HEAD.match(low)
+    if head:
+        last = head.group("np").split()[-1]
+        return last not in {"name", "id", "title"} and _is_plural(last)
+    return False
+
+
+def _step_aggregations(ctx: _Ctx) -> None:
+    """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
+    low, spec = ctx.low, ctx.spec
+    found: list[tuple[int, int, str]] = []
+    for m in ctx.free_matches(lx.AGG_RE):
+        func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
+        if func:
+            found.append((m.start(), m.end(), func))
+    for term_rx, func in ctx.lexicon.term_rxs:
+        for m in term_rx.finditer(low):
+            if ctx.free(m.start(), m.end()) and func in {"count", "sum", "avg", "min", "max"}:
+                found.append((m.start(), m.end(), func))
+    for start, end, func in sorted(found):
+        target, tend = _noun_phrase(low, end, 3)
+        distinct = False
+        if func == "count":
+            d = re.match(
+                r"\s+(?:of\s+)?(?:the\s+)?(?:different|distinct|unique|kinds?\s+of|types?\s+of)\b",
+                low[end:],
+            )
+            if d:
+                distinct = True
+                target, tend = _noun_phrase(low, end + d.end(), 3)
+        if target.startswith(("number of ", "count of ")):
+            target = target.split(" of ", 1)[1]
+        arg = _match_column(target, ctx.known)
+        text = " ".join(ctx.text[start : max(end, tend)].split())
+        if not any(
+            a.func == func and a.arg == arg and a.distinct == distinct for a in spec.aggregations
+        ):
+            spec.aggregations.append(Aggregation(func, arg, distinct, text))
+        ctx.cue(" ".join(ctx.text[start:end].split()))
+    if any(a.func == "count" for a in spec.aggregations):
+        spec.flags["count_question"] = True
+
+
+def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
+    """The aggregate an :data:`lx.AGG_RE` match asks for, or None when it names an attribute."""
+    low = ctx.low
+    kind = m.lastgroup or ""
+    start, end = m.start(), m.end()
+    prev = _prev_words(low, start, 1)
+    p = prev[-1] if prev else ""
+    rest = low[end : end + 40]
+    value_form = bool(ctx.rx(lx.VALUE_FORM).search(low[max(0, start - 60) : start]))
+    if kind == "howmany":
+        if re.match(r"\s+(?:percent|percentage|%|times)\b", rest):
+            ctx.spec.flags["ratio"] = True
+            return None
+        return None if re.match(r"\s+(?:more|less|fewer)\b", rest) else "count"
+    if kind == "total_number":
+        return "count"
+    if kind == "number":
+        if p in lx.NUMBER_LABELS or p in lx.NUMBER_OWNERS or rest.startswith(" the "):
+            return None
+        return "count"
+    if kind == "count":
+        initial = start == 0 or bool(lx.SENTENCE_START.search(low[max(0, start - 3) : start]))
+        nxt = (rest.split() or [""])[0]
+        lead = p in {"the", "a", "total"} and nxt == "of"
+        verb = nxt in {"the", "how", "all", "distinct", "different", "unique", "number", "each"}
+        return "count" if initial or lead or (verb and p not in lx.DETERMINERS) else None
+    if kind == "sum":
+        phrase = " ".join(m.group(0).split())
+        if phrase == "total":
+            if p in lx.NUMBER_OWNERS or re.match(r"\s+(?:number|count|no\.?)\b", rest):
+                return None
+            _, tend = _noun_phrase(low, end, 3)
+            after = low[tend : tend + 14]
+            if re.match(
+                r"\s*(?:of\s+)?(?:over|above|under|below|more|less|greater|beyond|within|is|was|are|were)\b",
+                after,
+            ):
+                return None
+            tied = re.match(
+                r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
+            )
+            return "sum" if value_form or tied else None
+        return None if phrase == "in total" and has_count else "sum"
+    if kind == "avg":
+        if m.group(0) == "mean" and not value_form:
+            return None
+        return None if p in {"an", "above", "below", "than"} else "avg"
+    if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
+        return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form else None
+    return None  # "maximum"/"minimum" are read as superlatives
+
+
+def _step_distinct(ctx: _Ctx) -> None:
+    for m in ctx.free_matches(lx.DISTINCT_RE):
+        word = m.group(0)
+        if word[0] in "kts" and not re.search(
+            r"how\s+many\s+(?:different\s+)?$", ctx.low[max(0, m.start() - 20) : m.start()]
+        ):
+            continue
+        ctx.spec.distinct = True
+        ctx.cue(word)
+
+
+def _step_group_by(ctx: _Ctx) -> None:
+    """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate)."""
+    spec, low = ctx.spec, ctx.low
+    if not spec.aggregations and not re.search(r"\bgroup(?:ed)?\s+by\b", low):
+        return
+    for m in ctx.free_matches(lx.GROUP_RE):
+        cue = " ".join(m.group("cue").casefold().split())
+        prev = _prev_words(low, m.start(), 4)
+        p = prev[-1] if prev else ""
+        if cue == "by":
+            agg_near = any(w in lx.AGGREGATE_WORDS for w in prev)
+            if not agg_near or p in lx.NOT_GROUP_BY or p.endswith(("ed", "en", "ght")):
+                continue
+            if ctx.text[m.start("rest")].isupper() or ctx.text[m.start("rest")] in "'\"":
+                continue
+        if cue == "each" and p in {"for", "in", "of", "on", "by"}:
+            continue
+        phrase, pend = _noun_phrase(low, m.start("rest"), 3)
+        if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
+            continue
+        if cue == "by" and re.match(r"\s*(?:['\"]|[A-Z])", ctx.text[pend : pend + 3]):
+            continue  # "albums by the artist 'Metallica'": an agent, not a grouping
+        if cue == "per" and (phrase.split()[0] in lx.RATE_UNITS or p.isdigit()):
+            continue
+        if phrase.split()[-1].endswith("ed"):
+            continue
+        col = _match_column(phrase, ctx.known) or phrase
+        if col not in spec.group_by:
+            spec.group_by.append(col)
+        ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
+
+
+def _step_flags(ctx: _Ctx, style: str) -> None:
+    spec, low = ctx.spec, ctx.low
+    first = re.match(r"\W*([a-z']+)(?:\s+([a-z']+))?", low)
+    w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
+    if style != "hints":
+        spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
+        spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
+    ratio = ctx.may_have(lx.RATIO_WORDS) or "percent" in low
+    for m in ctx.free_matches(lx.RATIO_RE) if ratio else ():
+        prev = _prev_words(low, m.start(), 1)
+        word = m.group(0).split()[0]
+        if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
+            if word == "rate" and not low.startswith(" of", m.end()):
+                continue
+            spec.flags["ratio"] = True
+            ctx.cue(m.group(0))
+            break
+    if ctx.may_have(lx.DIVIDED_WORDS) and ctx.rx(lx.DIVIDED_RE).search(low):
+        spec.flags["division"] = True
+    negated = ctx.may_have(lx.NEGATION_WORDS) or "n't" in low
+    negations = ctx.rx(lx.NEGATION_ANY).finditer(low) if negated else ()
+    if any(ctx.mask[m.start()] == 0 for m in negations) or any(
+        f.op in {"!=", "not in", "not like", "not between"} for f in spec.filters
+    ):
+        spec.flags["negation"] = True

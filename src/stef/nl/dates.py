@@ -1,0 +1,192 @@
+"""Dates and periods in an NL text: absolute dates and date ranges, quarters, year ranges,
+decades, seasons, years after a temporal cue (``since 2020``), months alone, years alone,
+and relative dates (``last year``) resolved against the record's timestamp.
+
+>>> _date_value("January 5, 2023"), _date_value("Jan 2023")
+(('2023-01-05', None), ('2023-01', 'month'))
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from dateutil.relativedelta import relativedelta
+
+from stef.nl import lexicon as lx
+from stef.nl.context import _Ctx
+from stef.nl.words import _prev_words
+from stef.spec import Filter
+
+
+def _date_value(raw: str) -> tuple[str, str | None] | None:
+    """``"January 5, 2023"`` → ``("2023-01-05", None)``; ``"Jan 2023"`` → ``("2023-01", "month")``.
+
+    ``a/b/yyyy`` reads as month/day unless the first number cannot be a month.
+    """
+    s = " ".join(raw.casefold().replace(",", " ").split())
+    m = re.match(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t](.+))?$", s) or re.match(
+        r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:[ t](.+))?$", s
+    )
+    if m:
+        a, b, c, tm = m.groups()
+        y, mo, d = (int(a), int(b), int(c)) if len(a) == 4 else (int(c), int(a), int(b))
+        if mo > 12 >= d:
+            mo, d = d, mo
+        if not (1 <= mo <= 12 and 1 <= d <= 31):
+            return None
+        out = f"{y:04d}-{mo:02d}-{d:02d}"
+        return (f"{out} {_clock(tm)}" if tm else out), None
+    parts = [p.rstrip(".") for p in s.replace(" of ", " ").split()]
+    month = next((lx.MONTHS[p] for p in parts if p in lx.MONTHS), None)
+    year = next((int(p) for p in parts if p.isdigit() and len(p) == 4), None)
+    day = next(
+        (
+            int(p.rstrip("stndrh"))
+            for p in parts
+            if p[:1].isdigit() and len(p.rstrip("stndrh")) <= 2
+        ),
+        None,
+    )
+    if month is None or year is None:
+        return None
+    if day is not None and 1 <= day <= 31:
+        return f"{year:04d}-{month:02d}-{day:02d}", None
+    return f"{year:04d}-{month:02d}", "month"
+
+
+def _clock(tm: str) -> str:
+    """``"7:37:33 pm"`` → ``"19:37:33"``."""
+    m = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([ap]m)?", tm)
+    if not m:
+        return tm
+    h, mi, sec, ampm = m.groups()
+    hour = int(h) % 12 + (12 if ampm == "pm" else 0) if ampm else int(h)
+    return f"{hour:02d}:{mi}" + (f":{sec}" if sec else "")
+
+
+def _step_dates(ctx: _Ctx) -> None:
+    """Relative dates, dates with a year, months alone."""
+    if ctx.has(lx.RELATIVE_DATE_WORDS):
+        _relative_dates(ctx)
+    if lx.FOUR_DIGITS.search(ctx.text):
+        _absolute_dates(ctx)
+    if ctx.has(lx.MONTH_WORDS):
+        _months(ctx)
+
+
+def _absolute_dates(ctx: _Ctx) -> None:
+    """Dates, date ranges, quarters, year ranges, decades, seasons, years after a temporal cue."""
+    src = ctx.source
+    for m in ctx.scan(lx.QUARTER):
+        if ctx.free(m.start(), m.end()):
+            q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
+            first = date(int(m.group("y")), 3 * q - 2, 1)
+            last = first + relativedelta(months=3) - timedelta(days=1)
+            f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
+            ctx.add_filter(f, m.start(), m.end())
+    for m in ctx.scan(lx.DATE_RANGE):
+        a, b = _date_value(m.group("a")), _date_value(m.group("b"))
+        if a and b and ctx.free(m.start(), m.end()):
+            func = a[1] if a[1] == b[1] else None
+            ctx.add_filter(
+                Filter(None, "between", (a[0], b[0]), m.group(0), src, func), m.start(), m.end()
+            )
+    for m in ctx.scan(lx.DATE_RE):
+        dv = _date_value(m.group("d"))
+        if dv and ctx.free(m.start(), m.end()):
+            o = ctx.search(lx.DATE_OP_BEFORE, max(0, m.start() - 25), m.start())
+            op = lx.YEAR_OPS.get(" ".join(o.group("op").casefold().split()), "=") if o else "="
+            start = o.start() if o else m.start()
+            f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
+            ctx.add_filter(f, start, m.end())
+    for m in ctx.scan(lx.YEAR_RANGE):
+        lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
+            ctx.add_filter(
+                Filter(None, "between", (lo, hi), m.group(0), src, "year"), m.start(), m.end()
+            )
+    for m in lx.DECADE.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            decade = int(m.group("y"))
+            f = Filter(None, "between", (str(decade), str(decade + 9)), m.group(0), src, "year")
+            ctx.add_filter(f, m.start(), m.end())
+    for m in lx.SEASON.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_filter(Filter(None, "=", (m.group(0),), m.group(0), src), m.start(), m.end())
+    for m in ctx.scan(lx.YEAR_OP):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        if m.group("y"):
+            op, y = lx.YEAR_OPS.get(" ".join(m.group("op").casefold().split()), "="), m.group("y")
+        else:
+            op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
+            y = m.group("y2")
+        ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
+
+
+def _relative_dates(ctx: _Ctx) -> None:
+    for m in ctx.scan(lx.RELATIVE):
+        if ctx.free(m.start(), m.end()):
+            f = _relative_date(m, ctx.now, ctx.source)
+            ctx.add_filter(f, m.start(), m.end())
+            if not f.values:
+                ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+
+
+def _months(ctx: _Ctx) -> None:
+    """``in March``: a month without a year."""
+    for m in lx.MONTH_ALONE.finditer(ctx.text):
+        if ctx.free(m.start("m"), m.end("m")):
+            month = str(lx.MONTHS[m.group("m").casefold()])
+            f = Filter(None, "=", (month,), m.group(0), ctx.source, "month")
+            ctx.add_filter(f, m.start("m"), m.end("m"))
+
+
+def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
+    """``last year`` → ``year = now.year - 1``; without ``now`` a filter with no values."""
+    phrase = m.group(0)
+    if m.group("day"):
+        if now is None:
+            return Filter(None, "=", (), phrase, src, "date")
+        d = now.date() - timedelta(days=1 if m.group("day").casefold() == "yesterday" else 0)
+        return Filter(None, "=", (d.isoformat(),), phrase, src, "date")
+    if m.group("unit"):
+        unit, which = m.group("unit").casefold(), m.group("which").casefold()
+        back = 0 if which in {"this", "current"} else -1 if which == "next" else 1
+        if unit == "year":
+            vals = (str(now.year - back),) if now else ()
+            return Filter(None, "=", vals, phrase, src, "year")
+        if unit == "month":
+            if now is None:
+                return Filter(None, "=", (), phrase, src, "month")
+            d = date(now.year, now.month, 1) - relativedelta(months=back)
+            return Filter(None, "=", (f"{d.year:04d}-{d.month:02d}",), phrase, src, "month")
+        if now is None:
+            return Filter(None, ">=", (), phrase, src, "date")
+        days = (7 if unit == "week" else 91) * max(back, 1)
+        return Filter(None, ">=", ((now.date() - timedelta(days=days)).isoformat(),), phrase, src)
+    raw = m.group("n").casefold()
+    count = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
+    unit = m.group("units").casefold()
+    if now is None:
+        return Filter(None, ">=", (), phrase, src, "year" if unit == "years" else "date")
+    since = now.date() - relativedelta(**{unit: count})
+    return Filter(None, ">=", (since.isoformat(),), phrase, src)
+
+
+def _step_years(ctx: _Ctx) -> None:
+    """A remaining 19xx/20xx read as a year unless a lower-case noun follows (``2000 students``)."""
+    for m in lx.YEAR_ALONE.finditer(ctx.text):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        prev = _prev_words(ctx.low, m.start(), 1)
+        nxt = (ctx.low[m.end() : m.end() + 20].split() or [""])[0].strip(",.?!;:)")
+        led = bool(prev) and prev[-1] in lx.YEAR_LEADS
+        if not led and nxt.isalpha() and nxt.islower() and nxt not in lx.YEAR_TAILS:
+            continue
+        prep = ctx.search(lx.YEAR_PREP, max(0, m.start() - 10), m.start())
+        text = ctx.text[prep.start() if prep else m.start() : m.end()]
+        ctx.add_filter(
+            Filter(None, "=", (m.group(0),), text, ctx.source, "year"), m.start(), m.end()
+        )

@@ -1,0 +1,259 @@
+"""Values an NL text names: quoted strings and backquoted columns, capitalised names
+(``customers in Germany``), the rules' value synonyms and column synonyms, and numbers
+(comparatives such as ``more than 10`` / ``between 5 and 10``, ``district 5``, bare numbers
+as literals).
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.nl import lexicon as lx
+from stef.nl.context import _adjacent_column, _Ctx
+from stef.nl.words import _parse_number, _prev_words
+from stef.spec import WEAK_CUE, Filter, normalize_number
+
+#: Phrases that say how the answer should look, never what to filter on: a date or
+#: number format, rounding, a unit or scale, a percentage.
+ANSWER_FORMAT = re.compile(
+    r"\b(?:(?:in|with|using|to)\s+(?:the\s+|a\s+)?(?:format|form)(?:\s+of)?"
+    r"|formatted\s+(?:as|like|in)|in\s+the\s+form)\s+"
+    r"['\"`]?[A-Za-z]{1,4}(?:[-/.: ][A-Za-z]{1,4})*['\"`]?"
+    r"|\b(?:rounded|round(?:ing)?)\s+(?:up\s+|down\s+)?(?:off\s+)?(?:to\s+)?(?:the\s+nearest\s+)?"
+    r"(?:\w+\s+)?(?:decimals?|decimal\s+places?|digits?|places?|integers?|whole\s+numbers?|"
+    r"hundredths?|tenths?|thousandths?|cents?)\b"
+    r"|\bwith\s+(?:\w+\s+)?decimal\s+places?\b"
+    r"|\b(?:in|as)\s+(?:a\s+)?(?:percentages?|percents?|millions?|thousands?|billions?|"
+    r"hundreds?|usd|eur|gbp|dollars|euros|pounds|kb|mb|gb|seconds|minutes|hours|days)\b"
+    r"|\b(?:in|as)\s+(?:YYYY|MM|DD|HH)[-/.:A-Za-z ]*",
+    re.IGNORECASE,
+)
+
+
+def _step_answer_format(ctx: _Ctx) -> None:
+    """Answer-format phrases (``in the format YYYY-MM``, ``rounded to two decimals``, ``in
+    millions``, ``as a percentage``) are taken, so no later step reads a value in them.
+
+    >>> [m.group(0) for m in ANSWER_FORMAT.finditer("revenue in the format YYYY-MM, in millions")]
+    ['in the format YYYY-MM', 'in millions']
+    """
+    for m in ANSWER_FORMAT.finditer(ctx.text):
+        ctx.cue(m.group(0))
+        ctx.take(m.start(), m.end())
+
+
+def _step_quoted(ctx: _Ctx) -> None:
+    """Backquoted names are columns; quoted strings are values (``=``, ``like``, ``!=``)."""
+    for m in lx.BQ.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_column(ctx.column(m.group(1)))
+            ctx.cue(m.group(0))
+            ctx.take(m.start(), m.end())
+    for rx in (lx.DQ, lx.SQ):
+        for m in rx.finditer(ctx.text):
+            inner = m.group(1).replace("''", "'") if rx is lx.SQ else m.group(1)
+            if not ctx.free(m.start(), m.end()) or not inner.strip():
+                continue
+            before = ctx.low[max(0, m.start() - 40) : m.start()]
+            if before.endswith("the ") and ctx.low.startswith(" of", m.end()) and inner.islower():
+                ctx.add_column(ctx.column(inner))  # Find the "date became customers" of ...
+                ctx.take(m.start(), m.end())
+                continue
+            _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True)
+
+
+def _add_value(
+    ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False, cue: str | None = None
+) -> None:
+    """A value the text names: ``=``, or ``like``/``!=`` after a cue (``contains 'Led'``,
+    ``not from Germany``), tied to a known column next to it. An unquoted value is a
+    pattern only after ``the letter``/``starts with`` (``contains Calcium`` is equality).
+    ``cue`` marks a weak cue (:data:`stef.spec.WEAK_CUE`); a known column makes it strong."""
+    before = ctx.low[max(0, start - 40) : start]
+    op = "="
+    like = ctx.rx(lx.LIKE_CUES).search(before)
+    kind = next((k for k in ("contains", "starts", "ends", "like") if like and like.group(k)), "")
+    if like and (quoted or like.group("noun") or kind in {"starts", "ends"}):
+        op = "like"
+        value = {"starts": f"{value}%", "ends": f"%{value}"}.get(kind, f"%{value}%")
+    if ctx.rx(lx.NEGATION_BEFORE).search(before):
+        op = "not like" if op == "like" else "!="
+    col = _adjacent_column(ctx, start, end)
+    weak = cue if col is None else None
+    ctx.add_filter(
+        Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end
+    )
+
+
+def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> None:
+    parsed = [_parse_number(n) for n in nums]
+    if any(p is None for p in parsed):
+        return
+    vals = tuple(p[0] for p in parsed if p)
+    if any(p[1] for p in parsed if p):
+        ctx.spec.flags["percent"] = True
+    col = _adjacent_column(ctx, m.start(), m.end())
+    ctx.add_filter(Filter(col, op, vals, m.group(0), ctx.source), m.start(), m.end())
+
+
+def _step_comparatives(ctx: _Ctx) -> None:
+    """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
+    for m in ctx.scan(lx.BETWEEN_RE):
+        lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
+        if m.group("c"):
+            nxt = ctx.low[m.end() : m.end() + 12].split()
+            if not nxt or nxt[0] in lx.PHRASE_STOPS:
+                continue
+        pa, pb = _parse_number(lo), _parse_number(hi)
+        if pa and pb and float(pa[0]) <= float(pb[0]) and ctx.free(m.start(), m.end()):
+            _number_filter(ctx, "between", [lo, hi], m)
+    for m in ctx.scan(lx.CMP_RE):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        cue = " ".join(m.group("cue").casefold().split())
+        op = lx.COMPARATIVES[cue]
+        if op in {">=", ">"} and m.group("n").casefold() in {"one", "zero"}:
+            ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
+            ctx.take(m.start(), m.end())
+            continue
+        negated = ctx.rx(lx.NEGATION_BEFORE).search(ctx.low[max(0, m.start() - 12) : m.start()])
+        if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
+            op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
+        _number_filter(ctx, op, [m.group("n")], m)
+    for m in ctx.scan(lx.POSTFIX_RE):
+        if ctx.free(m.start(), m.end()):
+            _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
+
+
+def _step_attribute_numbers(ctx: _Ctx) -> None:
+    """``district 5``, ``user ID 13``, ``No. 5`` → ``=`` filters; other numbers → literals."""
+    for m in lx.NO_NUMBER.finditer(ctx.text):
+        if ctx.free(m.start(), m.end()):
+            num = normalize_number(m.group("n")) or m.group("n")
+            col = _adjacent_column(ctx, m.start(), m.end())
+            ctx.add_filter(Filter(col, "=", (num,), m.group(0), ctx.source), m.start(), m.end())
+    for m in lx.BARE_NUMBER.finditer(ctx.text):
+        num = normalize_number(m.group(0))
+        if num is None or not ctx.free(m.start(), m.end()):
+            continue
+        prev = _prev_words(ctx.low, m.start(), 1)
+        word = prev[-1] if prev else ""
+        nxt = (ctx.low[m.end() : m.end() + 16].split() or [""])[0]
+        follows_ok = not nxt[:1].isalpha() or nxt.rstrip(",.?!;:)") in lx.AFTER_IDENTIFIER_NUMBER
+        if (
+            word.isalpha()
+            and ctx.low[m.start() - 1 : m.start()] == " "
+            and ctx.low[m.start() - 1 - len(word) : m.start() - 1] == word
+            and word not in lx.NOT_ATTRIBUTE_BEFORE_NUMBER
+            and word not in lx.NUMBER_WORDS
+            and not word.endswith(("ed", "ing", "ly"))
+            and follows_ok
+        ):
+            col = _adjacent_column(ctx, m.start(), m.end())
+            f = Filter(col, "=", (num,), f"{word} {m.group(0)}", ctx.source)
+            ctx.add_filter(f, m.start(), m.end())
+        else:
+            ctx.add_literal(num)
+
+
+def _step_capitalised(ctx: _Ctx) -> None:
+    """Capitalised phrases inside a sentence are values: ``customers in Germany``."""
+    text = ctx.text
+    words = [(m.start(), m.end(), m.group(0)) for m in lx.WORD.finditer(text)]
+    parens = bytearray(len(text))
+    for p in lx.PARENS.finditer(text):
+        parens[p.start() : p.end()] = b"\x01" * (p.end() - p.start())
+    i, n = 0, len(words)
+    while i < n:
+        s, e, w = words[i]
+        if not w[0].isupper() or not ctx.free(s, e) or parens[s]:
+            i += 1
+            continue
+        run, i = _capitalised_run(ctx, words, i, parens)
+        if lx.SENTENCE_START.search(text[max(0, s - 3) : s]):
+            run = run[1:]  # the first word of a sentence is capitalised anyway
+        while run and (
+            run[0][2].casefold() in lx.NOT_VALUES or run[0][2].casefold().rstrip(".") in lx.MONTHS
+        ):
+            run = run[1:]
+        while run and run[-1][2] in lx.VALUE_CONNECTORS:
+            run = run[:-1]
+        if run and _is_value_run(ctx, run):
+            start, end = run[0][0], run[-1][1]
+            if text.endswith("'s", start, end):
+                end -= 2
+            _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
+
+
+def _capitalised_run(
+    ctx: _Ctx, words: list[tuple[int, int, str]], i: int, parens: bytearray
+) -> tuple[list[tuple[int, int, str]], int]:
+    """Consecutive capitalised words from ``i``, joined by spaces and connectors (``of the``)."""
+    run = [words[i]]
+    j = i + 1
+    while j < len(words):
+        s2, e2, w2 = words[j]
+        gap = ctx.text[run[-1][1] : s2]
+        if (
+            gap not in {" ", "-", " - ", " & "}
+            or not ctx.free(s2, e2)
+            or parens[s2]
+            or run[-1][2].endswith("'s")
+        ):
+            break
+        if w2[0].isupper():
+            run.append(words[j])
+            j += 1
+            continue
+        k = j
+        while k < len(words) and k - j < 2 and words[k][2] in lx.VALUE_CONNECTORS:
+            k += 1
+        spaced = all(
+            ctx.text[words[x][1] : words[x + 1][0]] == " "
+            for x in range(j - 1, min(k, len(words) - 1))
+        )
+        if k == j or k >= len(words) or w2 == "the" or not words[k][2][0].isupper() or not spaced:
+            break
+        run.extend(words[j:k])
+        j = k
+    return run, j
+
+
+def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
+    """Reject runs that name attributes (``TG level``, ``School Ownership Code``) or units."""
+    first, last = run[0][2], run[-1][2]
+    if len(run) == 1 and (
+        first.casefold() in lx.NOT_VALUES or re.fullmatch(r"[A-Z]-\d+", first) or first == "I"
+    ):
+        return False
+    if any("_" in w and not lx.CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
+        return False
+    end = run[-1][1]
+    nxt = (ctx.low[end : end + 20].split() or [""])[0].strip(",.?!;:")
+    if nxt in lx.ATTRIBUTE_NOUNS:
+        return False
+    if len(run) > 1 and last.casefold().removesuffix("'s") in lx.ATTRIBUTE_HEADS:
+        return False
+    before = ctx.text[max(0, run[0][0] - 12) : run[0][0]]
+    return not (len(run) == 1 and first.isupper() and re.search(r"\d\s*$", before))  # "98832 USD"
+
+
+def _step_value_synonyms(ctx: _Ctx) -> None:
+    """Spellings from the rules' ``value_synonyms`` found in the text → ``=`` filters."""
+    rx = ctx.lexicon.value_rx
+    if rx is None:
+        return
+    for m in rx.finditer(ctx.low):
+        if ctx.free(m.start(), m.end()):
+            _add_value(ctx, ctx.values[" ".join(m.group(0).split())], m.start(), m.end())
+
+
+def _step_synonym_columns(ctx: _Ctx) -> None:
+    """Column names and synonyms from the rules found in the text → columns."""
+    rx = ctx.lexicon.synonym_rx
+    if rx is None:
+        return
+    for m in rx.finditer(ctx.low):
+        if ctx.free(m.start(), m.end()):
+            ctx.add_column(ctx.synonyms[" ".join(m.group(0).split())])
+            ctx.cue(ctx.text[m.start() : m.end()])

@@ -1,0 +1,248 @@
+"""Word-level helpers of the NL extractor: stems, word matching, noun phrases, numbers and
+the spellings by which a text may name a column.
+
+Plain functions of strings (no reading context): :mod:`stef.nl.enrichment` uses the public
+ones to compare Q_u with Q_e.
+
+>>> same_word("blond", "blonde"), related_values("us", "united states")
+(True, True)
+>>> _parse_number("$1,000"), _noun_phrase("the average salary of staff", 0)
+(('1000', False), ('average salary', 18))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from stef.nl import lexicon as lx
+from stef.spec import normalize_column, normalize_number
+
+__all__ = ["WordPool", "grounded", "related_values", "same_word", "stem", "word_in"]
+
+
+@lru_cache(maxsize=16384)
+def stem(word: str) -> str:
+    """Crude stem for matching words across Q_u and Q_e.
+
+    >>> stem("boxes"), stem("published"), stem("cities")
+    ('box', 'publish', 'city')
+    """
+    w = word.casefold()
+    for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ing", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: len(w) - len(suffix)] + repl
+    return w
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal stems, or one stem (4+ letters) starts the other: ``blond``/``blonde``."""
+    if a == b:
+        return True
+    sa, sb = stem(a), stem(b)
+    short, long_ = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+    return sa == sb or (len(short) >= 4 and long_.startswith(short))
+
+
+class WordPool:
+    """The words of a text, for many :func:`same_word` look-ups (stems computed once).
+
+    >>> pool = WordPool("the blonde women".split())
+    >>> pool.has("blond"), pool.has("woman"), pool.has("man")
+    (True, False, False)
+    """
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = set(words)
+        self.stems = {stem(x) for x in self.words}
+
+    def has(self, word: str) -> bool:
+        """Is one of the pool's words :func:`same_word` as ``word``?"""
+        if word in self.words:
+            return True
+        s = stem(word)
+        if s in self.stems:
+            return True
+        for t in self.stems:
+            short, long_ = (s, t) if len(s) <= len(t) else (t, s)
+            if len(short) >= 4 and long_.startswith(short):
+                return True
+        return False
+
+
+def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
+    """Does a hint's NL phrase come from a text (60% of its content words occur there)?
+
+    >>> grounded("double bond", "what is the bond type".split())
+    False
+    >>> grounded("female patients", "how many female patient".split())
+    True
+    """
+    words = [
+        w
+        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        if len(w) > 1 and w not in lx.PHRASE_STOPS
+    ]
+    if not words:
+        return False
+    pool = text_words if isinstance(text_words, WordPool) else WordPool(text_words)
+    hits = sum(1 for w in words if pool.has(w))
+    return hits / len(words) >= 0.6
+
+
+def word_in(phrase: str, text: str, before_only: bool = False) -> bool:
+    r"""Does ``phrase`` occur in ``text`` with no word character right before it (nor right
+    after it, unless ``before_only``)? ``re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)",
+    text)`` without compiling a pattern per phrase.
+
+    >>> word_in("ca", "los angeles, ca"), word_in("ca", "cal"), word_in("ca", "cal", True)
+    (True, False, True)
+    """
+    n = len(phrase)
+    i = text.find(phrase)
+    while i >= 0:
+        if (i == 0 or not _is_word_char(text[i - 1])) and (
+            before_only or i + n == len(text) or not _is_word_char(text[i + n])
+        ):
+            return True
+        i = text.find(phrase, i + 1)
+    return False
+
+
+def _is_word_char(c: str) -> bool:
+    r"""Regex ``\w`` for one character."""
+    return c.isalnum() or c == "_"
+
+
+def related_values(a: str, b: str) -> bool:
+    """Do two normalised values name the same thing: equal, one starting a word of the other
+    (``'alameda'``/``'alameda county'``), or one the initials of the other (``'us'``)?
+
+    >>> related_values("alameda", "alameda county"), related_values("us", "united states")
+    (True, True)
+    """
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if not short or normalize_number(short) is not None or normalize_number(long_) is not None:
+        return False
+    if len(short) >= 3 and word_in(short, long_, before_only=True):
+        return True
+    words = long_.split()
+    return len(words) > 1 and short.replace(" ", "") == "".join(w[0] for w in words)
+
+
+def _parse_number(text: str) -> tuple[str, bool] | None:
+    """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``."""
+    m = lx.NUM_TEXT.match(text.strip())
+    if not m:
+        return None
+    raw = m.group("n").casefold()
+    num = str(lx.NUMBER_WORDS[raw]) if raw in lx.NUMBER_WORDS else normalize_number(raw)
+    if num is None:
+        return None
+    if m.group("mult"):
+        val = float(num) * lx.MULTIPLIERS[m.group("mult").casefold()]
+        num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
+    return num, bool(m.group("pct"))
+
+
+def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
+    """Up to ``max_words`` words from ``start`` (determiners skipped) until a stop word."""
+    words: list[str] = []
+    pos = end = start
+    for m in lx.LOW_WORD.finditer(low, start):
+        if low[pos : m.start()].strip() not in {"", "-"}:
+            break
+        w = m.group(0).rstrip("'")
+        possessive = w.endswith("'s")
+        w = w.removesuffix("'s")
+        pos = m.end()
+        if not words and w in lx.DETERMINERS:
+            continue
+        if w in lx.PHRASE_STOPS or w.isdigit() or (words and _is_participle(w)):
+            break
+        words.append(w)
+        end = m.end()
+        if len(words) >= max_words or possessive:
+            break
+    return " ".join(words), end
+
+
+def _is_participle(word: str) -> bool:
+    """``made``, ``published``, ``taught``: a verb form that ends a noun phrase."""
+    regular = len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")
+    return regular or word in lx.IRREGULAR_PARTICIPLES
+
+
+def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
+    return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
+
+
+def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """``rx.search(text)`` for a case-insensitive ``rx``: on ASCII text its twin finds the
+    match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
+    if not text.isascii():
+        return rx.search(text)
+    m = lx.folded(rx).search(text.lower())
+    return rx.match(text, m.start()) if m else None
+
+
+def _lower_rx(rx: re.Pattern[str], low: str) -> re.Pattern[str]:
+    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when ASCII."""
+    return lx.folded(rx) if low.isascii() else rx
+
+
+def _is_plural(word: str) -> bool:
+    if word in lx.IRREGULAR_PLURALS:
+        return True
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
+
+
+@lru_cache(maxsize=8192)
+def _column_variants(raw: str) -> frozenset[str]:
+    """Spellings of a column an NL text might use: ``first_name``/``FirstName`` → ``first name``."""
+    base = normalize_column(raw)
+    camel = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw.split(".")[-1].strip('`"[]'))
+    out = {base, base.replace("_", " "), camel.casefold().replace("_", " ")}
+    out |= {v[:-1] for v in out if v.endswith("s") and len(v) > 3}
+    return frozenset(" ".join(v.split()) for v in out if v.strip())
+
+
+def _known_index(
+    synonyms: dict[str, str], extra: Iterable[str], base: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Every spelling of a known column (rules synonyms, Q_e hints) → canonical name;
+    ``base`` is this index without ``extra``, when already built."""
+    if base is not None:
+        out = dict(base)
+    else:
+        out = {}
+        for syn, canon in synonyms.items():
+            for v in _column_variants(syn):
+                out.setdefault(v, canon)
+    for raw in extra:
+        canon = normalize_column(raw, synonyms)
+        for v in _column_variants(raw):
+            out.setdefault(v, canon)
+    return out
+
+
+def _match_column(phrase: str, known: dict[str, str]) -> str | None:
+    """The known column a noun phrase names, longest sub-phrase first.
+
+    >>> _match_column("average free meal counts", {"free meal count": "free_meal_count"})
+    'free_meal_count'
+    """
+    if not known or not phrase:
+        return None
+    words = phrase.casefold().split()
+    for size in range(len(words), 0, -1):
+        for i in range(len(words) - size + 1):
+            cand = " ".join(words[i : i + size])
+            if cand in known:
+                return known[cand]
+            if cand.endswith("s") and cand[:-1] in known:
+                return known[cand[:-1]]
+    return None

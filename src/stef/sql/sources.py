@@ -1,0 +1,329 @@
+"""The FROM/JOIN sources of a query, through sqlglot's scopes.
+
+:class:`Sources` resolves the scopes of a query with more than one SELECT (CTEs, derived
+tables, subqueries, set-operation branches), follows pass-through ``SELECT *`` to the
+SELECT whose outputs the query returns, names the base tables a query reads, and reads
+each SELECT's ON/WHERE/HAVING conditions: which table an alias stands for (correlated
+outer queries included), which sources the join conditions link (a cartesian join when
+some stay apart), and which joined tables no column uses (redundant or bridge tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from stef.findings import Finding
+from stef.spec import normalize_column
+from stef.sql.predicates import Conditions, JoinCondition, PredicateReader
+from stef.sql.walk import Walk
+
+
+def first_select(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, (exp.Subquery, exp.SetOperation)) and isinstance(node.this, exp.Expr):
+        node = node.this
+    return node
+
+
+def is_star(node: exp.Expr) -> bool:
+    return type(node) is exp.Star or (type(node) is exp.Column and type(node.this) is exp.Star)
+
+
+def _join_kind(join: exp.Join) -> str:
+    for key in ("method", "side", "kind"):
+        value = join.args.get(key)
+        if value:
+            return str(value).lower()
+    return "inner"
+
+
+#: Which table a source qualifier names (``None`` for an unknown or missing one).
+_Resolve = Callable[[str | None], str | None]
+
+
+def _resolver(tables: dict[str, str], scope: Scope | None) -> _Resolve:
+    """Resolve a qualifier to its table: the SELECT's own sources first, then (correlated
+    subqueries) the sources of the scopes around it."""
+
+    def resolve(q: str | None) -> str | None:
+        if q is None:
+            return None
+        found = tables.get(q)
+        outer = scope.parent if scope is not None else None
+        while found is None and outer is not None:  # correlated: an outer query's source
+            for name, src in outer.sources.items():
+                if name.lower() == q:
+                    found = src.name.lower() if isinstance(src, exp.Table) else q
+                    break
+            outer = outer.parent
+        return found
+
+    return resolve
+
+
+class _Links:
+    """Union-find over a SELECT's sources: which of them join conditions link."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def link(self, a: int | None, b: int | None) -> None:
+        if a is not None and b is not None:
+            self.parent[self.find(a)] = self.find(b)
+
+    def groups(self) -> int:
+        """How many groups of linked sources there are."""
+        return len({self.find(i) for i in range(len(self.parent))})
+
+
+class Sources:
+    """Scopes and sources of one extraction; ``findings`` is the extraction's list."""
+
+    def __init__(
+        self, reader: PredicateReader, synonyms: dict[str, str] | None, findings: list[Finding]
+    ) -> None:
+        self.reader = reader
+        self.synonyms = synonyms
+        self.findings = findings
+        self.scope_of: dict[int, Scope] = {}
+        self.scopes: list[Scope] | None = None
+        #: alias (or name) of each table and subquery node, by id; filled by the walk
+        self.source_name: dict[int, str] = {}
+        self.redundant: list[str] = []
+        self.bridges: list[str] = []
+
+    def build_scopes(self, tree: exp.Expr) -> None:
+        """Resolve the scopes of ``tree``; a scope error is a finding, not a failure."""
+        try:
+            self.scopes = traverse_scope(tree)
+        except RecursionError:
+            raise
+        except Exception as err:  # sqlglot's scope builder rejects a few odd shapes
+            self.findings.append(
+                Finding(
+                    "scope_error",
+                    "warning",
+                    f"could not resolve query scopes ({type(err).__name__}: {err}); "
+                    "table aliases of nested queries are not resolved",
+                    rule="sqlspec",
+                )
+            )
+            self.scopes = None
+            return
+        for scope in self.scopes:
+            expr = scope.expression
+            self.scope_of[id(expr)] = scope
+            if isinstance(expr, exp.Subquery) and isinstance(expr.this, exp.Expr):
+                self.scope_of.setdefault(id(expr.this), scope)
+
+    def effective(self, root: exp.Expr) -> tuple[list[exp.Expr], exp.Expr]:
+        """Queries from the outermost inwards through pass-through ``SELECT *``, and the
+        SELECT whose projections the query returns."""
+        chain: list[exp.Expr] = [root]
+        node = root
+        while isinstance(node, exp.Subquery) and isinstance(node.this, exp.Expr):
+            node = node.this
+            chain.append(node)
+        eff = first_select(node)
+        for _ in range(100):
+            target = self._pass_through(eff)
+            if target is None:
+                break
+            chain.append(target)
+            eff = first_select(target)
+        return chain, eff
+
+    def _pass_through(self, sel: exp.Expr) -> exp.Expr | None:
+        if type(sel) is not exp.Select or len(sel.expressions) != 1:
+            return None
+        if not is_star(sel.expressions[0]) or sel.args.get("joins"):
+            return None
+        if sel.args.get("group") is not None or sel.args.get("having") is not None:
+            return None
+        from_ = sel.args.get("from_")
+        src = from_.this if from_ is not None else None
+        if type(src) is exp.Subquery and isinstance(src.this, exp.Query):
+            return src.this
+        if type(src) is exp.Table:
+            scope = self.scope_of.get(id(sel))
+            name = self.source_name.get(id(src), "")
+            if scope is not None:
+                for key, source in scope.sources.items():
+                    if key.lower() == name and isinstance(source, Scope):
+                        expr = source.expression
+                        return expr if isinstance(expr, exp.Query) else None
+        return None
+
+    def select_conditions(self, sel: exp.Select, out: Conditions) -> bool:
+        """Read one SELECT's ON/WHERE/HAVING into ``out``; returns its cartesian flag."""
+        scope = self.scope_of.get(id(sel))
+        from_ = sel.args.get("from_")
+        joins = sel.args.get("joins") or []
+        sources = ([from_.this] if from_ is not None else []) + [j.this for j in joins]
+        tables = self._source_tables(scope, sources)
+        resolve = _resolver(tables, scope)
+        index = {self.source_name.get(id(s), ""): i for i, s in enumerate(sources)}
+        links = _Links(len(sources))
+        for i, src in enumerate(sources[1:], start=1):
+            if isinstance(src, (exp.Unnest, exp.Lateral)):
+                links.link(i, i - 1)  # UNNEST(t.hits), LATERAL FLATTEN(t.arr): a row's own array
+        self._read_joins(joins, sources, index, links, out, resolve)
+        linked_all = self._read_where(sel, index, links, out, resolve)
+        self._read_having(sel, out, resolve)
+        if len(sources) >= 2:
+            self._redundant_sources(sel, sources, joins, tables)
+        if len(sources) < 2 or linked_all:
+            return False
+        return links.groups() > 1
+
+    def _source_tables(self, scope: Scope | None, sources: list[exp.Expr]) -> dict[str, str]:
+        """The table each source alias of a SELECT stands for (a derived table: its alias)."""
+        tables: dict[str, str] = {}
+        if scope is not None:
+            for name, src in scope.sources.items():
+                tables[name.lower()] = (
+                    src.name.lower() if isinstance(src, exp.Table) else name.lower()
+                )
+        else:
+            for node in sources:
+                alias = self.source_name.get(id(node), "")
+                tables[alias] = node.name.lower() if type(node) is exp.Table else alias
+        return tables
+
+    def _read_joins(
+        self,
+        joins: list[exp.Join],
+        sources: list[exp.Expr],
+        index: dict[str, int],
+        links: _Links,
+        out: Conditions,
+        resolve: _Resolve,
+    ) -> None:
+        """Read each JOIN's ON or USING into ``out`` and link the sources it joins."""
+        for i, join in enumerate(joins, start=1):
+            kind = _join_kind(join)
+            on = join.args.get("on")
+            using = join.args.get("using")
+            if on is not None:
+                for jc in self.reader.read(on, "join", out, kind, resolve):
+                    a = index.get(jc.left_qualifier or "")
+                    b = index.get(jc.right_qualifier or "")
+                    if a is None or b is None:
+                        links.link(i, i - 1)
+                    else:
+                        links.link(a, b)
+            elif using:
+                names = [resolve(self.source_name.get(id(s), "")) for s in sources[i - 1 : i + 1]]
+                pair = [n for n in names if n]
+                for ident in using:
+                    name = normalize_column(ident.name, self.synonyms)
+                    out.joins.append(JoinCondition(name, name, "=", kind, None, None, pair))
+                links.link(i, i - 1)
+            elif kind == "natural":
+                links.link(i, i - 1)
+
+    def _read_where(
+        self,
+        sel: exp.Select,
+        index: dict[str, int],
+        links: _Links,
+        out: Conditions,
+        resolve: _Resolve,
+    ) -> bool:
+        """Read WHERE into ``out``, linking the sources its join conditions name; True when
+        a join condition there names an unqualified column (the sources count as linked)."""
+        linked_all = False
+        where = sel.args.get("where")
+        if where is not None:
+            for jc in self.reader.read(where.this, "where", out, "inner", resolve):
+                if jc.left_qualifier is None or jc.right_qualifier is None:
+                    linked_all = True
+                links.link(index.get(jc.left_qualifier or ""), index.get(jc.right_qualifier or ""))
+        return linked_all
+
+    def _read_having(self, sel: exp.Select, out: Conditions, resolve: _Resolve) -> None:
+        """Read HAVING into ``out``, with the SELECT's aliases known to the reader."""
+        having = sel.args.get("having")
+        if having is not None:
+            self.reader.aliases = {
+                e.alias.lower(): e.this for e in sel.expressions if type(e) is exp.Alias
+            }
+            try:
+                self.reader.read(having.this, "having", out, "inner", resolve)
+            finally:
+                self.reader.aliases = {}
+
+    def _redundant_sources(
+        self,
+        sel: exp.Select,
+        sources: list[exp.Expr],
+        joins: list[exp.Join],
+        tables: dict[str, str],
+    ) -> None:
+        """Joined base tables none of whose columns is used outside the join conditions,
+        and which link to at most one other source (a bridge table that links two others,
+        ``hero_power`` between ``superhero`` and ``superpower``, is needed).
+
+        Only decided when every column of the SELECT is qualified (otherwise a column
+        could belong to any source).
+        """
+        in_on: set[int] = set()
+        neighbours: dict[str, set[str]] = {}
+        for j in joins:
+            on = j.args.get("on")
+            if on is not None:
+                quals: set[str] = set()
+                for n in on.walk():
+                    in_on.add(id(n))
+                    if type(n) is exp.Column and n.table:
+                        quals.add(n.table.lower())
+                for q in quals:
+                    neighbours.setdefault(q, set()).update(quals - {q})
+        used: set[str] = set()
+        for col in sel.find_all(exp.Column):
+            if id(col) in in_on or type(col.this) is exp.Star:
+                continue
+            q = col.table.lower()
+            if not q:
+                return
+            used.add(q)
+        for star in sel.expressions:
+            if is_star(star):
+                return
+        for src in sources:
+            if type(src) is not exp.Table:
+                continue
+            alias = self.source_name.get(id(src), "")
+            if alias and alias not in used:
+                if len(neighbours.get(alias, ())) < 2:
+                    self.redundant.append(tables.get(alias, alias))
+                else:
+                    self.bridges.append(tables.get(alias, alias))
+
+    def tables(self, w: Walk) -> list[str]:
+        base: set[int] | None = None
+        if self.scopes is not None:
+            base = {
+                id(src)
+                for scope in self.scopes
+                for src in scope.sources.values()
+                if isinstance(src, exp.Table)
+            }
+        cte_names = {c.alias.lower() for c in w.ctes}
+        out: dict[str, None] = {}  # ordered set
+        for t in w.tables:
+            if base is not None and id(t) not in base:
+                continue
+            name = t.name.lower()
+            if name and (base is not None or name not in cte_names):
+                out[name] = None
+        return list(out)

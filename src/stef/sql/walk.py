@@ -1,0 +1,270 @@
+"""The one pass over a parsed query's tree, and what it collects.
+
+:func:`walk_tree` visits every node once, pre-order, and gathers what the spec is built
+from into a :class:`Walk` (SELECTs, columns, literals, tables, aggregates, windows, set
+operations in reading order, CTEs, IN-subqueries, function names and a few presence
+flags). It also records each column's canonical name in the :class:`stef.sql.text.TreeText`
+and reads a double-quoted identifier on the value side of a comparison as a string in the
+dialects that do so (:data:`DOUBLE_QUOTED_STRING_DIALECTS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+from sqlglot import exp
+
+from stef.findings import Finding
+from stef.spec import normalize_column
+from stef.sql.parse import ParsedSql
+from stef.sql.text import TreeText
+
+#: Dialects in which ``"x"`` on the value side of a comparison is read as a string.
+DOUBLE_QUOTED_STRING_DIALECTS = frozenset({"", "sqlite", "mysql"})
+
+_VALUE_BINARY = frozenset(
+    {exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike}
+)
+
+_NAMES: dict[str, str] = {}
+
+
+def _column_name(raw: str, synonyms: dict[str, str] | None) -> str:
+    """``normalize_column(raw, synonyms)``, memoised on ``raw`` (synonyms apply last)."""
+    name = _NAMES.get(raw)
+    if name is None:
+        if len(_NAMES) > 50_000:
+            _NAMES.clear()
+        name = _NAMES[raw] = normalize_column(raw)
+    return synonyms.get(name, name) if synonyms else name
+
+
+def _is_string_column(node: exp.Expr, sql: str) -> bool:
+    if type(node) is not exp.Column or node.args.get("table") is not None:
+        return False
+    ident = node.this
+    if not isinstance(ident, exp.Identifier) or not ident.args.get("quoted"):
+        return False
+    start = ident.meta_get("start")
+    return start is not None and 0 <= start < len(sql) and sql[start] == '"'
+
+
+def _value_side(node: exp.Expr, sql: str) -> list[exp.Expr]:
+    """Operands of a comparison that hold values and are double-quoted identifiers."""
+    cls = type(node)
+    if cls in _VALUE_BINARY:
+        right = node.expression
+        return [right] if _is_string_column(right, sql) else []
+    if cls is exp.In:
+        return [e for e in node.expressions if _is_string_column(e, sql)]
+    if cls is exp.Between:
+        bounds = (node.args.get("low"), node.args.get("high"))
+        return [b for b in bounds if b is not None and _is_string_column(b, sql)]
+    return []
+
+
+def _operand(node: exp.Expr | None) -> exp.Expr | None:
+    """A set-operation operand, looking through the parentheses sqlglot adds around one."""
+    while type(node) is exp.Subquery and isinstance(node.this, exp.SetOperation):
+        node = node.this
+    return node
+
+
+def _set_ops_in_order(root: exp.SetOperation) -> list[exp.SetOperation]:
+    """The set operations of a chain in reading order (``A UNION B EXCEPT C``)."""
+    out: list[exp.SetOperation] = []
+    stack: list[exp.SetOperation] = []
+    node: exp.Expr | None = root
+    while True:
+        while isinstance(node, exp.SetOperation):
+            stack.append(node)
+            node = _operand(node.this)
+        if not stack:
+            return out
+        top = stack.pop()
+        out.append(top)
+        node = _operand(top.expression)
+
+
+# Node kinds the walk cares about, cached per class.
+_COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
+_AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE = 8, 9, 10, 11, 12, 13
+
+_KINDS: dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    kind = _KINDS.get(cls)
+    if kind is not None:
+        return kind
+    if cls is exp.Column:
+        kind = _COLUMN
+    elif cls is exp.Literal:
+        kind = _LITERAL
+    elif cls is exp.Select:
+        kind = _SELECT
+    elif cls is exp.Table:
+        kind = _TABLE
+    elif cls is exp.Subquery:
+        kind = _SUBQUERY
+    elif cls is exp.Window:
+        kind = _WINDOW
+    elif cls is exp.CTE:
+        kind = _CTE
+    elif issubclass(cls, exp.AggFunc):
+        kind = _AGG
+    elif issubclass(cls, exp.SetOperation):
+        kind = _SETOP
+    elif cls is exp.Case or cls is exp.If:
+        kind = _CASE
+    elif issubclass(cls, exp.Cast):
+        kind = _CAST
+    elif cls in _VALUE_BINARY or cls is exp.In or cls is exp.Between:
+        kind = _COMPARE
+    elif cls is exp.Not or cls is exp.Is:
+        kind = _NEGATE
+    else:
+        kind = 0
+    _KINDS[cls] = kind
+    return kind
+
+
+_FUNC_NAMES: dict[type, str] = {}
+
+
+def _func_name(cls: type) -> str:
+    """Lower-case class name of a function node (``Func``, ``Sub`` or ``Div``), else ``""``."""
+    name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub, exp.Div)) else ""
+    _FUNC_NAMES[cls] = name
+    return name
+
+
+@dataclass
+class Walk:
+    """Everything the single tree walk collects, in reading order."""
+
+    selects: list[exp.Select] = field(default_factory=list)
+    columns: list[exp.Column] = field(default_factory=list)
+    literals: list[exp.Expr] = field(default_factory=list)
+    tables: list[exp.Table] = field(default_factory=list)
+    aggs: list[exp.AggFunc] = field(default_factory=list)
+    windows: list[exp.Window] = field(default_factory=list)
+    set_ops: list[exp.SetOperation] = field(default_factory=list)
+    ctes: list[exp.CTE] = field(default_factory=list)
+    subqueries: int = 0
+    case: bool = False
+    cast: bool = False
+    count_star: bool = False
+    negation: bool = False  # NOT, <>, IS [NOT] NULL anywhere
+    in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
+    functions: set[str] = field(default_factory=set)  # lower-case names of Func/Sub/Div
+
+
+def walk_tree(
+    parsed: ParsedSql,
+    tt: TreeText,
+    synonyms: dict[str, str] | None,
+    w: Walk,
+    source_name: dict[int, str],
+) -> Finding | None:
+    """One pre-order pass: collect nodes into ``w``, canonical column names into ``tt``,
+    each table's and subquery's alias into ``source_name``, string columns; returns the
+    ``double_quoted_string`` finding when it read any."""
+    sql = parsed.sql
+    check_strings = (parsed.dialect_name or "").lower() in DOUBLE_QUOTED_STRING_DIALECTS
+    names: dict[str, str] = {}
+    strings: set[int] = set()
+    seen_set_ops: set[int] = set()
+    kinds = _KINDS
+    func_names = _FUNC_NAMES
+    for node in parsed.tree.dfs():
+        cls = type(node)
+        fname = func_names.get(cls)
+        if fname is None:
+            fname = _func_name(cls)
+        if fname:
+            w.functions.add(fname)
+        kind = kinds.get(cls)
+        if kind is None:
+            kind = _kind(cls)
+        if not kind:
+            continue
+        if kind == _COLUMN:
+            this = node.args.get("this")
+            if type(this) is exp.Star:
+                continue
+            raw = this.name if this is not None else ""
+            if id(node) in strings:
+                tt.add_column(node, raw, string=raw)
+                w.literals.append(node)
+                continue
+            name = names.get(raw)
+            if name is None:
+                name = names[raw] = _column_name(raw, synonyms) if raw else raw
+            tt.add_column(node, name)
+            w.columns.append(cast(exp.Column, node))
+        elif kind == _LITERAL:
+            w.literals.append(node)
+        elif kind == _COMPARE:
+            if cls is exp.NEQ:
+                w.negation = True
+            elif cls is exp.In and node.args.get("query") is not None:
+                w.in_queries.append(cast(exp.In, node))
+            if check_strings:
+                for col in _value_side(node, sql):
+                    strings.add(id(col))
+        else:
+            _collect_structure(node, cls, kind, w, source_name, seen_set_ops)
+    return _double_quoted_finding(strings, tt) if strings else None
+
+
+def _collect_structure(
+    node: exp.Expr,
+    cls: type,
+    kind: int,
+    w: Walk,
+    source_name: dict[int, str],
+    seen_set_ops: set[int],
+) -> None:
+    """The node kinds of the walk that carry no column name or value."""
+    if kind == _SELECT:
+        w.selects.append(cast(exp.Select, node))
+    elif kind == _TABLE:
+        w.tables.append(cast(exp.Table, node))
+        source_name[id(node)] = node.alias_or_name.lower()
+    elif kind == _SUBQUERY:
+        w.subqueries += 1
+        source_name[id(node)] = node.alias_or_name.lower()
+    elif kind == _AGG:
+        w.aggs.append(cast(exp.AggFunc, node))
+        if cls is exp.Count and type(node.this) is exp.Star:
+            w.count_star = True
+    elif kind == _WINDOW:
+        w.windows.append(cast(exp.Window, node))
+    elif kind == _CTE:
+        w.ctes.append(cast(exp.CTE, node))
+    elif kind == _SETOP:
+        if id(node) not in seen_set_ops:
+            chain = _set_ops_in_order(cast(exp.SetOperation, node))
+            seen_set_ops.update(id(s) for s in chain)
+            w.set_ops.extend(chain)
+    elif kind == _CASE:
+        w.case = True
+    elif kind == _CAST:
+        w.cast = True
+    elif kind == _NEGATE:
+        w.negation = True
+
+
+def _double_quoted_finding(strings: set[int], tt: TreeText) -> Finding:
+    """The finding that says which double-quoted identifiers were read as strings."""
+    values = sorted({f'"{tt.columns[i].string}"' for i in strings if i in tt.columns})
+    shown = ", ".join(values)
+    return Finding(
+        "double_quoted_string",
+        "info",
+        f"read double-quoted {shown} as string value(s), as SQLite/MySQL do",
+        sql=shown,
+        rule="sqlspec",
+    )
