@@ -154,7 +154,7 @@ class Engine:
     def ready(self) -> tuple[bool, str]:
         """Whether the store answers (and so is migrated: opening migrates)."""
         try:
-            self.store().count({"agent": "\x00readyz"})
+            self.store().count({"agent": "__stef_readyz__"})  # one index probe
         except Exception as exc:
             return False, f"store not reachable: {type(exc).__name__}: {exc}"
         return True, "ok"
