@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"batch", "pool"},
     {"evaluator"},
     {"monitor", "accuracy", "store", "interop"},
+    {"service"},
     {"cli"},
 ]
 

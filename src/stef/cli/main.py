@@ -481,6 +481,10 @@ from stef.cli.interop import COMMANDS as INTEROP_COMMANDS  # noqa: E402
 for _command in INTEROP_COMMANDS:
     main.add_command(_command)
 
+from stef.cli.serve import serve  # noqa: E402
+
+main.add_command(serve)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

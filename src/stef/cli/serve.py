@@ -1,0 +1,168 @@
+"""``stef serve``: run the evaluation service on uvicorn.
+
+Tokens come from ``STEF_TOKENS`` (``write:TOKEN,read:TOKEN,write@shop:TOKEN``) or
+``--token-file`` (TOML); with none the server refuses to start unless ``--no-auth``, and
+then it binds to loopback only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from typing import Any
+
+import click
+
+from stef.cli.llm import build_judging, close_judging, judge_options
+from stef.errors import StefError
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _app_rules(pairs: tuple[str, ...]) -> dict[str, Any]:
+    from stef.rules import load_rules
+
+    out = {}
+    for pair in pairs:
+        app, sep, path = pair.partition("=")
+        if not sep or not app.strip() or not path.strip():
+            raise click.UsageError(f"--app-rules takes APP=FILE, got {pair!r}")
+        try:
+            out[app.strip()] = load_rules(path.strip())
+        except StefError as e:
+            raise click.ClickException(e.message) from None
+    return out
+
+
+def _tokens(token_file: str | None) -> list[Any]:
+    from stef.service.auth import load_token_file, parse_tokens
+
+    tokens = list(parse_tokens(os.environ.get("STEF_TOKENS", "")))
+    if token_file:
+        tokens += load_token_file(token_file)
+    return tokens
+
+
+@click.command("serve")
+@click.option(
+    "--store",
+    "store_target",
+    required=True,
+    envvar="STEF_STORE",
+    help="The store: a SQLite file (stef.db), sqlite:///path or postgresql://… [env STEF_STORE].",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--rules", "rules_path", type=click.Path(dir_okay=False), help="Default rules file.")
+@click.option(
+    "--app-rules",
+    "app_rules",
+    multiple=True,
+    metavar="APP=FILE",
+    help="Rules for the records of one app (repeatable).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help='TOML file of tokens: tokens = ["write:…", "read@shop:…"] (besides STEF_TOKENS).',
+)
+@click.option(
+    "--no-auth", is_flag=True, help="No tokens: everyone may read and write (loopback only)."
+)
+@click.option(
+    "--max-body", default=10 * 1024 * 1024, show_default=True, help="Bytes per request body."
+)
+@click.option("--max-batch", default=1000, show_default=True, help="Records per request.")
+@click.option(
+    "--rate-limit",
+    default=50.0,
+    show_default=True,
+    help="Requests per second per token (0: no limit).",
+)
+@click.option(
+    "--cors-origin", "cors", multiple=True, help="Allow this origin (CORS is off by default)."
+)
+@click.option("--log-level", default="info", show_default=True)
+@click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
+@judge_options
+def serve(
+    store_target: str,
+    host: str,
+    port: int,
+    rules_path: str | None,
+    app_rules: tuple[str, ...],
+    token_file: str | None,
+    no_auth: bool,
+    max_body: int,
+    max_batch: int,
+    rate_limit: float,
+    cors: tuple[str, ...],
+    log_level: str,
+    print_openapi: bool,
+    **judge_opts: Any,
+) -> None:
+    """Run the evaluation service: HTTP API under /v1, the dashboard at /, /metrics.
+
+    \b
+    Example:
+      STEF_TOKENS=write:$(openssl rand -hex 16) stef serve --store stef.db --rules rules.json
+    """
+    from stef.rules import load_rules
+    from stef.service import ServiceConfig, create_app
+
+    try:
+        tokens = _tokens(token_file)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    if not tokens and not no_auth:
+        raise click.ClickException(
+            "no token configured: set STEF_TOKENS (write:TOKEN,read:TOKEN) or --token-file, "
+            "or pass --no-auth to serve without auth on loopback"
+        )
+    if no_auth and not _loopback(host):
+        raise click.ClickException(
+            f"--no-auth binds to loopback only; {host} is not a loopback address"
+        )
+    try:
+        rules = load_rules(rules_path)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    try:
+        judge, nl_extractor = build_judging(**judge_opts)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    config = ServiceConfig(
+        store=store_target,
+        rules=rules,
+        app_rules=_app_rules(app_rules),
+        judge=judge,
+        nl_extractor=nl_extractor,
+        tokens=tokens,
+        no_auth=no_auth,
+        max_body_bytes=max_body,
+        max_batch=max_batch,
+        rate_limit=rate_limit or None,
+        cors_origins=cors,
+    )
+    try:
+        app = create_app(config)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    if print_openapi:
+        click.echo(json.dumps(app.openapi(), indent=2, sort_keys=True))
+        app.state.engine.close()
+        return
+    import uvicorn
+
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+    finally:
+        close_judging(judge, nl_extractor)
