@@ -1,0 +1,64 @@
+"""How the score reads on real traffic: share of correct SQL scored good+ and poor, per file.
+
+Usage::
+
+    .venv/bin/python benchmarks/real_traffic.py [DATA.jsonl ...]
+
+With no file it reads every ``../shared/data/*.jsonl``. Each row is evaluated as a
+record (``evidence`` is the enriched question, the row's dialect is used, no rules file,
+the packaged offline judge); the label is read only to split the table into correct and
+incorrect rows. Per file and class it prints rows, coverage, mean Φ, the share scored
+≥ 75 (good or better) and the share scored < 50 or not evaluated (poor). These are the
+figures of issue 12's first two targets (≥ 80% good+, ≤ 5% poor on correct SQL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from stef import Evaluator
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("files", nargs="*", type=Path)
+    args = ap.parse_args()
+    ev = Evaluator()
+    print("| file | rows | n | coverage | mean Φ | good+ (≥ 75) | poor (< 50 or none) |")
+    print("|---|---|---|---|---|---|---|")
+    for path in args.files or sorted(DATA.glob("*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        scored: dict[bool, list[float | None]] = {True: [], False: []}
+        for r in rows:
+            e = ev.evaluate_record(
+                {
+                    "id": r["id"],
+                    "question": r["question"],
+                    "enriched_question": r.get("evidence"),
+                    "sql": r["sql"],
+                    "dialect": r.get("dialect") or "sqlite",
+                }
+            )
+            scored[bool(r["correct"])].append(e["score"] if e["status"] == "ok" else None)
+        for label, scores in scored.items():
+            if not scores:
+                continue
+            n, ok = len(scores), [s for s in scores if s is not None]
+            good = sum(s >= 75 for s in ok) / n
+            poor = (sum(s < 50 for s in ok) + n - len(ok)) / n
+            mean = sum(ok) / len(ok) if ok else float("nan")
+            name = "correct" if label else "incorrect"
+            print(
+                f"| {path.stem} | {name} | {n} | {len(ok) / n:.1%} | {mean:.1f} | "
+                f"{good:.1%} | {poor:.1%} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
