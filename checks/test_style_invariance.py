@@ -24,6 +24,12 @@ if not DATA.is_dir():  # a clone with nothing beside it
     pytest.skip(f"data checks need {DATA}", allow_module_level=True)
 
 
+#: Dialects whose sqlglot printer changes more than style: T-SQL's rewrites divisions and
+#: casts (5 of sede_val's 564 rows lose or gain ``integer_division`` when re-rendered), so
+#: its re-rendering is no style-only change to compare against. Open in issue 12.
+NOT_STYLE_ONLY = frozenset({"tsql"})
+
+
 def restyle(sql: str, dialect: str = "sqlite") -> str | None:
     """The same query in another surface style, or None when sqlglot cannot re-render it."""
     try:
@@ -71,6 +77,8 @@ def test_every_labelled_sql_scores_the_same_in_another_style() -> None:
     differences = []
     for r in rows:
         dialect = r.get("dialect") or "sqlite"
+        if dialect in NOT_STYLE_ONLY:
+            continue
         other = restyle(r["sql"], dialect)
         if other is None:
             skipped += 1
