@@ -38,7 +38,7 @@ READ_LIMIT = 16 * 1024 * 1024
 #: Bytes of a file's head whose hash tells a rewritten file from the one read before.
 HEAD_BYTES = 1024
 #: Suffixes of the offset keys that hold a file's identity (device:inode) and head hash.
-INODE_KEY, HEAD_KEY = "\x00inode", "\x00head"
+INODE_KEY, HEAD_KEY = "\t#inode", "\t#head"  # no NUL: PostgreSQL text refuses it
 
 
 def evaluator_function(evaluator: Any) -> Callable[[str], dict[str, Any]]:
