@@ -81,7 +81,7 @@ def test_batch_answers_in_input_order_and_is_idempotent_by_id(client: httpx.Clie
     assert [(e["id"], e["status"], e["score"]) for e in first] == [
         ("api-batch-0", "ok", 100.0),
         ("api-batch-1", "sql_unparseable", None),
-        ("api-batch-2", "ok", 50.0),
+        ("api-batch-2", "ok", 40.0),
         ("api-batch-3", "sql_not_query", None),
     ]
     client.post("/v1/evaluate", json={"records": recs})
@@ -195,7 +195,7 @@ def test_filters_by_finding_band_text_and_error_status(
 def test_sorting_by_score(client: httpx.Client) -> None:
     page = client.get("/v1/evaluations", params={"sort": "score", "limit": 200}).json()
     scores = [e["score"] for e in page["evaluations"]]
-    assert scores == sorted(scores) and scores[0] == 20.0
+    assert scores == sorted(scores) and scores[0] == 10.0
 
 
 def test_stats_are_the_cli_figures(client: httpx.Client, stored: tuple[Path, Any]) -> None:
@@ -233,7 +233,7 @@ def test_metrics_count_what_the_service_evaluated(client: httpx.Client) -> None:
     client.post("/v1/evaluate", json=rec)
     text = client.get("/metrics").text
     assert (
-        'stef_evaluations_total{agent="metrics-bot",agent_version="9",app="shop",band="marginal",'
+        'stef_evaluations_total{agent="metrics-bot",agent_version="9",app="shop",band="poor",'
         'status="ok"} 1.0'
     ) in text
     assert (
