@@ -222,13 +222,16 @@ def align_filters(
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
         if m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
-        elif m.sql is None and (req.cue == WEAK_CUE or _stated_literal(req, sql) is not None):
+        elif m.sql is None and (
+            req.cue == WEAK_CUE or (literal := _stated_literal(req, sql)) is not None
+        ):
             wrong = _named_column_other_value(req, candidates, used, text)
             if wrong is not None:
                 bad += 1
                 _report_wrong_filter(req, _Match(req, wrong, "wrong_value"), out)
             else:
-                _weak_value(req, sql, matched, out)
+                # a weak cue short-circuits the look-up above; a strong one found its literal
+                _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
         else:
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -274,15 +277,20 @@ def _stated_literal(req: Filter, sql: Spec) -> str | None:
 
 
 def _weak_value(
-    req: Filter, sql: Spec, matched: list[tuple[Filter, Filter]], out: FindingCollector
+    req: Filter,
+    sql: Spec,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+    literal: str | None = None,
 ) -> None:
     """A value no SQL filter applies: answered when a literal elsewhere in the SQL (an
     OR'ed LIKE, a CASE label) or — for a value read only from capitalisation — a name (a
     table, a column) holds it; a capitalised value held nowhere is reported as unmatched,
     without making the filters partial — such a phrase is as often a title, a product or
-    a metric as a value to filter on."""
+    a metric as a value to filter on. ``literal`` is the SQL literal already found for it,
+    if any (it is looked up here otherwise)."""
     vals = ", ".join(req.values)
-    literal = _stated_literal(req, sql)
+    literal = literal if literal is not None else _stated_literal(req, sql)
     names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
     name = None if literal else next(
         (n for v in req.values if (n := value_in_names(v, names)) is not None), None
