@@ -269,6 +269,7 @@ class Evaluator:
         )
         if self.precision.demoted:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
+            alignment.extras_excused = self.precision.excuses_extras(alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:

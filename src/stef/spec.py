@@ -140,12 +140,16 @@ class Projection:
 
 @dataclass(frozen=True)
 class OrderKey:
-    """One ORDER BY key (resolved through SELECT aliases and ordinals) and its direction."""
+    """One ORDER BY key (resolved through SELECT aliases and ordinals) and its direction.
+
+    On the NL side ``stated`` says whether the question names the direction (``sorted by
+    price`` does not: it is read as ascending, SQL's default)."""
 
     key: str
     direction: str = "asc"
     is_aggregate: bool = False
     text: str = ""
+    stated: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +157,7 @@ class OrderKey:
             "direction": self.direction,
             "is_aggregate": self.is_aggregate,
             "text": self.text,
+            "stated": self.stated,
         }
 
 

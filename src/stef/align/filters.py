@@ -81,10 +81,24 @@ class Alignment:
     evidence: int = 0
     #: Whether the record came with an enriched question (Q_e) to check against.
     enriched: bool = False
+    #: Whether extra filters are excused as benign: the precision gate found that an extra
+    #: filter is no evidence of an error in this context (see :mod:`stef.align.precision`).
+    extras_excused: bool = False
 
     @property
     def benign_extras_only(self) -> bool:
-        """True when there are extra filters and every one of them is benign."""
+        """True when there are extra filters and every one of them is benign: declared so
+        by the rules, or excused as a kind of finding that has not earned its weight.
+
+        >>> extra = [Filter("x", "=")]
+        >>> Alignment("fully_applied_with_extras", 4.0, extra_filters=extra).benign_extras_only
+        False
+        >>> Alignment("fully_applied_with_extras", 4.0, extra_filters=extra,
+        ...           extras_excused=True).benign_extras_only
+        True
+        """
+        if self.extras_excused:
+            return bool(self.benign_filters or self.extra_filters)
         return bool(self.benign_filters) and not self.extra_filters
 
     def to_dict(self) -> dict[str, Any]:

@@ -84,6 +84,18 @@ class PrecisionGate:
             out.append(f)
         return out
 
+    def excuses_extras(self, enriched: bool) -> bool:
+        """Whether an extra filter is no evidence of an error in this context: when
+        ``filter_extra`` is demoted, extras count as benign for the filter points too (the
+        leniency boost), so a finding without weight costs no points anywhere.
+
+        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=False)
+        True
+        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=True)
+        False
+        """
+        return self.reason("filter_extra", enriched) is not None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": "stef-finding-precision/1",
