@@ -182,6 +182,8 @@ class Spec:
     distinct: bool = False
     set_operations: list[str] = field(default_factory=list)
     window_functions: list[str] = field(default_factory=list)
+    #: SQL only: aggregates computed over a window (``SUM(x) OVER (PARTITION BY g)``).
+    window_aggregations: list[Aggregation] = field(default_factory=list)
     subqueries: int = 0
     ctes: int = 0
     tables: list[str] = field(default_factory=list)
@@ -204,6 +206,7 @@ class Spec:
             "distinct": self.distinct,
             "set_operations": list(self.set_operations),
             "window_functions": list(self.window_functions),
+            "window_aggregations": [a.to_dict() for a in self.window_aggregations],
             "subqueries": self.subqueries,
             "ctes": self.ctes,
             "tables": list(self.tables),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stef.align.aggregation import check_aggregations
+from stef.align.dates import date_match, describe
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
@@ -231,6 +232,23 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     for req in required:
+        dated = date_match(req, candidates, used, sql.tables)
+        if dated is not None:
+            used.update(dated.positions)
+            if dated.got is None:
+                matched.append((req, dated.sql))
+                continue
+            bad += 1
+            out.add(
+                "filter_wrong_value",
+                "error",
+                f"question asks for {describe(dated.want)}; the SQL's {dated.sql.column} "
+                f"selects {describe(dated.got)}",
+                req.text,
+                dated.sql.text,
+                "filter_alignment",
+            )
+            continue
         m = _best_match(req, candidates, used)
         if m.sql is not None:
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))

@@ -87,7 +87,8 @@ def _number_used(v: str, values: set[str], sql: Spec) -> bool:
     """
     if any(values_match(v, s) for s in values):
         return True
-    if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in [*values, *sql.columns]):
+    names = [*values, *sql.columns, *sql.tables]  # a sharded table: events_2017*
+    if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in names):
         return True
     n = int_value(v)
     if n is None:
