@@ -146,12 +146,12 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
                     return None
                 span = span.meet(s)
             return span
-    spans = [filter_span(f) for f in rest]
-    if not spans or any(s is None for s in spans):
-        return None
-    out = spans[0]
-    for s in spans[1:]:
-        out = out.meet(s)  # type: ignore[arg-type]
+    out: Span | None = None
+    for f in rest:
+        s = filter_span(f)
+        if s is None:
+            return None
+        out = s if out is None else out.meet(s)
     return out
 
 
