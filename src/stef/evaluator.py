@@ -266,6 +266,9 @@ class Evaluator:
             question=rec.question,
             enriched_question=rec.enriched_question,
             benign=self._benign,
+            excused=self.precision.excused_filter_kinds(
+                bool(rec.enriched_question and rec.enriched_question.strip())
+            ),
         )
         if self.precision.demoted:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)

@@ -240,18 +240,25 @@ def date_match(
             for i, f in zip(positions, filters, strict=True)
             if f.func == "month" or filter_span(f) is not None
         ]
-        got = column_span([f for _, f in dated]) if dated else None
-        if got is None:
+        if not dated:
             continue
-        found = DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
+        got = column_span([f for _, f in dated])
         if got == want:
-            return found
-        if other is None and got.start is not None and got.end is not None:
-            other = replace(found, got=got)
+            return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
+        for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
+            if filter_span(f) == want:
+                return DateMatch(candidates[i], [i], want)
+        if other is None and got is not None and _closed(got) and _closed(want):
+            other = DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want, got)
     for t in tables:
         if table_span(t) == want:
             return DateMatch(Filter("_table", "=", (t,), t), [], want)
     return other
+
+
+def _closed(span: Span) -> bool:
+    """A period bounded on both sides and holding at least one day."""
+    return span.start is not None and span.end is not None and span.start < span.end
 
 
 def describe(span: Span) -> str:

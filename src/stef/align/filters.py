@@ -223,8 +223,12 @@ def align_filters(
     *,
     text: str,
     benign: Sequence[Filter] = (),
+    excused: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[Filter, Filter]], list[Filter], list[Filter], list[Filter], int]:
-    """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad."""
+    """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad.
+
+    A near miss whose finding kind is in ``excused`` (``filter_wrong_operator`` when the
+    precision gate found it no evidence of an error) still answers its filter."""
     candidates = [f for f in sql.filters if f.values]
     required = [f for f in nl.filters if f.values]
     used: set[int] = set()
@@ -264,6 +268,9 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
+        elif m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
+            _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
+            matched.append((req, m.sql))
         else:
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -501,18 +508,20 @@ def align(
     question: str = "",
     enriched_question: str | None = None,
     benign: Sequence[Filter] = (),
+    excused: frozenset[str] = frozenset(),
 ) -> Alignment:
     """Align an NL spec with a SQL spec.
 
     ``question`` and ``enriched_question`` are searched for the SQL's literals (a filter
     whose value the question states is implied, not extra); ``benign`` holds the rules'
-    benign-filter patterns (see :func:`stef.sql.spec.predicate_filters`).
+    benign-filter patterns (see :func:`stef.sql.spec.predicate_filters`); ``excused`` the
+    filter finding kinds that cost no filter points (see :func:`align_filters`).
     """
     r = rules or Rules()
     text = searchable(question, enriched_question)
     out = FindingCollector()
     matched, missing, extra, benign_found, bad = align_filters(
-        nl, sql, out, text=text, benign=benign
+        nl, sql, out, text=text, benign=benign, excused=excused
     )
     required = [f for f in nl.filters if f.values]
     matched_required = sum(1 for a, _ in matched if a in required)
