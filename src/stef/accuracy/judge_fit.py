@@ -26,7 +26,12 @@ from stef.accuracy.metrics import accuracy, auroc, balanced_accuracy, fit_thresh
 from stef.align.filters import Alignment
 from stef.errors import StefError
 from stef.evaluator import Evaluator, Prepared
-from stef.judges.symbolic import THIN_EVIDENCE_MAX_CONFIDENCE, SymbolicJudge, verdict_from_p
+from stef.judges.symbolic import (
+    LINED_UP_MIN_CONFIDENCE,
+    THIN_EVIDENCE_MAX_CONFIDENCE,
+    SymbolicJudge,
+    verdict_from_p,
+)
 from stef.judges.weights import JudgeWeights, features_of, fit_weights
 from stef.record import parse_record
 from stef.rules import DEFAULT_EXPECTED_ACCURACY, Rules
@@ -123,8 +128,8 @@ def _phi_from_p(
     p: float, alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None
 ) -> float:
     has_error = any(f.severity == "error" for f in alignment.findings)
-    clean = all(f.severity == "info" for f in alignment.findings)
-    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error, clean)
+    warnings = sum(f.severity == "warning" for f in alignment.findings)
+    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error, warnings)
     return compute_score(
         alignment.filter_status,
         verdict,
@@ -182,8 +187,8 @@ class PhiTable:
             [any(f.severity == "error" for f in al.findings) for al in alignments], dtype=bool
         )
         self.thin = np.array([al.evidence == 0 for al in alignments], dtype=bool)
-        self.clean = np.array(
-            [all(f.severity == "info" for f in al.findings) for al in alignments], dtype=bool
+        self.warnings = np.array(
+            [sum(f.severity == "warning" for f in al.findings) for al in alignments], dtype=int
         )
 
     def take(self, idx: Sequence[int]) -> PhiTable:
@@ -192,7 +197,7 @@ class PhiTable:
         sub.tiers = self.tiers
         rows = np.asarray(idx, dtype=int)
         sub.table, sub.has_error, sub.thin = self.table[rows], self.has_error[rows], self.thin[rows]
-        sub.clean = self.clean[rows]
+        sub.warnings = self.warnings[rows]
         return sub
 
     def scores(self, p: np.ndarray, w: JudgeWeights) -> np.ndarray:
@@ -204,8 +209,10 @@ class PhiTable:
             np.where(p >= t["likely"], 1, np.where(p >= t["potential"], 2, 3)),
         )
         verdict = np.where(self.has_error & (verdict < 2), 2, verdict)
-        verdict = np.where(self.clean & ~self.thin & (verdict == 1), 0, verdict)
+        lined_up = ~self.has_error & ~self.thin & (self.warnings <= 1)
+        verdict = np.where(lined_up, np.minimum(verdict, self.warnings), verdict)
         gamma = np.where(verdict < 2, p, np.maximum(1.0 - p, 0.5))
+        gamma = np.where(lined_up, np.maximum(gamma, LINED_UP_MIN_CONFIDENCE), gamma)
         gamma = np.where(self.thin, np.minimum(gamma, THIN_EVIDENCE_MAX_CONFIDENCE), gamma)
         tier = np.where(
             gamma >= self.tiers.high_min, 0, np.where(gamma >= self.tiers.medium_min, 1, 2)

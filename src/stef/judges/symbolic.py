@@ -19,7 +19,7 @@ from typing import Any
 
 from stef.align.filters import Alignment
 from stef.findings import Finding
-from stef.judges.base import Judge, JudgeInput, Judgment
+from stef.judges.base import VERDICTS, Judge, JudgeInput, Judgment
 from stef.judges.weights import JudgeWeights, default_weights, features_of
 from stef.rules import DEFAULT_EXPECTED_ACCURACY
 
@@ -111,8 +111,8 @@ class SymbolicJudge(Judge):
         p = w.p_correct(feats, prior=expected_accuracy)
         evidence = alignment.evidence
         has_error = any(f.severity == "error" for f in alignment.findings)
-        clean = all(f.severity == "info" for f in alignment.findings)
-        verdict, confidence = verdict_from_p(p, evidence, w, has_error, clean)
+        warnings = sum(f.severity == "warning" for f in alignment.findings)
+        verdict, confidence = verdict_from_p(p, evidence, w, has_error, warnings)
         by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
@@ -167,31 +167,50 @@ class SymbolicJudge(Judge):
         return d
 
 
+#: γ of a query whose cues line up (no finding with weight, at least one checked cue)
+#: or that only one weak finding questions is at least this: the floor of the medium tier.
+#: Absence of contradiction is evidence of correctness; one weak lexical hint never moves
+#: a query from good to poor (DESIGN.md, "Precision first").
+LINED_UP_MIN_CONFIDENCE = THIN_EVIDENCE_MAX_CONFIDENCE
+
+
 def verdict_from_p(
-    p: float, evidence: int, w: JudgeWeights, has_error: bool = False, clean: bool = False
+    p: float,
+    evidence: int,
+    w: JudgeWeights,
+    has_error: bool = False,
+    warnings: int | None = None,
 ) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
     capped at 0.65 (the medium tier) when the question gave no checkable cue. A definite
     contradiction of the question (an ``error`` finding) caps the verdict at
-    potentially_incorrect, whatever the weights say. A ``clean`` query (no finding that
-    carries weight) whose question gave something to check has all its cues lined up:
-    on the correct side of even odds it is judged ``correct``, not ``likely_correct``.
+    potentially_incorrect, whatever the weights say. ``warnings`` counts the weighted
+    findings that are not errors (None: unknown, no floor): a query with none whose
+    question gave something to check has its cues lined up and is judged ``correct``; one
+    with a single warning and no error is at least ``likely_correct``; both with γ at
+    least :data:`LINED_UP_MIN_CONFIDENCE`.
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
     (('correct', 0.9), ('incorrect', 0.65))
     >>> verdict_from_p(0.9, 3, JudgeWeights(), has_error=True)
     ('potentially_incorrect', 0.5)
-    >>> verdict_from_p(0.6, 2, JudgeWeights()), verdict_from_p(0.6, 2, JudgeWeights(), clean=True)
-    (('likely_correct', 0.6), ('correct', 0.6))
-    >>> verdict_from_p(0.6, 0, JudgeWeights(), clean=True)
+    >>> verdict_from_p(0.4, 2, JudgeWeights()), verdict_from_p(0.4, 2, JudgeWeights(), warnings=0)
+    (('potentially_incorrect', 0.6), ('correct', 0.65))
+    >>> verdict_from_p(0.4, 2, JudgeWeights(), warnings=1)
+    ('likely_correct', 0.65)
+    >>> verdict_from_p(0.6, 0, JudgeWeights(), warnings=0)
     ('likely_correct', 0.6)
     """
     verdict = w.verdict(p)
     if has_error and verdict in ("correct", "likely_correct"):
         verdict = "potentially_incorrect"
-    if clean and evidence > 0 and verdict == "likely_correct":
-        verdict = "correct"
+    lined_up = not has_error and warnings is not None and evidence > 0 and warnings <= 1
+    if lined_up:
+        ceiling = "correct" if warnings == 0 else "likely_correct"
+        verdict = min(verdict, ceiling, key=VERDICTS.index)
     confidence = p if verdict in ("correct", "likely_correct") else max(1.0 - p, 0.5)
+    if lined_up:
+        confidence = max(confidence, LINED_UP_MIN_CONFIDENCE)
     if evidence == 0:
         confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
     return verdict, confidence

@@ -228,6 +228,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
             spec.limit is None
             and not _plural_subject(low, start)
             and not _plural_head(target)
+            and not (base == "top" and _plural_after(low, end))
         ):
             spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
 
@@ -299,6 +300,27 @@ def _plural_head(target: str) -> bool:
     head = next((w for w in words if w in {"of", "from", "in", "by", "for", "with"}), None)
     first = words[: words.index(head)] if head else words
     return bool(first) and _is_plural(first[-1])
+
+
+_PHRASE_ENDS = lx._words(
+    "of in on at for from to by with and or than that which who whom is are was were"
+)
+
+
+def _plural_after(low: str, end: int) -> bool:
+    """Is there a plural noun among the few words after ``end``, before the phrase ends
+    (``top SO users``, ``top C++ users``: a ranked list, whatever names come between)?
+
+    >>> _plural_after("top so users from kz", 3), _plural_after("top scorer of the team", 3)
+    (True, False)
+    """
+    for raw in low[end:].split()[:4]:
+        w = raw.strip(",.?!;:()\"'")
+        if w in _PHRASE_ENDS:
+            return False
+        if _is_plural(w):
+            return True
+    return False
 
 
 def _plural_subject(low: str, sup_start: int) -> bool:
