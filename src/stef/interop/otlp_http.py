@@ -256,7 +256,9 @@ class TracesReceiver:
         self.counts["spans"] += len(spans)
         owner = getattr(request.state, "principal", None)
         records = self.assembler(owner).add(spans)
-        ok, refused = (True, []) if not records else await self._hand_on(request.app, records, owner)
+        ok, refused = True, list[tuple[str, str]]()
+        if records:
+            ok, refused = await self._hand_on(request.app, records, owner)
         if not ok:
             msg = "evaluation queue is full; retry later"
             return _error(503, UNAVAILABLE, msg, as_proto, **{"Retry-After": "1"})

@@ -76,7 +76,10 @@ OPENAPI_EXTRA: dict[str, Any] = {
     },
 }
 RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"description": "Accepted (X-Stef-Records: calls evaluated).", "content": _content(_ANSWER)},
+    200: {
+        "description": "Accepted (X-Stef-Records: calls evaluated).",
+        "content": _content(_ANSWER),
+    },
     400: {"description": "Not an OTLP body (google.rpc.Status).", "content": _content(_STATUS)},
     401: {"description": "No valid token.", "content": _content(ERROR_SCHEMA, proto=False)},
     403: {"description": "A read token.", "content": _content(ERROR_SCHEMA, proto=False)},
