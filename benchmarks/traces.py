@@ -17,6 +17,10 @@ judge, store in SQLite). All in this run, it reports:
 - accepted: calls/s over the POSTs answered 200 while the worker evaluates in the same
   process (decode, trace assembly, queueing, sharing the interpreter with evaluation);
 - end to end: calls/s until the last evaluation is stored;
+- ``stef serve``: the same requests to :func:`stef.service.create_app` (bearer token, body
+  limit, per-token app screening, metrics), first with its evaluate function replaced by one
+  that only counts (what ``/v1/traces`` costs inside the service), then as it runs: every
+  answer waits until its calls are evaluated and stored (calls/s until the last answer);
 - ``stef eval``: the same records as JSONL through ``stef.batch.evaluate_encoded``
   (what ``stef eval`` does), evaluations/s;
 
@@ -132,6 +136,58 @@ class LiveServer:
         self.sock.close()
 
 
+def _post_all(url: str, bodies: list[bytes], clients: int) -> float:
+    """Seconds to POST every body (``clients`` at a time); every answer must be a 200."""
+    headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(timeout=600) as client:
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            codes = list(
+                pool.map(
+                    lambda b: client.post(url + "/v1/traces", content=b, headers=headers),
+                    bodies,
+                )
+            )
+        took = time.perf_counter() - t0
+    assert [c.status_code for c in codes] == [200] * len(bodies), codes[:3]
+    return took
+
+
+TOKEN = "bench-write-token"
+
+
+def _through_serve(bodies: list[bytes], n: int, clients: int) -> tuple[float, float]:
+    """calls/s through ``stef serve``'s app: receiver only, then evaluated and stored."""
+    from stef.service import ServiceConfig, create_app, parse_tokens
+
+    received = [0]
+
+    async def count(records: list[dict[str, Any]], store: bool = True) -> list[Any]:
+        received[0] += len(records)
+        return records
+
+    rates = []
+    for evaluate in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "stef.db"
+            config = ServiceConfig(store=db, tokens=parse_tokens(f"write:{TOKEN}"), rate_limit=None)
+            app = create_app(config)
+            if not evaluate:
+                app.state.evaluate_records = count
+            with LiveServer(app) as srv:
+                took = _post_all(srv.url, bodies, clients)
+            if evaluate:
+                from stef.monitor.store import open_store
+
+                store = open_store(db)
+                stored = store.count()
+                store.close()
+                assert stored == n, (stored, n)
+        rates.append(n / took)
+    assert received[0] == n, received
+    return rates[0], rates[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -196,6 +252,8 @@ def main() -> None:
     assert codes.count(200) == len(bodies), codes
     assert stats["stored"] == n, stats
 
+    serve_alone, serve_e2e = _through_serve(bodies, n, args.clients)
+
     lines = [
         json.dumps({"id": f"r{i}", "question": r["question"], "sql": r["sql"]})
         for i, r in enumerate(rows)
@@ -210,12 +268,20 @@ def main() -> None:
         ("/v1/traces receiver alone (no eval)", receiver, "calls/s"),
         ("/v1/traces accepted while evaluating", accepted, "calls/s"),
         ("/v1/traces end to end (stored)", e2e, "calls/s"),
+        ("stef serve /v1/traces, no eval", serve_alone, "calls/s"),
+        ("stef serve /v1/traces end to end", serve_e2e, "calls/s"),
         ("stef eval, same records", cli, "evaluations/s"),
     ]
     for label, rate, unit in rows_out:
         spans = f" ({3 * rate:,.0f} spans/s)" if unit == "calls/s" else ""
         print(f"{label:40s} {rate:10,.0f} {unit}{spans}")
-    for label, rate in (("receiver alone", receiver), ("accepted", accepted), ("end to end", e2e)):
+    for label, rate in (
+        ("receiver alone", receiver),
+        ("accepted", accepted),
+        ("end to end", e2e),
+        ("stef serve no eval", serve_alone),
+        ("stef serve end to end", serve_e2e),
+    ):
         print(f"ratio {label} / stef eval: {rate / cli:6.2f}")
     print(f"receiver alone >= 2,000 text-to-SQL calls/s: {'yes' if receiver >= 2000 else 'no'}")
 

@@ -56,12 +56,13 @@ def test_filter_open_a_record_and_read_it(
     page.goto(srv.url + "/")
     assert page.locator("h1").inner_text() == "Sign in"
     page.fill("input[name=token]", READ)
-    page.keyboard.press("Enter")  # a real form: Enter submits it
+    with page.expect_navigation():  # the sign-in page is served at "/" too: wait for the post
+        page.keyboard.press("Enter")  # a real form: Enter submits it
     page.wait_for_url(srv.url + "/")
     assert page.locator("h1").inner_text() == "Overview"
     assert page.locator(".card .v").first.inner_text() == "3000"
     assert page.get_by_role("link", name="insight-agent 2.0").count() == 1
-    assert page.locator(".chart svg").count() == 2
+    assert page.locator(".chart svg").count() == 3  # over time, bands, classes
     page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
 
     page.get_by_role("link", name="Evaluations", exact=True).click()
@@ -119,4 +120,50 @@ def test_error_records_are_listed_and_searchable(
     page.keyboard.press("Enter")
     page.wait_for_url("**q=DELETE*")
     assert "DELETE" in page.locator("#evaluations tbody tr").first.inner_text().upper()
+    context.close()
+
+
+def test_the_report_file_pages_offline(
+    site: tuple[LiveServer, list[dict[str, Any]]], browser: Any, tmp_path: Path
+) -> None:
+    """``stef report``'s file, opened from disk with the network cut: the same pages, one
+    shown at a time, the list paged inside the file, a record's page a click away."""
+    from stef.monitor.store import open_store
+    from stef.service.report import build_report
+
+    srv, _ = site
+    store = open_store(srv.app.state.engine.config.store)
+    try:
+        html = build_report(store, max_records=120, page_size=50)
+        worst = list(store.query(status="ok", order_by="score", limit=60))
+    finally:
+        store.close()
+    path = tmp_path / "report.html"
+    path.write_text(html, encoding="utf-8")
+    context = browser.new_context(offline=True)
+    page = context.new_page()
+    page.goto(path.as_uri())
+
+    def shown() -> list[str]:
+        return [s.get_attribute("id") for s in page.locator("section.page").all() if s.is_visible()]
+
+    assert shown() == ["overview"]
+    assert page.locator("#overview .card .v").first.inner_text() == "3000"
+    assert page.locator("#overview .chart svg").count() == 3
+    page.get_by_role("link", name="Evaluations", exact=True).click()
+    assert shown() == ["evaluations-1"]
+    assert page.locator("#evaluations-1-count").inner_text() == "1–50 of 3000"
+    page.locator("#evaluations-1").get_by_role("link", name="Next →").first.click()
+    assert shown() == ["evaluations-2"]
+    rows = page.locator("#evaluations-2-evaluations tbody tr")
+    assert rows.count() == 50
+    assert rows.nth(9).locator("td").nth(4).inner_text() == (worst[59]["question"] or "")
+    rows.nth(9).get_by_role("link").click()
+    [record] = shown()
+    assert record.startswith("r-")
+    assert page.locator(f"#{record}-question").inner_text() == worst[59]["question"]
+    assert page.locator(f"#{record}-score").inner_text() == f"{worst[59]['score']:.1f}"
+    page.screenshot(path=str(tmp_path / "report-record.png"), full_page=True)
+    page.go_back()
+    assert shown() == ["evaluations-2"]
     context.close()

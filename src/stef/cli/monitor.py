@@ -474,6 +474,14 @@ def _print_comparison(r: Any, base: str, cand: str) -> None:
 @click.option("--candidate", help="Selection to compare with --baseline.")
 @click.option("--window", help="Time window of the over-time chart (default: about 40 points).")
 @click.option("--title", default="STEF report", show_default=True)
+@click.option(
+    "--page-size", default=50, show_default=True, type=click.IntRange(1, 1000),
+    help="Rows per page of the evaluation list.",
+)  # fmt: skip
+@click.option(
+    "--max-records", default=1000, show_default=True, type=click.IntRange(0),
+    help="Records listed (each with its own page): lowest score first, then error records.",
+)  # fmt: skip
 def report_cmd(
     store_target: str,
     output: str,
@@ -484,13 +492,16 @@ def report_cmd(
     candidate: str | None,
     window: str | None,
     title: str,
+    page_size: int,
+    max_records: int,
 ) -> None:
-    """Write one self-contained HTML report (works offline): distributions, mean/P90
-    and coverage over time, bands, filter classes and verdicts, a comparison, the worst
-    records and the top finding kinds with examples.
+    """Write the dashboard's pages into one self-contained HTML file (works offline, no
+    script): the overview (figures per agent and version, score over time with coverage,
+    bands, top findings, error records), the evaluation list paged in the file, a page per
+    listed record with its findings marked in the SQL, and a comparison.
     """
-    from stef.monitor.report_html import build_report
     from stef.monitor.stats import parse_duration
+    from stef.service.report import build_report
 
     if (baseline is None) != (candidate is None):
         raise click.UsageError("--baseline and --candidate go together")
@@ -508,7 +519,14 @@ def report_cmd(
             if part is not None:
                 _check_selection(store, part, name)
         html = build_report(
-            store, selection=sel, baseline=base, candidate=cand, title=title, window=width
+            store,
+            selection=sel,
+            baseline=baseline,
+            candidate=candidate,
+            title=title,
+            window=width,
+            page_size=page_size,
+            max_records=max_records,
         )
     finally:
         store.close()

@@ -51,6 +51,25 @@ def _tokens(token_file: str | None) -> list[Any]:
     return tokens
 
 
+def _trace_map(text: str | None) -> Any:
+    from stef.interop.calls import TraceMap
+    from stef.interop.fieldmap import MapError, parse_map
+
+    try:
+        return TraceMap(source="otlp").with_overrides(parse_map(text))
+    except MapError as e:
+        raise click.UsageError(e.message.replace("--map:", "--trace-map:", 1)) from None
+
+
+def _sink(kind: str, url: str) -> Any:
+    from stef.interop.sinks import SinkConfigError, sink_from_env
+
+    try:
+        return sink_from_env(kind, url)
+    except SinkConfigError as e:
+        raise click.UsageError(f"--export {kind}: {e.message}") from None
+
+
 @click.command("serve")
 @click.option(
     "--store",
@@ -90,6 +109,28 @@ def _tokens(token_file: str | None) -> list[Any]:
 @click.option(
     "--cors-origin", "cors", multiple=True, help="Allow this origin (CORS is off by default)."
 )
+@click.option(
+    "--export",
+    "exports",
+    multiple=True,
+    nargs=2,
+    type=(click.Choice(["otlp", "langfuse", "phoenix"]), str),
+    metavar="KIND URL",
+    help="Send every evaluation made here to URL, against its span (repeatable): otlp "
+    "(gen_ai.evaluation.result events), langfuse (scores), phoenix (span annotations). "
+    "Batched and retried in the background; keys from the environment as for stef export.",
+)
+@click.option(
+    "--trace-map",
+    help="For /v1/traces: field=attribute pairs naming the span attribute of a record "
+    "field, e.g. app=deployment.environment,question=app.user_question.",
+)
+@click.option(
+    "--trace-wait",
+    default=10.0,
+    show_default=True,
+    help="Seconds a trace waits on /v1/traces for its root span before it is read.",
+)
 @click.option("--log-level", default="info", show_default=True)
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @judge_options
@@ -105,11 +146,15 @@ def serve(
     max_batch: int,
     rate_limit: float,
     cors: tuple[str, ...],
+    exports: tuple[tuple[str, str], ...],
+    trace_map: str | None,
+    trace_wait: float,
     log_level: str,
     print_openapi: bool,
     **judge_opts: Any,
 ) -> None:
-    """Run the evaluation service: HTTP API under /v1, the dashboard at /, /metrics.
+    """Run the evaluation service: HTTP API under /v1 (OTLP/HTTP traces at /v1/traces), the
+    dashboard at /, /metrics.
 
     \b
     Example:
@@ -151,6 +196,9 @@ def serve(
         max_batch=max_batch,
         rate_limit=rate_limit or None,
         cors_origins=cors,
+        trace_map=_trace_map(trace_map),
+        traces_wait=trace_wait,
+        exports=[_sink(kind, url) for kind, url in exports],
     )
     try:
         app = create_app(config)

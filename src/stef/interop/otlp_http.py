@@ -61,16 +61,26 @@ def _error(http: int, code: int, message: str, as_proto: bool, **headers: str) -
     return Response(body, status_code=http, media_type=ctype, headers=headers)
 
 
-def _success(as_proto: bool, records: int) -> Response:
+def _success(as_proto: bool, records: int, refused: Sequence[tuple[str, str]] = ()) -> Response:
     headers = {"X-Stef-Records": str(records)}
+    message = ""
+    if refused:
+        headers["X-Stef-Rejected"] = str(len(refused))
+        message = f"{len(refused)} text-to-SQL span(s) refused; the first: {refused[0][1]}"
     if as_proto:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
             ExportTraceServiceResponse,
         )
 
-        body = ExportTraceServiceResponse().SerializeToString()
-        return Response(body, media_type=PROTOBUF, headers=headers)
-    return Response(b"{}", media_type=JSON, headers=headers)
+        answer = ExportTraceServiceResponse()
+        if refused:
+            answer.partial_success.rejected_spans = len(refused)
+            answer.partial_success.error_message = message
+        return Response(answer.SerializeToString(), media_type=PROTOBUF, headers=headers)
+    body: dict[str, Any] = {}
+    if refused:
+        body["partialSuccess"] = {"rejectedSpans": len(refused), "errorMessage": message}
+    return Response(json.dumps(body).encode(), media_type=JSON, headers=headers)
 
 
 def _decompress(body: bytes, encoding: str, limit: int) -> bytes:
@@ -100,12 +110,24 @@ def decode_spans(body: bytes, content_type: str) -> list[Span]:
     return spans_from_otlp_json(payload)
 
 
+#: What a screen returns: the records to hand on, and for each one refused a (reason code,
+#: message) pair.
+Screened = tuple[list[dict[str, Any]], list[tuple[str, str]]]
+
+
 class TracesReceiver:
     """``POST /v1/traces`` (:attr:`router`) feeding ``ingest`` (or ``app.state``'s).
 
     Spans are held until their trace's root span arrives (or ``wait`` seconds pass), so a
     tool call exported before its agent span still gets the agent's question and name.
     :meth:`close` (call it from the app's lifespan) hands on what is still held.
+
+    Spans are assembled per *owner*, ``request.state.principal`` (what
+    :func:`stef.service.deps.require_write` sets; ``None`` without auth): spans sent with
+    one token never complete a trace sent with another. ``screen(owner, records)``, when
+    given, decides which records that owner may hand on; each one refused is counted by its
+    reason and reported in the answer's ``partial_success`` (``rejected_spans``,
+    ``error_message``), as the OTLP specification asks for data refused for good.
     """
 
     def __init__(
@@ -117,50 +139,99 @@ class TracesReceiver:
         trace_map: TraceMap | None = None,
         wait: float = 10.0,
         max_body: int = MAX_BODY,
+        screen: Callable[[Any, list[dict[str, Any]]], Screened] | None = None,
+        openapi_extra: dict[str, Any] | None = None,
+        responses: dict[int | str, dict[str, Any]] | None = None,
     ) -> None:
         self.ingest, self.state_attr, self.wait, self.max_body = ingest, state_attr, wait, max_body
-        self.assembler = TraceAssembler(trace_map or TraceMap(source="otlp"), wait=wait)
+        self.trace_map = trace_map or TraceMap(source="otlp")
+        self.screen = screen
+        self._assemblers: dict[Any, TraceAssembler] = {}
+        #: spans decoded, records handed on, records refused by reason, records lost
+        self.counts: dict[str, Any] = {"spans": 0, "records": 0, "rejected": {}, "lost": 0}
         self._sweeper: asyncio.Task[None] | None = None
         self._app: Any = None
         self.router = APIRouter(dependencies=list(dependencies))
         self.router.add_api_route(
-            "/v1/traces", self.receive, methods=["POST"], summary="OTLP/HTTP trace receiver"
+            "/v1/traces",
+            self.receive,
+            methods=["POST"],
+            summary="OTLP/HTTP trace receiver",
+            openapi_extra=openapi_extra,
+            responses=responses,
         )
 
-    async def hand_on(self, app: Any, records: list[dict[str, Any]]) -> bool:
+    def assembler(self, owner: Any = None) -> TraceAssembler:
+        """The trace assembler of ``owner`` (made on first use)."""
+        asm = self._assemblers.get(owner)
+        if asm is None:
+            asm = self._assemblers[owner] = TraceAssembler(self.trace_map, wait=self.wait)
+        return asm
+
+    def stats(self) -> dict[str, Any]:
+        """The counts, and how many traces are held now."""
+        held = sum(a.pending() for a in self._assemblers.values())
+        return {**self.counts, "rejected": dict(self.counts["rejected"]), "held": held}
+
+    def _refuse(self, owner: Any, records: list[dict[str, Any]]) -> Screened:
+        if self.screen is None or not records:
+            return records, []
+        kept, refused = self.screen(owner, records)
+        for code, _ in refused:
+            self.counts["rejected"][code] = self.counts["rejected"].get(code, 0) + 1
+        if refused:
+            log.warning("stef /v1/traces: %d span(s) refused: %s", len(refused), refused[0][1])
+        return kept, refused
+
+    async def hand_on(self, app: Any, records: list[dict[str, Any]], owner: Any = None) -> bool:
         """Give records to the ingest function; ``True`` when it took them."""
-        fn = self.ingest or getattr(app.state, self.state_attr, None)
-        if fn is None:
-            log.error("stef /v1/traces: no ingest function at app.state.%s", self.state_attr)
-            return False
-        try:
-            if inspect.iscoroutinefunction(fn):
-                accepted = await fn(records)
-            else:
-                accepted = await run_in_threadpool(fn, records)
-        except Exception:
-            log.exception("stef /v1/traces: ingest of %d record(s) failed", len(records))
-            return False
-        if accepted is False:
-            return False
-        self.assembler.done(records)
-        return True
+        return (await self._hand_on(app, records, owner))[0]
+
+    async def _hand_on(
+        self, app: Any, records: list[dict[str, Any]], owner: Any
+    ) -> tuple[bool, list[tuple[str, str]]]:
+        """Screen, then ingest what is kept; records refused for good are marked handed on
+        with the rest (a retried request does not count them again)."""
+        kept, refused = self._refuse(owner, records)
+        if kept:
+            fn = self.ingest or getattr(app.state, self.state_attr, None)
+            if fn is None:
+                log.error("stef /v1/traces: no ingest function at app.state.%s", self.state_attr)
+                return False, refused
+            try:
+                if inspect.iscoroutinefunction(fn):
+                    accepted = await fn(kept)
+                else:
+                    accepted = await run_in_threadpool(fn, kept)
+            except Exception:
+                log.exception("stef /v1/traces: ingest of %d record(s) failed", len(kept))
+                return False, refused
+            if accepted is False:
+                return False, refused
+        self.counts["records"] += len(kept)
+        self.assembler(owner).done(records)
+        return True, refused
+
+    async def _offer(self, app: Any, owner: Any, records: list[dict[str, Any]], when: str) -> None:
+        if records and not await self.hand_on(app, records, owner):
+            self.counts["lost"] += len(records)
+            log.warning("stef /v1/traces: %d record(s) %s lost", len(records), when)
 
     async def _sweep(self, app: Any) -> None:
         while True:
             await asyncio.sleep(min(1.0, self.wait / 2 or 0.05))
-            records = self.assembler.expire()
-            if records and not await self.hand_on(app, records):
-                log.warning("stef /v1/traces: %d record(s) of incomplete traces lost", len(records))
+            for owner, asm in list(self._assemblers.items()):
+                await self._offer(app, owner, asm.expire(), "of incomplete traces")
 
     async def close(self) -> None:
         """Stop the sweeper and hand on every record still held (at shutdown)."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
-        records = self.assembler.flush()
-        if records and self._app is not None and not await self.hand_on(self._app, records):
-            log.warning("stef /v1/traces: %d held record(s) lost at shutdown", len(records))
+        if self._app is None:
+            return
+        for owner, asm in list(self._assemblers.items()):
+            await self._offer(self._app, owner, asm.flush(), "held at shutdown")
 
     async def receive(self, request: Request) -> Response:
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -182,11 +253,16 @@ class TracesReceiver:
         if self._sweeper is None:
             self._app = request.app
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep(request.app))
-        records = self.assembler.add(spans)
-        if records and not await self.hand_on(request.app, records):
+        self.counts["spans"] += len(spans)
+        owner = getattr(request.state, "principal", None)
+        records = self.assembler(owner).add(spans)
+        ok, refused = True, list[tuple[str, str]]()
+        if records:
+            ok, refused = await self._hand_on(request.app, records, owner)
+        if not ok:
             msg = "evaluation queue is full; retry later"
             return _error(503, UNAVAILABLE, msg, as_proto, **{"Retry-After": "1"})
-        return _success(as_proto, len(records))
+        return _success(as_proto, len(records) - len(refused), refused)
 
 
 def traces_router(**options: Any) -> APIRouter:

@@ -1,32 +1,25 @@
-"""``stef report``: one self-contained HTML page of the stored evaluations.
+"""The drawing helpers of the dashboard's and ``stef report``'s charts (matplotlib into
+inline SVG, text kept as text), their colours and number formats.
 
-Charts are drawn with matplotlib into inline SVG (text kept as text), the page has its
-CSS inline and loads nothing from the network, so it opens offline and can be mailed.
+The pages themselves, online and in ``stef report``'s offline file, are rendered by
+:mod:`stef.service.pages` (one code path; :mod:`stef.service.report` puts them in one file).
 
->>> import tempfile, pathlib
->>> from stef.monitor.store import open_store
->>> store = open_store(pathlib.Path(tempfile.mkdtemp()) / "s.db")
->>> html = build_report(store)
->>> "No evaluations stored yet" in html and "http" not in html.split("<body")[0]
-True
+>>> _fmt(81.234), _pct(0.5), pick_window(0.0, 86400.0 * 3) / 3600
+('81.2', '50.0%', 6.0)
 """
 
 from __future__ import annotations
 
 import io
 import math
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from matplotlib.figure import Figure
 
-from stef.monitor.compare import Comparison, compare
-from stef.monitor.stats import BANDS, FILTER_CLASSES, VERDICTS, Tally, figures, iso
-from stef.monitor.store import Selection, Store
+from stef.monitor.stats import FILTER_CLASSES, VERDICTS, Tally, figures
 
 TEMPLATES = Path(__file__).parent / "templates"
 BAND_COLORS = {"excellent": "#1a9850", "good": "#91cf60", "marginal": "#fdae61", "poor": "#d73027"}
@@ -144,134 +137,6 @@ def _stacked_chart(
     return _svg(fig)
 
 
-def _findings_of(ev: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
-    return [f for f in ev.get("findings") or [] if kind is None or f.get("kind") == kind]
-
-
-def _record(ev: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": ev.get("id"),
-        "group": _label([ev.get("agent"), ev.get("agent_version")]),
-        "score": ev.get("score"),
-        "band": ev.get("band"),
-        "question": ev.get("question") or "",
-        "sql": ev.get("sql") or "",
-        "findings": [f for f in _findings_of(ev) if f.get("severity") != "info"],
-        "time": ev.get("timestamp") or ev.get("evaluated_at"),
-    }
-
-
-def build_report(
-    store: Store,
-    *,
-    selection: Selection | None = None,
-    baseline: Selection | None = None,
-    candidate: Selection | None = None,
-    title: str = "STEF report",
-    window: float | None = None,
-    worst: int = 10,
-    top_kinds: int = 8,
-    alpha: float = 0.05,
-    now: float | None = None,
-) -> str:
-    """Render the report of the evaluations in ``selection`` as one HTML string."""
-    sel = selection or Selection()
-    overall = Tally()
-    for t in store.tallies(sel).values():
-        overall.merge(t)
-    context: dict[str, Any] = {
-        "title": title,
-        "generated": iso(now if now is not None else time.time()),
-        "selection": sel.describe(),
-        "empty": overall.records == 0,
-        "overall": figures(overall, top=top_kinds),
-        "bands": BANDS,
-        "band_colors": BAND_COLORS,
-    }
-    if overall.records == 0:
-        return _render(context)
-    by = ["agent", "agent_version"]
-    groups_all = sorted(store.tallies(sel, by=by).items(), key=lambda kv: -kv[1].records)
-    groups = [(_label(k[0]), t) for k, t in groups_all[:MAX_GROUPS]]
-    context["hidden_groups"] = max(0, len(groups_all) - MAX_GROUPS)
-    context["groups"] = [(label, figures(t)) for label, t in groups]
-    context["distribution_svg"] = _distribution_chart(groups)
-
-    first = store.query(selection=sel, order_by="time", limit=1)
-    last = store.latest_time(sel)
-    t0 = next(first, {})
-    from stef.monitor.store.sqlite import record_time
-
-    start = record_time(t0) if t0 else 0.0
-    width = window or pick_window(start, last or start)
-    series: dict[str, list[tuple[float, Tally]]] = {}
-    shown = {label for label, _ in groups}
-    for (values, wstart), tally in sorted(
-        store.tallies(sel, by=by, window=width).items(), key=lambda kv: kv[0][1] or 0.0
-    ):
-        label = _label(values)
-        if label in shown and wstart is not None:
-            series.setdefault(label, []).append((wstart, tally))
-    context["window_hours"] = width / 3600
-    context["time_svg"] = _time_chart(series, width)
-    context["bands_svg"] = _stacked_chart(groups, [("Score bands", "bands", BAND_COLORS)])
-    context["classes_svg"] = _stacked_chart(
-        groups,
-        [
-            ("Filter classes", "filters", FILTER_COLORS),
-            ("Judge verdicts", "verdicts", VERDICT_COLORS),
-        ],
-    )
-
-    if baseline is not None and candidate is not None:
-        context["comparison"] = _comparison(store, sel, baseline, candidate, alpha)
-
-    worst_records = store.query(selection=sel.narrowed(status="ok"), order_by="score", limit=worst)
-    context["worst"] = [_record(ev) for ev in worst_records]
-    kinds = []
-    for kind, n, share in figures(overall, top=top_kinds).top_findings:
-        examples = []
-        for ev in store.query(selection=sel.narrowed(finding=kind), order_by="-stored", limit=2):
-            rec = _record(ev)
-            rec["messages"] = [f.get("message", "") for f in _findings_of(ev, kind)]
-            examples.append(rec)
-        kinds.append({"kind": kind, "records": n, "share": share, "examples": examples})
-    context["kinds"] = kinds
-    return _render(context)
-
-
-def _comparison(
-    store: Store, sel: Selection, baseline: Selection, candidate: Selection, alpha: float
-) -> dict[str, Any]:
-    def merged(s: Selection) -> Selection:
-        return Selection.from_mapping({**_as_map(sel), **_as_map(s)})
-
-    b, c = merged(baseline), merged(candidate)
-    tallies = []
-    for s in (b, c):
-        t = Tally()
-        for part in store.tallies(s).values():
-            t.merge(part)
-        tallies.append(t)
-    result: Comparison = compare(
-        tallies[0], tallies[1], store.score_pairs(b), store.score_pairs(c), alpha=alpha
-    )
-    chart = _distribution_chart(
-        [(f"baseline: {b.describe()}", tallies[0]), (f"candidate: {c.describe()}", tallies[1])]
-    )
-    return {"baseline": b.describe(), "candidate": c.describe(), "result": result, "svg": chart}
-
-
-def _as_map(s: Selection) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        k: getattr(s, k)
-        for k in ("agent", "agent_version", "app", "status", "finding", "since", "until")
-        if getattr(s, k) is not None
-    }
-    out.update({f"metadata.{k}": v for k, v in s.metadata.items()})
-    return out
-
-
 def _fmt(value: Any, digits: int = 1) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
@@ -282,15 +147,3 @@ def _fmt(value: Any, digits: int = 1) -> str:
 
 def _pct(value: Any) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
-
-
-def _render(context: dict[str, Any]) -> str:
-    env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=select_autoescape(["html", "j2"]),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["num"] = _fmt
-    env.filters["pct"] = _pct
-    return env.get_template("report.html.j2").render(**context)

@@ -34,6 +34,7 @@ from stef.errors import StefError
 from stef.service.auth import RateLimiter, TokenError, TokenSet
 from stef.service.engine import Engine, ServiceConfig
 from stef.service.errors import ApiError
+from stef.service.metrics import InteropCollector
 
 logger = logging.getLogger("stef.service")
 
@@ -179,11 +180,22 @@ def create_app(
             message="no token configured: set STEF_TOKENS or --token-file, or pass --no-auth"
         )
     engine = engine or Engine(config)
+    receiver = None
+    if config.traces:
+        from stef.service.traces import traces_receiver
+
+        receiver = traces_receiver(config.trace_map, config.traces_wait, config.max_body_bytes)
+        routers = [*routers, receiver.router]
+    engine.metrics.registry.register(
+        InteropCollector(receiver.stats if receiver else None, engine.deliveries)
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         yield
-        engine.close()
+        if receiver is not None:
+            await receiver.close()  # evaluates what is still held, before the store closes
+        await run_in_threadpool(engine.close)  # flushes --export within its timeout
 
     app = FastAPI(
         title=config.title,
@@ -194,6 +206,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.engine = engine
+    app.state.traces_receiver = receiver
     app.state.tokens = TokenSet(config.tokens)
     app.state.no_auth = config.no_auth
     app.state.max_batch = config.max_batch

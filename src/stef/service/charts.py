@@ -51,6 +51,16 @@ def band_shares(groups: list[tuple[str, Tally]]) -> str:
         return rh._stacked_chart(groups, [("Score bands", "bands", rh.BAND_COLORS)])
 
 
+def classes(groups: list[tuple[str, Tally]]) -> str:
+    """Stacked filter classes and judge verdicts per group."""
+    panels = [
+        ("Filter classes", "filters", rh.FILTER_COLORS),
+        ("Judge verdicts", "verdicts", rh.VERDICT_COLORS),
+    ]
+    with _LOCK:
+        return rh._stacked_chart(groups, panels)
+
+
 def distribution(groups: list[tuple[str, Tally]]) -> str:
     """Score histograms side by side (the report's chart)."""
     with _LOCK:

@@ -54,6 +54,19 @@ class ServiceConfig:
     rate_burst: int | None = None
     cors_origins: Sequence[str] = ()
     title: str = "STEF"
+    #: Serve ``POST /v1/traces`` (OTLP/HTTP); ``trace_map`` says which span attribute holds
+    #: which record field (:class:`stef.interop.calls.TraceMap`), ``traces_wait`` how long a
+    #: trace waits for its root span.
+    traces: bool = True
+    trace_map: Any = None
+    traces_wait: float = 10.0
+    #: Sinks (:mod:`stef.interop.sinks`) every evaluation the service makes is delivered to,
+    #: in the background (retried ``export_attempts`` times with exponential backoff from
+    #: ``export_backoff`` seconds); ``export_close_timeout`` bounds the flush at shutdown.
+    exports: Sequence[Any] = ()
+    export_attempts: int = 5
+    export_backoff: float = 0.5
+    export_close_timeout: float = 10.0
 
 
 class StoreHandle:
@@ -105,6 +118,7 @@ class Engine:
         }
         self.stores = StoreHandle(config.store)
         self.started = time.time()
+        self.deliveries = _deliveries(config)
 
     def store(self) -> Store:
         return self.stores.get()
@@ -140,6 +154,9 @@ class Engine:
         evaluations = self.evaluate(records)
         if store and evaluations:
             self.write(evaluations)
+        for delivery in self.deliveries:  # queues only: never blocks, never raises
+            for ev in evaluations:
+                delivery.submit(ev)
         return evaluations
 
     def ingest(self, evaluations: Sequence[Mapping[str, Any]]) -> int:
@@ -149,6 +166,8 @@ class Engine:
         return self.write(evaluations)
 
     def close(self) -> None:
+        for delivery in self.deliveries:
+            delivery.close(self.config.export_close_timeout)
         self.stores.close()
 
     def ready(self) -> tuple[bool, str]:
@@ -158,6 +177,17 @@ class Engine:
         except Exception as exc:
             return False, f"store not reachable: {type(exc).__name__}: {exc}"
         return True, "ok"
+
+
+def _deliveries(config: ServiceConfig) -> list[Any]:
+    if not config.exports:
+        return []
+    from stef.interop.delivery import Delivery
+
+    return [
+        Delivery(sink, max_attempts=config.export_attempts, backoff=config.export_backoff)
+        for sink in config.exports
+    ]
 
 
 def ingest_problem(ev: Any) -> str | None:

@@ -13,11 +13,11 @@ False
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 #: Content type of the Prometheus text format.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -122,6 +122,71 @@ class Metrics:
         if apps is None:
             return generate_latest(self.registry)
         return generate_latest(_Scoped(self.registry, apps))
+
+
+class InteropCollector:
+    """``/v1/traces`` and ``--export`` counts, read from their owners at each scrape.
+
+    ``receiver`` is a function returning :meth:`TracesReceiver.stats` (or ``None``);
+    ``deliveries`` the service's :class:`~stef.interop.delivery.Delivery` objects. These
+    series carry no app: a token limited to some apps sees the totals (counts, never a
+    question or SQL).
+    """
+
+    def __init__(
+        self, receiver: Callable[[], Mapping[str, Any]] | None, deliveries: Sequence[Any]
+    ) -> None:
+        self.receiver = receiver
+        self.deliveries = deliveries
+
+    def collect(self) -> Iterator[Metric]:
+        if self.receiver is not None:
+            st = self.receiver()
+            yield CounterMetricFamily(
+                "stef_traces_spans", "Spans received on /v1/traces.", st["spans"]
+            )
+            yield CounterMetricFamily(
+                "stef_traces_records",
+                "Text-to-SQL calls from /v1/traces handed to evaluation.",
+                st["records"],
+            )
+            rejected = CounterMetricFamily(
+                "stef_traces_rejected",
+                "Text-to-SQL call spans refused on /v1/traces, by reason "
+                "(app_forbidden, app_missing).",
+                labels=["reason"],
+            )
+            reasons = {"app_forbidden": 0, "app_missing": 0, **st["rejected"]}
+            for reason, n in sorted(reasons.items()):
+                rejected.add_metric([reason], n)
+            yield rejected
+            yield CounterMetricFamily(
+                "stef_traces_lost",
+                "Calls of incomplete traces that could not be evaluated (a failed store).",
+                st["lost"],
+            )
+            yield GaugeMetricFamily("stef_traces_held", "Traces held, waiting.", st["held"])
+        if not self.deliveries:
+            return
+        out = CounterMetricFamily(
+            "stef_export_evaluations",
+            "Evaluations of --export, by target and outcome (sent, failed, dropped: queue "
+            "full, skipped: no trace/span id).",
+            labels=["target", "outcome"],
+        )
+        retries = CounterMetricFamily(
+            "stef_export_retries", "Retried export requests.", labels=["target"]
+        )
+        pending = GaugeMetricFamily(
+            "stef_export_pending", "Evaluations queued for export.", labels=["target"]
+        )
+        for d in self.deliveries:
+            st, name = d.stats(), d.sink.name
+            for outcome in ("sent", "failed", "dropped", "skipped"):
+                out.add_metric([name, outcome], st[outcome])
+            retries.add_metric([name], st["retries"])
+            pending.add_metric([name], st["pending"])
+        yield from (out, retries, pending)
 
 
 class _Scoped:

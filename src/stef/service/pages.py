@@ -9,10 +9,12 @@ reads only.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
@@ -47,14 +49,67 @@ CSP = (
 LIST_FILTERS = ("agent", "agent_version", "app", "band", "status", "finding", "since", "until", "q")
 
 
+class Links:
+    """Where a page's links go: the server's URLs (this class), or anchors inside one offline
+    file (:class:`OfflineLinks`); ``None`` where a page has nothing to link to."""
+
+    offline = False
+
+    def record(self, ev_id: Any) -> str | None:
+        return "/evaluations/" + quote(str(ev_id), safe="/")
+
+    def list(self, params: Mapping[str, Any]) -> str | None:
+        return _link("/evaluations", params)
+
+    def json(self, path: str, params: Mapping[str, Any]) -> str | None:
+        return _link(path, params)
+
+
+def anchor(ev_id: Any) -> str:
+    """The element id of a record's page in an offline file (any id is safe in it).
+
+    >>> anchor("r1")
+    'r-82f3e9c695dc6b8d'
+    """
+    return "r-" + hashlib.sha256(str(ev_id).encode("utf-8")).hexdigest()[:16]
+
+
+class OfflineLinks(Links):
+    """Links inside a ``stef report`` file: a record's page is ``#r-…`` when the file holds
+    it; the list is ``#evaluations-1`` (a filtered list exists only on a server)."""
+
+    offline = True
+
+    def __init__(self, ids: set[str]) -> None:
+        self.ids = ids
+
+    def record(self, ev_id: Any) -> str | None:
+        return "#" + anchor(ev_id) if str(ev_id) in self.ids else None
+
+    def list(self, params: Mapping[str, Any]) -> str | None:
+        return None
+
+    def json(self, path: str, params: Mapping[str, Any]) -> str | None:
+        return None
+
+
+ONLINE = Links()
+_ENV.globals.update(links=ONLINE, offline=False, idp="")
+
+
 def mount_static(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+
+def render_html(name: str, **context: Any) -> str:
+    """A template rendered to text (the server's pages and ``stef report``'s file)."""
+    return _ENV.get_template(name).render(bands=BANDS, band_colors=BAND_COLORS, **context)
 
 
 def render(
     name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any
 ) -> Response:
-    html = _ENV.get_template(name).render(bands=BANDS, band_colors=BAND_COLORS, **context)
+    html = render_html(name, **context)
     return Response(
         html,
         status_code=status,
@@ -83,7 +138,7 @@ def _params(request: Request) -> dict[str, str]:
     return {k: v for k, v in request.query_params.items() if v != ""}
 
 
-def _link(path: str, params: dict[str, Any]) -> str:
+def _link(path: str, params: Mapping[str, Any]) -> str:
     kept = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(kept) if kept else "")
 
@@ -91,9 +146,18 @@ def _link(path: str, params: dict[str, Any]) -> str:
 # -- overview ------------------------------------------------------------------------
 
 
-def _overview(engine: Any, params: dict[str, str], who: Principal) -> dict[str, Any]:
+def overview_context(
+    engine: Any,
+    params: dict[str, str],
+    who: Principal,
+    sel: Any = None,
+    links: Links = ONLINE,
+    width: float | None = None,
+) -> dict[str, Any]:
+    """What the overview shows of the selection ``sel`` (or ``params``'), for ``who``;
+    ``width``: the over-time chart's window in seconds (chosen from the data by default)."""
     store = engine.store()
-    sel = queries.selection_from(params)
+    sel = sel if sel is not None else queries.selection_from(params)
     sels = queries.scoped(sel, who)
     overall = queries.total_tally(store, sels)
     ctx: dict[str, Any] = {"overall": figures(overall, top=8), "empty": overall.records == 0}
@@ -109,15 +173,13 @@ def _overview(engine: Any, params: dict[str, str], who: Principal) -> dict[str, 
         {
             "label": _label(values),
             "figures": figures(t, top=3),
-            "link": _link(
-                "/evaluations", {**params, "agent": values[0], "agent_version": values[1]}
-            ),
+            "link": links.list({**params, "agent": values[0], "agent_version": values[1]}),
         }
         for values, t in groups
     ]
     starts = [k[1] for k in queries.merged_tallies(store, sels, window=3600.0) if k[1] is not None]
     first, last = (min(starts), max(starts)) if starts else (0.0, 0.0)
-    width = pick_window(first, last + 3600.0)
+    width = width or pick_window(first, last + 3600.0)
     series: dict[str, list[tuple[float, Any]]] = {}
     shown = {_label(v) for v, _ in groups}
     windowed = queries.merged_tallies(store, sels, by=by, window=width)
@@ -127,16 +189,18 @@ def _overview(engine: Any, params: dict[str, str], who: Principal) -> dict[str, 
     ctx["window_hours"] = width / 3600
     ctx["time_svg"] = charts.score_over_time(series, width)
     ctx["bands_svg"] = charts.band_shares([(_label(v), t) for v, t in groups])
+    ctx["classes_svg"] = charts.classes([(_label(v), t) for v, t in groups])
     ctx["findings"] = [
         {
             "kind": k,
             "records": n,
             "share": share,
-            "link": _link("/evaluations", {**params, "finding": k}),
+            "link": links.list({**params, "finding": k}),
         }
         for k, n, share in figures(overall, top=10).top_findings
     ]
-    ctx["json_link"] = _link(
+    ctx["errors_links"] = {st: links.list({"status": st}) for st in ctx["overall"].errors}
+    ctx["json_link"] = links.json(
         "/v1/stats", {**params, "by": "agent,agent_version", "window": f"{int(width)}s"}
     )
     return ctx
@@ -149,14 +213,14 @@ async def overview(request: Request) -> Response:
         return _login(request)
     params = _params(request)
     engine = request.app.state.engine
-    ctx = await run_in_threadpool(_overview, engine, params, who)
+    ctx = await run_in_threadpool(overview_context, engine, params, who)
     return render("overview.html.j2", page="overview", params=params, **ctx)
 
 
 # -- list ----------------------------------------------------------------------------
 
 
-def _rows(page: dict[str, Any]) -> list[dict[str, Any]]:
+def list_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for ev in page["evaluations"]:
         row = queries.summary(ev)
@@ -210,7 +274,7 @@ async def evaluations(request: Request) -> Response:
         "list.html.j2",
         page="list",
         params=params,
-        rows=_rows(page),
+        rows=list_rows(page),
         total=page["total"],
         first=lq.offset + 1,
         sorts=queries.SORTS,
@@ -233,20 +297,24 @@ async def record(request: Request, evaluation_id: str) -> Response:
         return _login(request)
     engine = request.app.state.engine
     ev = await run_in_threadpool(lambda: queries.get_evaluation(engine.store(), evaluation_id, who))
+    ctx = record_context(ev)
+    return render("record.html.j2", json_link="/v1/evaluations/" + evaluation_id, **ctx)
+
+
+def record_context(ev: dict[str, Any]) -> dict[str, Any]:
+    """What a record's page shows: the SQL cut into segments by the findings it places."""
     findings = list(ev.get("findings") or [])
     sql = ev.get("sql") or ""
     segs = segments(sql, [f.get("sql") for f in findings])
     placed = {n for s in segs for n in s.findings}
-    return render(
-        "record.html.j2",
-        page="record",
-        ev=ev,
-        findings=[(i + 1, f, (i + 1) in placed) for i, f in enumerate(findings)],
-        sev={i + 1: f.get("severity") for i, f in enumerate(findings)},
-        segments=segs,
-        time=ev.get("timestamp") or ev.get("evaluated_at"),
-        json_link="/v1/evaluations/" + evaluation_id,
-    )
+    return {
+        "page": "record",
+        "ev": ev,
+        "findings": [(i + 1, f, (i + 1) in placed) for i, f in enumerate(findings)],
+        "sev": {i + 1: f.get("severity") for i, f in enumerate(findings)},
+        "segments": segs,
+        "time": ev.get("timestamp") or ev.get("evaluated_at"),
+    }
 
 
 # -- compare -------------------------------------------------------------------------
@@ -261,23 +329,20 @@ async def compare_page(request: Request) -> Response:
     ctx: dict[str, Any] = {"params": params, "page": "compare"}
     if params.get("baseline") and params.get("candidate"):
         engine = request.app.state.engine
-
-        def work() -> dict[str, Any]:
-            result = queries.comparison(engine.store(), params, who)
-            sides = []
-            for name in ("baseline", "candidate"):
-                sel = queries.parse_selection_text(params[name], name)
-                sides.append(
-                    (
-                        f"{name}: {sel.describe()}",
-                        queries.total_tally(engine.store(), queries.scoped(sel, who)),
-                    )
-                )
-            return {"result": result, "svg": charts.distribution(sides)}
-
-        ctx.update(await run_in_threadpool(work))
+        ctx.update(await run_in_threadpool(compare_context, engine.store(), params, who))
         ctx["json_link"] = _link("/v1/compare", params)
     return render("compare.html.j2", **ctx)
+
+
+def compare_context(store: Any, params: dict[str, str], who: Principal) -> dict[str, Any]:
+    """The ``stef compare`` result of ``params``' baseline and candidate, and their chart."""
+    result = queries.comparison(store, params, who)
+    sides = []
+    for name in ("baseline", "candidate"):
+        sel = queries.parse_selection_text(params[name], name)
+        tally = queries.total_tally(store, queries.scoped(sel, who))
+        sides.append((f"{name}: {sel.describe()}", tally))
+    return {"result": result, "svg": charts.distribution(sides)}
 
 
 # -- sign-in -------------------------------------------------------------------------
