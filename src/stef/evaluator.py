@@ -266,9 +266,13 @@ class Evaluator:
             question=rec.question,
             enriched_question=rec.enriched_question,
             benign=self._benign,
+            excused=self.precision.excused_filter_kinds(
+                bool(rec.enriched_question and rec.enriched_question.strip())
+            ),
         )
         if self.precision.demoted:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
+            alignment.extras_excused = self.precision.excuses_extras(alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:

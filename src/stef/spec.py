@@ -140,12 +140,16 @@ class Projection:
 
 @dataclass(frozen=True)
 class OrderKey:
-    """One ORDER BY key (resolved through SELECT aliases and ordinals) and its direction."""
+    """One ORDER BY key (resolved through SELECT aliases and ordinals) and its direction.
+
+    On the NL side ``stated`` says whether the question names the direction (``sorted by
+    price`` does not: it is read as ascending, SQL's default)."""
 
     key: str
     direction: str = "asc"
     is_aggregate: bool = False
     text: str = ""
+    stated: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +157,7 @@ class OrderKey:
             "direction": self.direction,
             "is_aggregate": self.is_aggregate,
             "text": self.text,
+            "stated": self.stated,
         }
 
 
@@ -177,6 +182,8 @@ class Spec:
     distinct: bool = False
     set_operations: list[str] = field(default_factory=list)
     window_functions: list[str] = field(default_factory=list)
+    #: SQL only: aggregates computed over a window (``SUM(x) OVER (PARTITION BY g)``).
+    window_aggregations: list[Aggregation] = field(default_factory=list)
     subqueries: int = 0
     ctes: int = 0
     tables: list[str] = field(default_factory=list)
@@ -199,6 +206,7 @@ class Spec:
             "distinct": self.distinct,
             "set_operations": list(self.set_operations),
             "window_functions": list(self.window_functions),
+            "window_aggregations": [a.to_dict() for a in self.window_aggregations],
             "subqueries": self.subqueries,
             "ctes": self.ctes,
             "tables": list(self.tables),

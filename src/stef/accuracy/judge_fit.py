@@ -127,7 +127,8 @@ def _phi_from_p(
     p: float, alignment: Alignment, weights: JudgeWeights, rules: Rules | None = None
 ) -> float:
     has_error = any(f.severity == "error" for f in alignment.findings)
-    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error)
+    clean = all(f.severity == "info" for f in alignment.findings)
+    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error, clean)
     return compute_score(
         alignment.filter_status,
         verdict,
@@ -155,7 +156,7 @@ class PhiTable:
     >>> t = PhiTable([Alignment("fully_applied", 5.0, evidence=2)])
     >>> w = JudgeWeights(thresholds={"correct": 0.8, "likely": 0.5, "potential": 0.3})
     >>> t.scores(np.array([0.9]), w).tolist(), t.scores(np.array([0.7]), w).tolist()
-    ([100.0], [72.0])
+    ([100.0], [80.0])
     """
 
     def __init__(self, alignments: Sequence[Alignment], rules: Rules | None = None) -> None:
@@ -185,6 +186,9 @@ class PhiTable:
             [any(f.severity == "error" for f in al.findings) for al in alignments], dtype=bool
         )
         self.thin = np.array([al.evidence == 0 for al in alignments], dtype=bool)
+        self.clean = np.array(
+            [all(f.severity == "info" for f in al.findings) for al in alignments], dtype=bool
+        )
 
     def take(self, idx: Sequence[int]) -> PhiTable:
         """The table of rows ``idx`` only."""
@@ -192,6 +196,7 @@ class PhiTable:
         sub.tiers = self.tiers
         rows = np.asarray(idx, dtype=int)
         sub.table, sub.has_error, sub.thin = self.table[rows], self.has_error[rows], self.thin[rows]
+        sub.clean = self.clean[rows]
         return sub
 
     def scores(self, p: np.ndarray, w: JudgeWeights) -> np.ndarray:
@@ -203,6 +208,7 @@ class PhiTable:
             np.where(p >= t["likely"], 1, np.where(p >= t["potential"], 2, 3)),
         )
         verdict = np.where(self.has_error & (verdict < 2), 2, verdict)
+        verdict = np.where(self.clean & ~self.thin & (verdict == 1), 0, verdict)
         gamma = np.where(verdict < 2, p, np.maximum(1.0 - p, 0.5))
         gamma = np.where(self.thin, np.minimum(gamma, THIN_EVIDENCE_MAX_CONFIDENCE), gamma)
         tier = np.where(

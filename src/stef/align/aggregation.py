@@ -63,6 +63,17 @@ def _check_asked_aggregate(
     if f in aggs:
         _check_count_distinct(na, sql, out)
         return
+    windowed = next((a for a in sql.window_aggregations if a.func == f), None)
+    if windowed is not None:
+        out.add(
+            "aggregation_windowed",
+            "info",
+            f"question asks for {f.upper()}; the SQL computes it over a window",
+            na.text,
+            windowed.text,
+            "aggregation",
+        )
+        return
     stored = _stored_aggregate(f, sql)
     if stored:
         out.add(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stef.align.aggregation import check_aggregations
+from stef.align.dates import date_match, describe
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
@@ -81,10 +82,24 @@ class Alignment:
     evidence: int = 0
     #: Whether the record came with an enriched question (Q_e) to check against.
     enriched: bool = False
+    #: Whether extra filters are excused as benign: the precision gate found that an extra
+    #: filter is no evidence of an error in this context (see :mod:`stef.align.precision`).
+    extras_excused: bool = False
 
     @property
     def benign_extras_only(self) -> bool:
-        """True when there are extra filters and every one of them is benign."""
+        """True when there are extra filters and every one of them is benign: declared so
+        by the rules, or excused as a kind of finding that has not earned its weight.
+
+        >>> extra = [Filter("x", "=")]
+        >>> Alignment("fully_applied_with_extras", 4.0, extra_filters=extra).benign_extras_only
+        False
+        >>> Alignment("fully_applied_with_extras", 4.0, extra_filters=extra,
+        ...           extras_excused=True).benign_extras_only
+        True
+        """
+        if self.extras_excused:
+            return bool(self.benign_filters or self.extra_filters)
         return bool(self.benign_filters) and not self.extra_filters
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,8 +223,12 @@ def align_filters(
     *,
     text: str,
     benign: Sequence[Filter] = (),
+    excused: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[Filter, Filter]], list[Filter], list[Filter], list[Filter], int]:
-    """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad."""
+    """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad.
+
+    A near miss whose finding kind is in ``excused`` (``filter_wrong_operator`` when the
+    precision gate found it no evidence of an error) still answers its filter."""
     candidates = [f for f in sql.filters if f.values]
     required = [f for f in nl.filters if f.values]
     used: set[int] = set()
@@ -217,6 +236,23 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     for req in required:
+        dated = date_match(req, candidates, used, sql.tables)
+        if dated is not None:
+            used.update(dated.positions)
+            if dated.got is None:
+                matched.append((req, dated.sql))
+                continue
+            bad += 1
+            out.add(
+                "filter_wrong_value",
+                "error",
+                f"question asks for {describe(dated.want)}; the SQL's {dated.sql.column} "
+                f"selects {describe(dated.got)}",
+                req.text,
+                dated.sql.text,
+                "filter_alignment",
+            )
+            continue
         m = _best_match(req, candidates, used)
         if m.sql is not None:
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
@@ -232,6 +268,9 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
+        elif m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
+            _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
+            matched.append((req, m.sql))
         else:
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -469,18 +508,20 @@ def align(
     question: str = "",
     enriched_question: str | None = None,
     benign: Sequence[Filter] = (),
+    excused: frozenset[str] = frozenset(),
 ) -> Alignment:
     """Align an NL spec with a SQL spec.
 
     ``question`` and ``enriched_question`` are searched for the SQL's literals (a filter
     whose value the question states is implied, not extra); ``benign`` holds the rules'
-    benign-filter patterns (see :func:`stef.sql.spec.predicate_filters`).
+    benign-filter patterns (see :func:`stef.sql.spec.predicate_filters`); ``excused`` the
+    filter finding kinds that cost no filter points (see :func:`align_filters`).
     """
     r = rules or Rules()
     text = searchable(question, enriched_question)
     out = FindingCollector()
     matched, missing, extra, benign_found, bad = align_filters(
-        nl, sql, out, text=text, benign=benign
+        nl, sql, out, text=text, benign=benign, excused=excused
     )
     required = [f for f in nl.filters if f.values]
     matched_required = sum(1 for a, _ in matched if a in required)

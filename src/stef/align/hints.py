@@ -151,7 +151,7 @@ def _number_used(v: str, values: set[str], sql: Spec, index: _ValueIndex | None 
     >>> [_number_used(v, set(s.literals), s) for v in ("13", "1500", "50", "1996", "2025")]
     [True, True, True, True, False]
     """
-    index = index or _ValueIndex(values, sql.columns)
+    index = index or _ValueIndex(values, [*sql.columns, *sql.tables])  # sharded: events_2017*
     if any(values_match(v, s) for s in index.could_match(v)):
         return True
     if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in index.containing(v)):
@@ -194,7 +194,7 @@ def check_literals_and_hints(
     sql_values = set(sql.literals)
     if sql.limit is not None:
         sql_values.add(str(sql.limit))
-    index = _ValueIndex(sql_values, sql.columns)
+    index = _ValueIndex(sql_values, [*sql.columns, *sql.tables])
     for v in nl.literals:
         if normalize_value(v) != v:
             continue

@@ -109,6 +109,8 @@ def values_match(nv: str, sv: str) -> bool:
     (False, True)
     >>> values_match("2013-04", "201304"), values_match("2010-02-22%", "2010-02-22 00:00:00")
     (True, True)
+    >>> values_match("mathematica", "%<mathematica>%"), values_match("nice try", "%ice tr%")
+    (True, True)
     """
     if nv == sv:
         return True
@@ -134,8 +136,22 @@ def values_match(nv: str, sv: str) -> bool:
         return True  # 'Poster' for 'Posters'
     if len(core) >= 3 and len(nv) >= 3:
         a, b = f" {nv} ".replace("-", " "), f" {core} ".replace("-", " ")
-        return a in b or b in a  # 'Italian' in "Italian-language"
+        if a in b or b in a:
+            return True  # 'Italian' in "Italian-language"
+        wa, wb = _plain_words(nv), _plain_words(core)
+        if len(wa) >= 3 and len(wb) >= 3 and (f" {wa} " in f" {wb} " or f" {wb} " in f" {wa} "):
+            return True  # 'mathematica' in '%<mathematica>%', 'imgur' of 'imgur.com'
+        if sv.startswith("%") and sv.endswith("%") and len(wb) >= 4 and wb in wa:
+            return True  # '%ice try, robo%' holds every text that holds 'nice try, robot.'
     return False
+
+
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def _plain_words(v: str) -> str:
+    """``v``'s letters and digits, one space between runs (``'<c++>'`` → ``'c'``)."""
+    return " ".join(_NON_WORD.sub(" ", v).split())
 
 
 #: Quotes a hint leaves at one end of a value; both sides are already normalised

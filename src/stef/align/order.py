@@ -27,14 +27,26 @@ def _check_order(
     if asked_order and first is not None:
         want = nl.order_by[0].direction
         if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
-            out.add(
-                "order_direction_mismatch",
-                "error",
-                f"question asks for {want.upper()} order; the SQL sorts {first.direction.upper()}",
-                nl.order_by[0].text,
-                first.text,
-                "ordering",
-            )
+            if nl.order_by[0].stated:
+                out.add(
+                    "order_direction_mismatch",
+                    "error",
+                    f"question asks for {want.upper()} order; "
+                    f"the SQL sorts {first.direction.upper()}",
+                    nl.order_by[0].text,
+                    first.text,
+                    "ordering",
+                )
+            else:
+                out.add(
+                    "order_direction_unstated",
+                    "warning",
+                    f"question names no sort direction (SQL's default is {want.upper()}); "
+                    f"the SQL sorts {first.direction.upper()}",
+                    nl.order_by[0].text,
+                    first.text,
+                    "ordering",
+                )
     elif asked_order and first is None:
         superlative_by_agg = bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0
         if (topk is not None and topk > 1) or not superlative_by_agg:

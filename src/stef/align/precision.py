@@ -84,6 +84,28 @@ class PrecisionGate:
             out.append(f)
         return out
 
+    def excuses_extras(self, enriched: bool) -> bool:
+        """Whether an extra filter is no evidence of an error in this context: when
+        ``filter_extra`` is demoted, extras count as benign for the filter points too (the
+        leniency boost), so a finding without weight costs no points anywhere.
+
+        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=False)
+        True
+        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=True)
+        False
+        """
+        return self.reason("filter_extra", enriched) is not None
+
+    def excused_filter_kinds(self, enriched: bool) -> frozenset[str]:
+        """The near-miss filter kinds that cost no filter points in this context: a
+        wrong operator, column or value the gate found no evidence of an error.
+
+        >>> PrecisionGate({"filter_wrong_operator": "lift 0.98"}).excused_filter_kinds(False)
+        frozenset({'filter_wrong_operator'})
+        """
+        kinds = ("filter_wrong_operator", "filter_wrong_column", "filter_wrong_value")
+        return frozenset(k for k in kinds if self.reason(k, enriched) is not None)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": "stef-finding-precision/1",

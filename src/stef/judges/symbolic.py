@@ -111,7 +111,8 @@ class SymbolicJudge(Judge):
         p = w.p_correct(feats, prior=expected_accuracy)
         evidence = alignment.evidence
         has_error = any(f.severity == "error" for f in alignment.findings)
-        verdict, confidence = verdict_from_p(p, evidence, w, has_error)
+        clean = all(f.severity == "info" for f in alignment.findings)
+        verdict, confidence = verdict_from_p(p, evidence, w, has_error, clean)
         by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
@@ -167,21 +168,29 @@ class SymbolicJudge(Judge):
 
 
 def verdict_from_p(
-    p: float, evidence: int, w: JudgeWeights, has_error: bool = False
+    p: float, evidence: int, w: JudgeWeights, has_error: bool = False, clean: bool = False
 ) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
     capped at 0.65 (the medium tier) when the question gave no checkable cue. A definite
     contradiction of the question (an ``error`` finding) caps the verdict at
-    potentially_incorrect, whatever the weights say.
+    potentially_incorrect, whatever the weights say. A ``clean`` query (no finding that
+    carries weight) whose question gave something to check has all its cues lined up:
+    on the correct side of even odds it is judged ``correct``, not ``likely_correct``.
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
     (('correct', 0.9), ('incorrect', 0.65))
     >>> verdict_from_p(0.9, 3, JudgeWeights(), has_error=True)
     ('potentially_incorrect', 0.5)
+    >>> verdict_from_p(0.6, 2, JudgeWeights()), verdict_from_p(0.6, 2, JudgeWeights(), clean=True)
+    (('likely_correct', 0.6), ('correct', 0.6))
+    >>> verdict_from_p(0.6, 0, JudgeWeights(), clean=True)
+    ('likely_correct', 0.6)
     """
     verdict = w.verdict(p)
     if has_error and verdict in ("correct", "likely_correct"):
         verdict = "potentially_incorrect"
+    if clean and evidence > 0 and verdict == "likely_correct":
+        verdict = "correct"
     confidence = p if verdict in ("correct", "likely_correct") else max(1.0 - p, 0.5)
     if evidence == 0:
         confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)

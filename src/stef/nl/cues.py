@@ -44,7 +44,7 @@ def _step_order(ctx: _Ctx) -> None:
             text = " ".join(ctx.text[m.start() : end].split())
             for phrase in phrases or [_prev_noun(ctx.low, m.start())]:
                 key = _order_key(ctx, phrase) if phrase else "?"
-                ctx.spec.order_by.append(OrderKey(key, direction, False, text))
+                ctx.spec.order_by.append(OrderKey(key, direction, False, text, d is not None))
             ctx.cue(text)
             ctx.take(m.start(), end)
 
@@ -210,6 +210,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
                 spec.aggregations.append(agg)
             continue
         spec.flags["superlative"] = True
+        if ctx.topk_index is None and not ordinal and _per_group(low, end):
+            continue  # one row per group: ranked inside a window or subquery, not by LIMIT
         if ctx.topk_index is not None:
             topk = spec.order_by[ctx.topk_index]
             spec.order_by[ctx.topk_index] = replace(
@@ -222,8 +224,26 @@ def _step_superlatives(ctx: _Ctx) -> None:
         if ordinal and spec.limit is None:
             o = ordinal.group("ord").casefold()
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
-        elif spec.limit is None and not _plural_subject(low, start) and not _plural_head(target):
+        elif (
+            spec.limit is None
+            and not _plural_subject(low, start)
+            and not _plural_head(target)
+        ):
             spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
+
+
+#: A grouping cue after a superlative: ``the most recent order for each customer`` asks
+#: for one row per group, which no LIMIT gives.
+_PER_GROUP = re.compile(r"\b(?:per|for\s+each|in\s+each|of\s+each|on\s+each|for\s+every)\s+[a-z]")
+
+
+def _per_group(low: str, end: int) -> bool:
+    """Is the superlative ending at ``end`` taken per group (``… per vote type``)?
+
+    >>> _per_group("the most recent vote per vote type", 15), _per_group("the top user", 7)
+    (True, False)
+    """
+    return _PER_GROUP.search(low, end, _sentence_span(low, end)[1]) is not None
 
 
 def _value_form(low: str, start: int, word: str, target: str) -> bool:

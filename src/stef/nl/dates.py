@@ -85,6 +85,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
             last = first + relativedelta(months=3) - timedelta(days=1)
             f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
+    _periods(ctx)
     for m in ctx.scan(lx.DATE_RANGE):
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
@@ -123,6 +124,30 @@ def _absolute_dates(ctx: _Ctx) -> None:
             op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
             y = m.group("y2")
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
+
+
+def _periods(ctx: _Ctx) -> None:
+    """Runs of days ending on a date, and two months of one year, as date ranges."""
+    src = ctx.source
+    for m in ctx.scan(lx.DAYS_ENDING):
+        last = _date_value(m.group("d"))
+        raw = m.group("n").casefold()
+        n = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
+        if last is None or last[1] is not None or not 1 <= n <= 366:
+            continue
+        if ctx.free(m.start(), m.end()):
+            end = date.fromisoformat(last[0][:10])
+            first = (end - timedelta(days=n - 1)).isoformat()
+            f = Filter(None, "between", (first, end.isoformat()), m.group(0), src)
+            ctx.add_filter(f, m.start(), m.end())
+    for m in ctx.scan(lx.MONTH_SPAN):
+        m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
+        listed = m.group("join").casefold() == "and" and not m.group("lead")
+        if m1 >= m2 or (listed and m2 != m1 + 1) or not ctx.free(m.start(), m.end()):
+            continue  # "March and May 2021" names two months, not the run between them
+        y = m.group("y")
+        f = Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), m.group(0), src, "month")
+        ctx.add_filter(f, m.start(), m.end())
 
 
 def _relative_dates(ctx: _Ctx) -> None:

@@ -35,7 +35,7 @@ from stef.findings import Finding
 from stef.nl import lexicon as lx
 from stef.nl.context import Mapping, TextAnalysis
 from stef.nl.spec import TextsAnalysis, analyze_text
-from stef.nl.words import WordPool, grounded, related_values, word_in
+from stef.nl.words import WordPool, grounded, related_values, stem, word_in
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
@@ -384,6 +384,49 @@ def _distinct(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[Finding]
     ]
 
 
+#: An enrichment that widens a set to all of it: ``all tickets``, ``every order``.
+_WIDENING = re.compile(r"\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?(?P<noun>[a-z][a-z-]{2,})")
+_PAIR = re.compile(r"\b(?P<q>[a-z][a-z-]{2,})\s+(?P<noun>[a-z][a-z-]{2,})\b")
+
+#: Words before a noun that restrict nothing (quantities, request words, aggregates).
+_NOT_QUALIFIERS = lx.PHRASE_STOPS | lx.REQUEST_STOPS | lx.NUMBER_OWNERS | lx._words(
+    "many much number count total sum list show give find name return display distinct "
+    "different unique same other any some several my our your the those these new"
+)
+
+
+def _widened(q: TextAnalysis, e: TextAnalysis) -> list[Finding]:
+    """A restricting word of the question that the enrichment drops while it widens the
+    set to all of it: "open tickets" restated as "all tickets" is drift, not a restatement.
+
+    >>> from stef.nl.spec import analyze_text
+    >>> q = analyze_text("How many open tickets are there?", "question")
+    >>> [f.message for f in _widened(q, analyze_text("Count all tickets.", "enriched"))]
+    ["the question asks for 'open tickets'; the enrichment widens it to 'all tickets'"]
+    >>> _widened(q, analyze_text("Count all open tickets.", "enriched"))
+    []
+    """
+    if e.style == "hints":
+        return []
+    qlow, elow = q.text.casefold(), e.text.casefold()
+    kept = {stem(w) for w in re.findall(r"[a-z][a-z-]+", elow)}
+    out: list[Finding] = []
+    for w in _WIDENING.finditer(elow):
+        noun = stem(w.group("noun"))
+        for p in _PAIR.finditer(qlow):
+            qualifier = p.group("q")
+            if stem(p.group("noun")) != noun or qualifier in _NOT_QUALIFIERS:
+                continue
+            if stem(qualifier) in kept or qualifier.endswith("ly"):
+                continue
+            phrase = f"{qualifier} {p.group('noun')}"
+            wide = w.group(0)
+            message = f"the question asks for {phrase!r}; the enrichment widens it to {wide!r}"
+            out.append(_finding("enrichment_dropped_qualifier", message, phrase))
+            break
+    return out
+
+
 def check_enrichment(
     question: str,
     enriched: str | None,
@@ -423,5 +466,6 @@ def _compare(q: TextAnalysis, e: TextAnalysis) -> EnrichmentResult:
         *_aggregation(q, e, restated),
         *_topk(q, e, restated),
         *_distinct(q, e, restated),
+        *_widened(q, e),
     ]
     return EnrichmentResult(not findings, findings)

@@ -547,6 +547,19 @@ DATE_RANGE = re.compile(
     re.I,
 )
 DATE_RE = re.compile(rf"(?<![\w/.-])(?P<d>{_ANY_DATE})(?![\w/-]|\.\d)", re.I)
+#: Two months of one year: ``between January and March 2017``, ``May and June 2021``.
+MONTH_SPAN = re.compile(
+    rf"\b(?P<lead>between|from)?\s*(?P<m1>{_FULL_MONTHS}|{_MONTH_ALT})\.?\s*"
+    rf"(?P<join>and|to|until|till|through|thru|-)\s*(?P<m2>{_FULL_MONTHS}|{_MONTH_ALT})\.?,?\s+"
+    r"(?:of\s+)?(?P<y>(?:1[89]|20)\d\d)\b",
+    re.I,
+)
+#: A run of days ending on a date: ``the 7-day period ending on 2017-07-31``.
+DAYS_ENDING = re.compile(
+    rf"\b(?:the\s+)?(?P<n>\d{{1,3}}|{_NUMW})[-\s]days?\s+(?:period|window|span|stretch|range)?\s*"
+    rf"(?:ending|ended|that\s+ends?|up\s+to|through)\s+(?:on\s+|with\s+)?(?P<d>{_ANY_DATE})",
+    re.I,
+)
 DATE_OP_BEFORE = re.compile(rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?$", re.I)
 _YEAR = r"(?:1[89]\d\d|20\d\d)"
 YEAR_RANGE = re.compile(

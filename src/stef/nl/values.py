@@ -163,6 +163,8 @@ def _step_capitalised(ctx: _Ctx) -> None:
     parens = bytearray(len(text))
     for p in lx.PARENS.finditer(text):
         parens[p.start() : p.end()] = b"\x01" * (p.end() - p.start())
+    for a, b in _title_cased(text, words):
+        parens[a:b] = b"\x01" * (b - a)  # a headline's capitals say nothing of values
     i, n = 0, len(words)
     while i < n:
         s, e, w = words[i]
@@ -183,6 +185,39 @@ def _step_capitalised(ctx: _Ctx) -> None:
             if text.endswith("'s", start, end):
                 end -= 2
             _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
+
+
+#: Words a title leaves in lower case (``Questions by Month for Each Tag``).
+_TITLE_LOWER = lx._words(
+    "a an the and or nor but of for in on at by to from with per vs via as into over"
+)
+
+
+def _title_cased(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """Spans of the sentences written in title case: at least three capitalised words, and
+    every word but the small ones a title leaves lower-cased starts with a capital or a
+    digit.
+
+    >>> t = "Questions By High Rep Users. Users in Germany"
+    >>> w = [(m.start(), m.end(), m.group(0)) for m in lx.WORD.finditer(t)]
+    >>> [t[a:b] for a, b in _title_cased(t, w)]
+    ['Questions By High Rep Users']
+    """
+    sentences: list[list[tuple[int, int, str]]] = []
+    for item in words:
+        if sentences and not _SENTENCE_BREAK.search(text, sentences[-1][-1][1], item[0]):
+            sentences[-1].append(item)
+        else:
+            sentences.append([item])
+    return [
+        (sen[0][0], sen[-1][1])
+        for sen in sentences
+        if sum(w[0].isupper() for *_, w in sen) >= 3
+        and all(w[0].isupper() or w[0].isdigit() or w.casefold() in _TITLE_LOWER for *_, w in sen)
+    ]
+
+
+_SENTENCE_BREAK = re.compile(r"[.?!;:\n]")
 
 
 def _capitalised_run(

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 
+from dateutil.relativedelta import relativedelta
 from sqlglot import exp
 
 from stef.findings import Finding
@@ -65,6 +67,30 @@ _FORMAT_PARTS = {
     "%Y-%m": "year_month",
     "%Y-%m-%d": "date",
 }
+
+
+_UNITS = {"day": "days", "week": "weeks", "month": "months", "year": "years"}
+
+
+def shift_date(anchor: str, sign: int, amount: str, unit: str) -> str | None:
+    """``anchor`` (an ISO date) moved by ``sign * amount`` units (``6``, ``'6 days'``).
+
+    >>> shift_date("2017-07-31", -1, "6", "DAY"), shift_date("2017-07-01", 1, "1", "MONTH")
+    ('2017-07-25', '2017-08-01')
+    >>> shift_date("2017-07-31", -1, "6 days", ""), shift_date("soon", 1, "1", "DAY")
+    ('2017-07-25', None)
+    """
+    words = amount.split()
+    if len(words) == 2:
+        amount, unit = words
+    unit = _UNITS.get(unit.casefold().rstrip("s"), "")
+    if not unit or not amount.isdigit():
+        return None
+    try:
+        day = date.fromisoformat(anchor[:10])
+    except ValueError:
+        return None
+    return (day + relativedelta(**{unit: sign * int(amount)})).isoformat()
 
 
 def strip(node: exp.Expr) -> exp.Expr:
@@ -271,7 +297,30 @@ class PredicateReader:
             info = self.text.columns.get(id(core))
             if info is not None and info.string is not None:
                 return cached_value(info.string)
+        if cls in (exp.DateAdd, exp.DateSub, exp.Add, exp.Sub):
+            shifted = self._shifted_date(core)
+            if shifted is not None:
+                return shifted
         return self.text.render(core)
+
+    def _shifted_date(self, node: exp.Expr) -> str | None:
+        """A literal date moved by a literal interval (``DATE_SUB('2017-07-31', INTERVAL 6
+        DAY)``, ``DATE '2017-07-31' - INTERVAL '6 days'``), as an ISO date; else None."""
+        anchor, amount = strip(node.this), node.expression
+        unit = node.args.get("unit")
+        if isinstance(amount, exp.Interval):
+            unit, amount = amount.args.get("unit"), amount.this
+        sign = -1 if isinstance(node, (exp.DateSub, exp.Sub)) else 1
+        if isinstance(amount, exp.Neg):
+            sign, amount = -sign, amount.this
+        if not isinstance(anchor, exp.Literal) or not isinstance(amount, exp.Literal):
+            return None
+        return shift_date(
+            cached_value(self.text.literal_value(anchor)),
+            sign,
+            amount.name,
+            unit.name if isinstance(unit, exp.Expr) else "",
+        )
 
     # --------------------------------------------------------------------- read
     def read(

@@ -305,16 +305,17 @@ class _Extractor:
         return division
 
     def _aggregations(self, aggs: list[_AggInfo], spec: Spec) -> None:
-        """Aggregations of all scopes into ``spec`` (window functions and multi-argument
-        MAX/MIN, which are GREATEST/LEAST, left out)."""
+        """Aggregations of all scopes into ``spec`` (multi-argument MAX/MIN, which are
+        GREATEST/LEAST, left out; window aggregates apart, in ``window_aggregations``)."""
         tt = self.tt
         for a in aggs:
             node = a.node
-            if a.windowed or (isinstance(node, (exp.Max, exp.Min)) and node.expressions):
+            if isinstance(node, (exp.Max, exp.Min)) and node.expressions:
                 continue
             arg, distinct = self.reader.aggregate_arg(node)
             func = node.sql_name().lower()
-            spec.aggregations.append(Aggregation(func, arg, distinct, tt.original(node, "func")))
+            found = Aggregation(func, arg, distinct, tt.original(node, "func"))
+            (spec.window_aggregations if a.windowed else spec.aggregations).append(found)
 
     def _group_order_limit(self, eff: exp.Expr, chain: list[exp.Expr], spec: Spec) -> None:
         """GROUP BY of the result's SELECT, the outermost ORDER BY, LIMIT, OFFSET, DISTINCT."""

@@ -1,0 +1,274 @@
+"""Dates and periods compared as intervals.
+
+A question's date (``in 2021``, ``May and June 2021``, ``the 7-day period ending on
+2017-07-31``, ``Q1 2020``) and the SQL's conditions on one column (``d BETWEEN
+'2021-05-01' AND '2021-06-30'``, ``d >= '2021-01-01' AND d < '2022-01-01'``,
+``EXTRACT(YEAR FROM d) = 2021``, ``d LIKE '2021-05%'``, ``_TABLE_SUFFIX BETWEEN
+'20170101' AND '20170331'``, a sharded table ``events_20170801``) are each read as the
+span of days they select, half-open ``[start, end)``, and compared by those spans, not as
+strings. Pure functions; the filters come from the two specs.
+
+>>> from stef.spec import Filter
+>>> nl = nl_span(Filter(None, "between", ("2021-05", "2021-06"), func="month"))
+>>> sql = column_span([Filter("d", "between", ("2021-05-01", "2021-06-30"))])
+>>> nl == sql, nl
+(True, Span(start=datetime.date(2021, 5, 1), end=datetime.date(2021, 7, 1)))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+
+from dateutil.relativedelta import relativedelta
+
+from stef.spec import Filter
+
+
+@dataclass(frozen=True)
+class Span:
+    """Days ``start <= d < end``; ``None`` is unbounded on that side."""
+
+    start: date | None
+    end: date | None
+
+    def meet(self, other: Span) -> Span:
+        """The days both spans select."""
+        starts = [d for d in (self.start, other.start) if d is not None]
+        ends = [d for d in (self.end, other.end) if d is not None]
+        return Span(max(starts) if starts else None, min(ends) if ends else None)
+
+
+#: A date of day, month or year precision, ISO-like or compact (``20170801``, ``201708``).
+_DATE = re.compile(
+    r"(?P<y>(?:1[89]|20)\d\d)(?:(?P<sep>[-/.]?)(?P<m>0[1-9]|1[0-2]|[1-9](?!\d))"
+    r"(?:(?P=sep)(?P<d>0[1-9]|[12]\d|3[01]|[1-9](?!\d)))?)?"
+)
+
+#: SQL functions whose value is the date itself at some precision (a truncation, a format).
+_DATE_FUNCS = frozenset(
+    {None, "year", "year_month", "timestamp_trunc", "date_trunc", "strftime", "date", "cast"}
+)
+
+
+def period(value: str, *, compact: bool = True) -> Span | None:
+    """The span of days one date literal names, at its precision.
+
+    >>> period("2021")
+    Span(start=datetime.date(2021, 1, 1), end=datetime.date(2022, 1, 1))
+    >>> period("2021-03").end, period("2021-03-05 10:00").end
+    (datetime.date(2021, 4, 1), datetime.date(2021, 3, 6))
+    >>> period("20170801").start, period("north"), period("2021-13")
+    (datetime.date(2017, 8, 1), None, None)
+    """
+    v = value.strip().strip("'\"").rstrip("%").rstrip("-_ ")
+    m = _DATE.fullmatch(v) or _DATE.fullmatch(v.split(" ")[0].split("T")[0])
+    if m is None or (not compact and not m.group("sep") and m.group("m")):
+        return None
+    y = int(m.group("y"))
+    if m.group("m") is None:
+        return Span(date(y, 1, 1), date(y + 1, 1, 1))
+    mo = int(m.group("m"))
+    if m.group("d") is None:
+        first = date(y, mo, 1)
+        return Span(first, first + relativedelta(months=1))
+    try:
+        day = date(y, mo, int(m.group("d")))
+    except ValueError:
+        return None
+    return Span(day, day + timedelta(days=1))
+
+
+def _bound(op: str, p: Span) -> Span | None:
+    """The span ``column <op> literal`` selects, given the literal's own span ``p``."""
+    if op in ("=", "==", "like", "in") or op == "is":
+        return p
+    if op == ">=":
+        return Span(p.start, None)
+    if op == ">":
+        return Span(p.end, None)
+    if op == "<":
+        return Span(None, p.start)
+    if op == "<=":
+        return Span(None, p.end)
+    return None
+
+
+def filter_span(f: Filter, *, compact: bool = True) -> Span | None:
+    """The span of days one filter selects, or None when it is no date condition."""
+    if f.func not in _DATE_FUNCS or not f.values:
+        return None
+    if f.op == "between" and len(f.values) == 2:
+        a, b = (period(v, compact=compact) for v in f.values)
+        return Span(a.start, b.end) if a and b else None
+    if len(f.values) != 1 or (f.op == "like" and not f.values[0].endswith("%")):
+        return None
+    p = period(f.values[0], compact=compact)
+    return _bound(f.op, p) if p is not None else None
+
+
+def nl_span(f: Filter) -> Span | None:
+    """The span of a question's date filter (a bare month without a year has none).
+
+    >>> nl_span(Filter(None, "=", ("2020",), func="year"))
+    Span(start=datetime.date(2020, 1, 1), end=datetime.date(2021, 1, 1))
+    >>> nl_span(Filter(None, "=", ("3",), func="month")) is None
+    True
+    """
+    if f.func not in (None, "year", "month", "date"):
+        return None
+    return filter_span(Filter(f.column, f.op, f.values), compact=False)
+
+
+def column_span(filters: Sequence[Filter]) -> Span | None:
+    """The days the conditions on one column select together (``d >= a AND d < b``; a year
+    and a month extracted apart), or None when one of them is no date condition.
+
+    >>> year = Filter("d", "=", ("2020",), func="year")
+    >>> month = Filter("d", "=", ("3",), func="month")
+    >>> column_span([year, month])
+    Span(start=datetime.date(2020, 3, 1), end=datetime.date(2020, 4, 1))
+    """
+    years = [f for f in filters if f.func == "year" and f.op == "=" and len(f.values) == 1]
+    months = [f for f in filters if f.func == "month" and f.op == "=" and len(f.values) == 1]
+    rest = [f for f in filters if f not in months]
+    if months and len(years) == 1 and len(months) == 1 and months[0].values[0].isdigit():
+        mo = int(months[0].values[0])
+        if 1 <= mo <= 12:
+            first = date(int(years[0].values[0]), mo, 1)
+            rest = [f for f in rest if f is not years[0]]
+            span = Span(first, first + relativedelta(months=1))
+            for f in rest:
+                s = filter_span(f)
+                if s is None:
+                    return None
+                span = span.meet(s)
+            return span
+    out: Span | None = None
+    for f in rest:
+        s = filter_span(f)
+        if s is None:
+            return None
+        out = s if out is None else out.meet(s)
+    return out
+
+
+#: A table named for the period it holds: ``events_20170801``, ``ga_sessions_2017*``.
+_SHARD = re.compile(r"_(?P<d>(?:1[89]|20)\d\d(?:0[1-9]|1[0-2])?(?:0[1-9]|[12]\d|3[01])?)\*?$")
+
+
+def table_span(table: str) -> Span | None:
+    """The period a sharded table's name holds.
+
+    >>> table_span("ga_sessions_20170801").start, table_span("ga_sessions_2017*").end
+    (datetime.date(2017, 8, 1), datetime.date(2018, 1, 1))
+    >>> table_span("orders_2") is None
+    True
+    """
+    m = _SHARD.search(table)
+    return period(m.group("d")) if m else None
+
+
+def suffix_filters(filters: Sequence[Filter], tables: Sequence[str]) -> list[Filter]:
+    """``_TABLE_SUFFIX`` conditions with the digits of the wildcard table they complete
+    (``ga_sessions_2017*`` and ``_TABLE_SUFFIX BETWEEN '0101' AND '0331'``)."""
+    prefix = next(
+        (m.group(1) for t in tables if (m := re.search(r"_(\d*)\*$", t))), ""
+    )
+    return [replace(f, values=tuple(_complete(prefix, v) for v in f.values)) for f in filters]
+
+
+def _complete(prefix: str, suffix: str) -> str:
+    """The table date a suffix completes, its leading zeros restored (values are
+    normalised as numbers: ``'0101'`` arrives as ``'101'``).
+
+    >>> _complete("2017", "101"), _complete("", "20170101"), _complete("2017", "1")
+    ('20170101', '20170101', '201701')
+    """
+    if not suffix.isdigit():
+        return prefix + suffix
+    size = len(prefix) + len(suffix)
+    target = next((n for n in (4, 6, 8) if n >= size), size)
+    return prefix + suffix.zfill(target - len(prefix))
+
+
+@dataclass(frozen=True)
+class DateMatch:
+    """The SQL's answer to a question's date: ``sql`` (a filter, or a sharded table as a
+    pseudo-filter on ``_table``), the positions of the conditions it stands for, and —
+    when the SQL selects another closed period on that column — the two spans."""
+
+    sql: Filter
+    positions: list[int]
+    want: Span
+    got: Span | None = None
+
+
+def date_match(
+    req: Filter, candidates: Sequence[Filter], used: set[int], tables: Sequence[str]
+) -> DateMatch | None:
+    """The SQL conditions that select the period a question's date names: the date
+    conditions on one column, or a sharded table's name; failing that, a column whose
+    conditions select another closed period (``got`` set); None when no column's
+    conditions read as dates.
+
+    >>> req = Filter(None, "=", ("2021",), func="year")
+    >>> sql = [Filter("d", ">=", ("2021-01-01",)), Filter("d", "<", ("2022-01-01",))]
+    >>> date_match(req, sql, set(), ["orders"]).positions
+    [0, 1]
+    >>> date_match(req, [], set(), ["events_2021*"]).sql.values
+    ('events_2021*',)
+    >>> date_match(req, [Filter("d", "between", ("2020-01-01", "2020-12-31"))], set(), []).got
+    Span(start=datetime.date(2020, 1, 1), end=datetime.date(2021, 1, 1))
+    """
+    want = nl_span(req)
+    if want is None:
+        return None
+    by_column: dict[str, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if i not in used and c.column:
+            by_column.setdefault(c.column.casefold(), []).append(i)
+    other: DateMatch | None = None
+    for column, positions in by_column.items():
+        filters = [candidates[i] for i in positions]
+        if column.endswith("_table_suffix"):
+            filters = suffix_filters(filters, tables)
+        dated = [
+            (i, f)
+            for i, f in zip(positions, filters, strict=True)
+            if f.func == "month" or filter_span(f) is not None
+        ]
+        if not dated:
+            continue
+        got = column_span([f for _, f in dated])
+        if got == want:
+            return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
+        for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
+            if filter_span(f) == want:
+                return DateMatch(candidates[i], [i], want)
+        if other is None and got is not None and _closed(got) and _closed(want):
+            other = DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want, got)
+    for t in tables:
+        if table_span(t) == want:
+            return DateMatch(Filter("_table", "=", (t,), t), [], want)
+    return other
+
+
+def _closed(span: Span) -> bool:
+    """A period bounded on both sides and holding at least one day."""
+    return span.start is not None and span.end is not None and span.start < span.end
+
+
+def describe(span: Span) -> str:
+    """``2021-05-01 to 2021-06-30`` (the last day included), ``from 2021-05-01``, ``before …``.
+
+    >>> describe(Span(date(2021, 5, 1), date(2021, 7, 1))), describe(Span(date(2021, 5, 1), None))
+    ('2021-05-01 to 2021-06-30', 'from 2021-05-01')
+    """
+    if span.start is None:
+        return f"before {span.end}" if span.end else "any date"
+    if span.end is None:
+        return f"from {span.start}"
+    return f"{span.start} to {span.end - timedelta(days=1)}"
