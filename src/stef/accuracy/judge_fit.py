@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,8 +72,10 @@ def align_rows(
     folds: int = 5,
     seed: int = 0,
     normalise_style: bool = True,
+    on_row: Callable[[], None] | None = None,
 ) -> list[Aligned]:
-    """Align every row (label-free records, style-normalised SQL)."""
+    """Align every row (label-free records, style-normalised SQL); ``on_row`` is called
+    after each (a progress bar)."""
     ev = Evaluator(rules=rules, judge=SymbolicJudge(fitted=False))
     fold_of = assign_folds(rows, folds, seed)
     out: list[Aligned] = []
@@ -88,6 +90,8 @@ def align_rows(
         except StefError:
             alignment = None
         out.append(Aligned(r, dataset, alignment, fold))
+        if on_row is not None:
+            on_row()
     return out
 
 
@@ -340,10 +344,15 @@ class HeldOut:
 
 
 def cross_validate(
-    items: Sequence[Aligned], folds: int, *, c: float | None = None
+    items: Sequence[Aligned],
+    folds: int,
+    *,
+    c: float | None = None,
+    on_fold: Callable[[], None] | None = None,
 ) -> list[HeldOut]:
     """Fit on all folds but one, score the held-out one; figures per dataset. With ``c``
-    None each fit chooses its regularisation on inner folds of its own training rows."""
+    None each fit chooses its regularisation on inner folds of its own training rows.
+    ``on_fold`` is called after each fold (a progress bar)."""
     scores: dict[int, float] = {}
     chosen: list[float] = []
     probs: dict[int, float] = {}
@@ -361,6 +370,8 @@ def cross_validate(
             scores[i] = phi(a.alignment, w)
             probs[i] = w.p_correct(features_of(a.alignment), prior=DEFAULT_EXPECTED_ACCURACY)
             cut_of[i] = cut
+        if on_fold is not None:
+            on_fold()
     out = []
     for dataset in dict.fromkeys(a.dataset for a in items):
         idx = [i for i, a in enumerate(items) if a.dataset == dataset]

@@ -6,8 +6,10 @@ functions a hint prescribes, selected or filtered columns the question never nam
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import (
@@ -21,6 +23,7 @@ from stef.align.matching import (
     text_mentions,
     values_match,
 )
+from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
@@ -73,7 +76,70 @@ def _one_slip(a: str, b: str) -> bool:
     return a[i + (len(a) == len(b)) :] == b[i + 1 :]
 
 
-def _number_used(v: str, values: set[str], sql: Spec) -> bool:
+class _Joined:
+    """Strings joined by NUL, to find those holding a needle (no NUL in it) in one scan.
+
+    >>> _Joined(["agent 13", "7", "2013-04"]).containing("13")
+    ['agent 13', '2013-04']
+    """
+
+    def __init__(self, items: Sequence[str]) -> None:
+        self.items = list(items)
+        self.text = "\x00".join(self.items)
+        self.starts = list(itertools.accumulate((len(i) + 1 for i in self.items[:-1]), initial=0))
+
+    def containing(self, needle: str) -> list[str]:
+        if not needle:
+            return list(self.items)
+        out = []
+        pos = self.text.find(needle)
+        while pos >= 0:
+            i = bisect.bisect_right(self.starts, pos) - 1
+            out.append(self.items[i])
+            pos = self.text.find(needle, self.starts[i] + len(self.items[i]) + 1)
+        return out
+
+
+class _ValueIndex:
+    """The SQL's values (and names), indexed for the question's numbers: a number is
+    compared only with the values it can match, not with each (3,500 numbers against a
+    2,000-value IN list: issue 13, item 5).
+
+    Every way :func:`values_match` holds (equal, a year of a date, a date's two spellings,
+    a word contained, either way round) keeps the digits of one side inside the digits of
+    the other, but for a LIKE pattern, so the values whose digits hold the number's, or
+    are held by them, are all that can match.
+
+    >>> ix = _ValueIndex({"agent 13", "2013-04", "7", "north"}, ["numge1500"])
+    >>> sorted(ix.could_match("13")), ix.containing("1500")
+    (['2013-04', 'agent 13', 'north'], ['numge1500'])
+    """
+
+    def __init__(self, values: Iterable[str], names: Sequence[str]) -> None:
+        self.values = list(values)
+        self.by_digits: dict[str, list[str]] = {}
+        for v in self.values:
+            self.by_digits.setdefault(digits_of(v), []).append(v)
+        self.lengths = sorted({len(d) for d in self.by_digits})
+        self.digit_keys = _Joined(list(self.by_digits))
+        self.texts = _Joined([*self.values, *names])
+
+    def could_match(self, v: str) -> list[str]:
+        """The values ``values_match(v, value)`` can hold for."""
+        dv = digits_of(v)
+        if "%" in v or not dv:
+            return self.values
+        keys = set(self.digit_keys.containing(dv))  # values whose digits hold v's
+        for n in self.lengths:  # values whose digits are held in v's
+            keys.update(k for i in range(len(dv) - n + 1) if (k := dv[i : i + n]) in self.by_digits)
+        return [value for k in keys for value in self.by_digits[k]]
+
+    def containing(self, v: str) -> list[str]:
+        """The values and names holding ``v`` (a number: no NUL in it)."""
+        return self.texts.containing(v)
+
+
+def _number_used(v: str, values: set[str], sql: Spec, index: _ValueIndex | None = None) -> bool:
     """Does the SQL use the question's number ``v``: as a value, as a word of a longer
     value or name ('Agent 13', ``numge1500``, `` `enrollment (ages 5-17)` ``), or one off
     as the other side of a strict bound ("more than 50" as ``BETWEEN 51 AND 59``, "after
@@ -85,10 +151,10 @@ def _number_used(v: str, values: set[str], sql: Spec) -> bool:
     >>> [_number_used(v, set(s.literals), s) for v in ("13", "1500", "50", "1996", "2025")]
     [True, True, True, True, False]
     """
-    if any(values_match(v, s) for s in values):
+    index = index or _ValueIndex(values, [*sql.columns, *sql.tables])  # sharded: events_2017*
+    if any(values_match(v, s) for s in index.could_match(v)):
         return True
-    names = [*values, *sql.columns, *sql.tables]  # a sharded table: events_2017*
-    if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in names):
+    if any(occurs(v, s, _digit_or_dot, str.isdecimal, _dot_digit) for s in index.containing(v)):
         return True
     n = int_value(v)
     if n is None:
@@ -128,6 +194,7 @@ def check_literals_and_hints(
     sql_values = set(sql.literals)
     if sql.limit is not None:
         sql_values.add(str(sql.limit))
+    index = _ValueIndex(sql_values, [*sql.columns, *sql.tables])
     for v in nl.literals:
         if normalize_value(v) != v:
             continue
@@ -135,7 +202,7 @@ def check_literals_and_hints(
             continue
         if v in NEUTRAL_LITERALS or v in reported:
             continue
-        if not _number_used(v, sql_values, sql):
+        if not _number_used(v, sql_values, sql, index):
             out.add(
                 "number_missing",
                 "warning",

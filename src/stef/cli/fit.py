@@ -7,6 +7,7 @@ uses.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,8 @@ from rich.table import Table
 from stef.errors import StefError
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from stef.accuracy.judge_fit import Aligned, HeldOut
 
 
@@ -77,6 +80,11 @@ def _fmt(v: float | None, pct: bool = False) -> str:
 )
 @click.option("--name", default=None, help="Name recorded in the weights file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the held-out figures as JSON.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bars on stderr: rows aligned, then fits done (default: on a terminal).",
+)
 def fit_judge(
     data: tuple[str, ...],
     output: str,
@@ -90,6 +98,7 @@ def fit_judge(
     mutants: bool,
     name: str | None,
     as_json: bool,
+    progress: bool | None,
 ) -> None:
     """Fit the offline judge's weights on labelled DATA files (JSONL with `correct`).
 
@@ -101,21 +110,25 @@ def fit_judge(
     from stef.accuracy.judge_fit import cross_validate, fit
 
     left_out = _questions(exclude) if exclude else set()
-    try:
-        items, excluded = _aligned_items(
-            data,
-            left_out,
-            rules_path=rules_path,
-            dialect=dialect,
-            folds=folds,
-            seed=seed,
-            normalise_style=not no_style_normalise,
-            mutants=mutants,
-        )
-    except StefError as e:
-        raise click.ClickException(e.message) from None
-    held = cross_validate(items, folds, c=c)
-    weights = fit(items, c=c)
+    with _bars(progress) as bar:
+        try:
+            items, excluded = _aligned_items(
+                data,
+                left_out,
+                rules_path=rules_path,
+                dialect=dialect,
+                folds=folds,
+                seed=seed,
+                normalise_style=not no_style_normalise,
+                mutants=mutants,
+                bar=bar,
+            )
+        except StefError as e:
+            raise click.ClickException(e.message) from None
+        task = bar.add_task(f"fitting ({folds} held-out folds, then all rows)", total=folds + 1)
+        held = cross_validate(items, folds, c=c, on_fold=lambda: bar.advance(task))
+        weights = fit(items, c=c)
+        bar.advance(task)
     weights.meta = {
         "name": name or Path(output).stem,
         "data": [Path(p).name for p in data],
@@ -148,9 +161,11 @@ def _aligned_items(
     seed: int,
     normalise_style: bool,
     mutants: bool = True,
+    bar: Progress | None = None,
 ) -> tuple[list[Aligned], int]:
     """Every file's rows aligned once, less those whose question is left out (and how
-    many). A gold-only file (every row correct) gets its planted errors as negatives."""
+    many). A gold-only file (every row correct) gets its planted errors as negatives.
+    ``bar`` gets one task counting the rows aligned."""
     from stef.accuracy.calibrate import load_labelled, question_key
     from stef.accuracy.judge_fit import align_rows, planted_errors
     from stef.rules import load_rules
@@ -158,12 +173,17 @@ def _aligned_items(
     rules = load_rules(rules_path)
     items: list[Aligned] = []
     excluded = 0
+    task = bar.add_task("aligning rows", total=0) if bar is not None else None
     for path in data:
         rows = load_labelled(path)
         kept = [r for r in rows if question_key(r.question) not in left_out]
         excluded += len(rows) - len(kept)
         if mutants and all(r.correct for r in kept):
             kept += planted_errors(kept, dialect, seed)
+        tick = None
+        if bar is not None and task is not None:
+            bar.update(task, total=(bar.tasks[task].total or 0) + len(kept))
+            tick = functools.partial(bar.advance, task)
         items += align_rows(
             kept,
             Path(path).stem,
@@ -172,8 +192,25 @@ def _aligned_items(
             folds=folds,
             seed=seed,
             normalise_style=normalise_style,
+            on_row=tick,
         )
     return items, excluded
+
+
+def _bars(show: bool | None) -> Progress:
+    """Progress bars on stderr, on a terminal unless ``show`` says otherwise."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    err = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not (err.is_terminal if show is None else show),
+        transient=True,
+    )
 
 
 def _print_held_out(held: list[HeldOut], folds: int) -> None:

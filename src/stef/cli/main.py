@@ -34,7 +34,16 @@ def _load_rules(path: str | None) -> Any:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", prog_name="stef")
-def main() -> None:
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    envvar="STEF_CONFIG",
+    help="Project config file (TOML) giving options' defaults [default: ./stef.toml if "
+    "there; env STEF_CONFIG]. `stef config` shows the effective settings.",
+)
+@click.pass_context
+def main(ctx: click.Context, config_file: str | None) -> None:
     """STEF scores text-to-SQL agents' SQL against the user's question, without gold SQL,
     schema or execution, and monitors agents over time.
 
@@ -47,6 +56,9 @@ def main() -> None:
     # sqlglot logs a warning for each statement it cannot fully parse; STEF reports what
     # matters as the record's status or a finding, so its log stays quiet on the terminal
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    from stef.cli.config import apply_config
+
+    apply_config(ctx, config_file)
 
 
 def _read_lines(stream: IO[str], progress: Any = None, task: Any = None) -> Iterator[str]:
@@ -484,6 +496,13 @@ for _command in INTEROP_COMMANDS:
 from stef.cli.serve import serve  # noqa: E402
 
 main.add_command(serve)
+
+from stef.cli.config import config_cmd  # noqa: E402
+from stef.cli.show import COMMANDS as SHOW_COMMANDS  # noqa: E402
+
+main.add_command(config_cmd)
+for _command in SHOW_COMMANDS:
+    main.add_command(_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

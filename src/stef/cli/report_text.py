@@ -34,19 +34,15 @@ def render_evaluation(e: dict[str, Any]) -> RenderableType:
         style = _BAND_STYLE.get(str(e.get("band")), "")
         head.append("Score: ", style="bold")
         head.append(f"{e['score']:.1f}", style=style)
-        head.append(f"  ({e['band']})", style=style)
+        head.append(f"  ({e.get('band')})", style=style)
         if "p_correct" in e:
             head.append(f"   p(correct) = {e['p_correct']:.2f}")
         parts.append(head)
-        b = e["breakdown"]
-        t = Table(show_header=False, box=None, pad_edge=False)
-        t.add_row("Filters", f"{b['filter_status']}", f"{b['filter_points']:g} pts")
-        t.add_row("Verdict", f"{b['verdict']}", f"{b['verdict_points']:g} pts")
-        if b["leniency_boost"]:
-            t.add_row("Leniency boost", "every extra filter is benign", f"+{b['leniency_boost']:g}")
-        t.add_row("Base B", "", f"{b['base']:g} / 10")
-        t.add_row("Confidence γ", f"{b['confidence']:.2f}", f"Γ = {b['confidence_multiplier']:g}")
-        parts.append(t)
+        b = e.get("breakdown")
+        try:
+            parts.append(_breakdown(b))
+        except (KeyError, TypeError, ValueError):  # a stored evaluation made elsewhere
+            parts.append(Text(f"Breakdown: {b!r}"[:500]))
         j = e.get("judgment") or {}
         if j.get("rationale"):
             parts.append(Text(f"Judge: {j['rationale']}", style="italic"))
@@ -80,6 +76,17 @@ def render_evaluation(e: dict[str, Any]) -> RenderableType:
         parts.append(et)
     title = f"STEF evaluation {e.get('id')}"
     return Panel(Group(*parts), title=title, title_align="left")
+
+
+def _breakdown(b: Any) -> Table:
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_row("Filters", f"{b['filter_status']}", f"{b['filter_points']:g} pts")
+    t.add_row("Verdict", f"{b['verdict']}", f"{b['verdict_points']:g} pts")
+    if b["leniency_boost"]:
+        t.add_row("Leniency boost", "every extra filter is benign", f"+{b['leniency_boost']:g}")
+    t.add_row("Base B", "", f"{b['base']:g} / 10")
+    t.add_row("Confidence γ", f"{b['confidence']:.2f}", f"Γ = {b['confidence_multiplier']:g}")
+    return t
 
 
 def render_summary(summary: dict[str, Any]) -> RenderableType:

@@ -58,6 +58,9 @@ class Store(Protocol):
     ) -> Iterator[dict[str, Any]]:
         """Whole evaluations matching the selection keywords."""
 
+    def get(self, evaluation_id: str) -> dict[str, Any] | None:
+        """The evaluation stored under ``evaluation_id``, or ``None``."""
+
     def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
         """How many evaluations match."""
 

@@ -456,6 +456,19 @@ class SQLReader:
         for (doc,) in self._stream(sql, params):
             yield loads(doc)
 
+    def get(self, evaluation_id: str) -> dict[str, Any] | None:
+        """The stored evaluation whose id is ``evaluation_id`` (the whole dict, decoded as
+        :meth:`query` decodes it), or ``None`` when no evaluation has that id."""
+        key = evaluation_id
+        if self.dialect is POSTGRES:  # PostgreSQL keeps a NUL in an id as U+FFFD
+            key = key.replace("\x00", "\ufffd")
+        sql = (
+            "SELECT d.doc FROM evaluations e JOIN evaluation_docs d ON d.seq = e.seq "
+            f"WHERE e.id = {self.dialect.mark}"
+        )
+        rows = self._fetch(sql, [key])
+        return orjson.loads(rows[0][0]) if rows else None
+
     def score_pairs(
         self, selection: Selection | Mapping[str, Any] | None
     ) -> list[tuple[str | None, float]]:

@@ -426,6 +426,7 @@ def _guarded(method: Any) -> Any:
 for _name in (
     "write",
     "existing_ids",
+    "get",
     "status_scores",
     "count",
     "query",
