@@ -21,6 +21,7 @@ and each excused difference is recorded as an ``info`` finding naming the rule
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -224,11 +225,13 @@ def align_filters(
     text: str,
     benign: Sequence[Filter] = (),
     excused: frozenset[str] = frozenset(),
+    hints: str | None = None,
 ) -> tuple[list[tuple[Filter, Filter]], list[Filter], list[Filter], list[Filter], int]:
     """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad.
 
     A near miss whose finding kind is in ``excused`` (``filter_wrong_operator`` when the
-    precision gate found it no evidence of an error) still answers its filter."""
+    precision gate found it no evidence of an error) still answers its filter. ``hints``
+    is the enriched question, whose clauses may tie a number to a column."""
     candidates = [f for f in sql.filters if f.values]
     required = [f for f in nl.filters if f.values]
     used: set[int] = set()
@@ -268,6 +271,17 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
+        elif m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
+            where = f"name {name!r}"
+            matched.append((req, Filter(None, req.op, req.values, where, "name")))
+            out.add(
+                "value_answered_elsewhere",
+                "info",
+                f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
+                req.text,
+                name,
+                "filter_alignment",
+            )
         elif m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
             _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
             matched.append((req, m.sql))
@@ -304,6 +318,37 @@ def _named_column_other_value(
             continue
         if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
             return c
+    return None
+
+
+def _number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
+    """A name of the SQL that holds the question's number: a column named for it
+    (``more than 1500`` as ``NumGE1500``, ``ages 5-17`` as `` `Enrollment (Ages 5-17)` ``),
+    a sharded table, or a column that a clause of the hints ties to it ("A16 stands for
+    no. of committed crimes 1996"); None otherwise.
+
+    >>> s = Spec(columns=["numge1500", "a16"], tables=["satscores"])
+    >>> _number_in_names(Filter(None, ">", ("1500",)), s, None)
+    'numge1500'
+    >>> _number_in_names(Filter(None, "=", ("1996",)), s, "A16 stands for crimes in 1996")
+    'a16'
+    >>> _number_in_names(Filter(None, "=", ("150",)), s, None) is None
+    True
+    """
+    if not req.values or any(int_value(v) is None for v in req.values):
+        return None
+    names = [*sql.columns, *sql.tables]
+    for v in req.values:
+        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?![\d.])")
+        found = next((n for n in names if bounded.search(n)), None)
+        if found is not None:
+            return found
+        for clause in re.split(r"[;\n]", hints or ""):
+            if bounded.search(clause):
+                words = set(re.findall(r"[\w]+", clause.casefold()))
+                tied = next((c for c in sql.columns if c.casefold() in words), None)
+                if tied is not None:
+                    return tied
     return None
 
 
@@ -521,7 +566,7 @@ def align(
     text = searchable(question, enriched_question)
     out = FindingCollector()
     matched, missing, extra, benign_found, bad = align_filters(
-        nl, sql, out, text=text, benign=benign, excused=excused
+        nl, sql, out, text=text, benign=benign, excused=excused, hints=enriched_question
     )
     required = [f for f in nl.filters if f.values]
     matched_required = sum(1 for a, _ in matched if a in required)
