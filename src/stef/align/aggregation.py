@@ -144,8 +144,38 @@ def _check_average(na: Aggregation, sql: Spec, out: FindingCollector) -> None:
         )
 
 
+#: Units a quantity is measured in: "how many acres burned" is a total, not a row count.
+_UNIT_WORDS = """acre acres dollar dollars euro euros pound pounds mile miles kilometer km
+    kilometers meter meters metre metres hour hours minute minutes second seconds day days
+    year years
+    kg kilogram kilograms ton tons tonne tonnes gallon gallons liter liters litre litres
+    calorie calories point points unit units barrel barrels"""
+_MEASURE_UNITS = frozenset(_UNIT_WORDS.split())
+
+
+def _measured(text: str) -> bool:
+    """Does "how many" ask for a quantity in a unit (``how many acres``)?
+
+    >>> _measured("How many acres"), _measured("how many fires")
+    (True, False)
+    """
+    words = text.casefold().split()
+    return any(w in _MEASURE_UNITS for w in words[words.index("many") + 1 :][:2]) if (
+        "many" in words
+    ) else False
+
+
 def _check_count(na: Aggregation, aggs: set[str], out: FindingCollector) -> None:
-    if "sum" in aggs:
+    if "sum" in aggs and _measured(na.text):
+        out.add(
+            "aggregation_equivalent",
+            "info",
+            "question asks how many units of a quantity; the SQL sums it",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif "sum" in aggs:
         out.add(
             "aggregation_substituted",
             "warning",

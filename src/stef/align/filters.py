@@ -172,6 +172,14 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 and (b := int_value(sv)) is not None
                 and abs(a - b) == 1
             ]
+        if not pairs and s.column and re.search(r"yr|year", canon_col(s.column)):
+            # "in 2017" as yr_data = 17: a year kept as its last two digits
+            pairs = [
+                (nv, sv)
+                for nv in nl.values
+                for sv in s.values
+                if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
+            ]
         if not pairs:
             continue
         nv, sv = pairs[0]
@@ -580,7 +588,8 @@ def align(
     check_aggregations(nl, sql, out)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r)
-    reported = {v for f in (*extra, *benign_found, *(s for _, s in matched)) for v in f.values}
+    answered = (*extra, *benign_found, *(f for pair in matched for f in pair))
+    reported = {v for f in answered for v in f.values}
     check_literals_and_hints(nl, sql, out, text, reported)
     stems = text_stems(text)
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found)

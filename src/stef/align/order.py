@@ -14,8 +14,39 @@ from stef.spec import Spec
 def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
     aggs = sql_aggs(sql)
+    named = _superlative_named(nl, sql)
+    if named is not None:
+        out.add(
+            "superlative_is_name",
+            "info",
+            f"the question's {nl.order_by[0].text!r} is part of the value {named!r}, not a ranking",
+            nl.order_by[0].text,
+            named,
+            "ordering",
+        )
+        return
     _check_order(nl, sql, out, rules, aggs)
     _check_limit(nl, sql, out, rules, aggs)
+
+
+def _superlative_named(nl: Spec, sql: Spec) -> str | None:
+    """The SQL literal a question's superlative is part of ("the most valuable player"
+    against ``award = 'Most Valuable Player'``), or None.
+
+    >>> from stef.spec import OrderKey
+    >>> nl = Spec(order_by=[OrderKey("valuable", "desc", text="most valuable player winner")])
+    >>> _superlative_named(nl, Spec(literals=["most valuable player", "nl"]))
+    'most valuable player'
+    >>> _superlative_named(nl, Spec(literals=["nl"])) is None
+    True
+    """
+    if not nl.order_by or not sql.literals:
+        return None
+    words = nl.order_by[0].text.casefold().split()[:3]
+    if len(words) < 2:
+        return None
+    head = " ".join(words[:2])
+    return next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
 
 
 def _check_order(
