@@ -88,7 +88,7 @@ def _check_asked_aggregate(
     if f == "avg":
         _check_average(na, sql, out)
     elif f == "count":
-        _check_count(na, aggs, out)
+        _check_count(na, sql, aggs, out)
     elif f == "sum":
         _check_sum(na, sql, aggs, out)
     elif f in ("max", "min"):
@@ -153,20 +153,34 @@ _UNIT_WORDS = """acre acres dollar dollars euro euros pound pounds mile miles ki
 _MEASURE_UNITS = frozenset(_UNIT_WORDS.split())
 
 
-def _measured(text: str) -> bool:
-    """Does "how many" ask for a quantity in a unit (``how many acres``)?
+def _measured(text: str) -> str | None:
+    """The unit "how many" asks a quantity in (``how many acres``), or None.
 
     >>> _measured("How many acres"), _measured("how many fires")
-    (True, False)
+    ('acres', None)
     """
     words = text.casefold().split()
-    return any(w in _MEASURE_UNITS for w in words[words.index("many") + 1 :][:2]) if (
-        "many" in words
-    ) else False
+    after = words[words.index("many") + 1 :][:2] if "many" in words else []
+    return next((w for w in after if w in _MEASURE_UNITS), None)
 
 
-def _check_count(na: Aggregation, aggs: set[str], out: FindingCollector) -> None:
-    if "sum" in aggs and _measured(na.text):
+def _check_count(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
+    unit = _measured(na.text)
+    stored = unit and next(
+        (c for p in sql.projections if not p.is_aggregate for c in p.columns
+         if unit.rstrip("s") in c.casefold()),
+        None,
+    )
+    if stored:
+        out.add(
+            "aggregation_stored",
+            "info",
+            f"question asks how many {unit}; the SQL reads a stored quantity ({stored})",
+            na.text,
+            stored,
+            "aggregation",
+        )
+    elif "sum" in aggs and unit:
         out.add(
             "aggregation_equivalent",
             "info",

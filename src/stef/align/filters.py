@@ -126,6 +126,8 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     n, s = nl.op, sql.op
     if n == s:
         return True
+    if {n, s} in ({">", ">="}, {"<", "<="}) and (_DAY.match(nv) or _DAY.match(sv)):
+        return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
     if nl.func == "year" and n == "=":
         return s in _EQUALISH or s in (">=", "<", "<=", ">", "between")
     if n in _EQUALISH and s in _EQUALISH:
@@ -148,6 +150,21 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         if n == "<=" and s == "<" and si == ni + 1:
             return True
     return False
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _one_off(nl: Filter, sql: Filter) -> bool:
+    """The same bound, inclusive on one side and exclusive on the other ("at least 20"
+    as ``> 20``): at most the bound itself is in or out, not the direction.
+
+    >>> _one_off(Filter(None, ">=", ("20",)), Filter("n", ">", ("20",)))
+    True
+    >>> _one_off(Filter(None, "<", ("10",)), Filter("n", ">", ("10",)))
+    False
+    """
+    return {nl.op, sql.op} in ({">", ">="}, {"<", "<="}) and set(nl.values) == set(sql.values)
 
 
 @dataclass
@@ -290,6 +307,17 @@ def align_filters(
                 name,
                 "filter_alignment",
             )
+        elif m.sql is not None and m.problem == "wrong_operator" and _one_off(req, m.sql):
+            out.add(
+                "filter_bound_inclusive",
+                "warning",
+                f"question asks {req.op} {', '.join(req.values)}; the SQL uses {m.sql.op}, "
+                "which includes or excludes the bound itself the other way",
+                req.text,
+                m.sql.text,
+                "filter_alignment",
+            )
+            matched.append((req, m.sql))
         elif m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
             _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
             matched.append((req, m.sql))

@@ -29,6 +29,17 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             table,
             "structure",
         )
+    ungrouped = flags.get("ungrouped_columns") or ()
+    if ungrouped:
+        out.add(
+            "ungrouped_column",
+            "warning",
+            f"column {ungrouped[0]!r} is selected beside an aggregate with no GROUP BY: "
+            "its value is one arbitrary row's",
+            None,
+            ungrouped[0],
+            "structure",
+        )
     if flags.get("integer_division"):
         out.add(
             "integer_division",

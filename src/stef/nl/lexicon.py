@@ -521,7 +521,8 @@ NEGATION_BEFORE = re.compile(
     r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
     r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
     r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
-    r"including|include|have|has|with|for|by|made\s+by)){0,3}\s*$",
+    r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
+    r"mentioning|match|matching|start|starting|end|ending)){0,3}\s*$",
     re.I,
 )
 NEGATION_ANY = re.compile(

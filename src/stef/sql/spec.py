@@ -385,6 +385,7 @@ class _Extractor:
                 for j in sel.args.get("joins") or ()
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
+            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
         }
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
@@ -552,3 +553,29 @@ def _repeated_condition(filters: list[Filter]) -> str | None:
             return f.text
         seen.add(key)
     return None
+
+
+def _ungrouped(sel: exp.Select) -> list[str]:
+    """Columns a SELECT outputs bare beside an aggregate, with no GROUP BY: each row of
+    the group is collapsed into one, so such a column's value is arbitrary (an error in
+    most engines; SQLite and MySQL return some row's value).
+
+    >>> import sqlglot
+    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t"))
+    ['city']
+    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    []
+    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) OVER (PARTITION BY city) FROM t"))
+    []
+    """
+    if sel.args.get("group") is not None:
+        return []
+    aggregated, bare = False, []
+    for e in sel.expressions:
+        for node in e.dfs(prune=lambda n: isinstance(n, (exp.Query, exp.Window, exp.AggFunc))):
+            if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
+                aggregated = True
+            elif type(node) is exp.Column and not node.find_ancestor(exp.AggFunc, exp.Window):
+                bare.append(node.name.casefold())
+    return list(dict.fromkeys(bare)) if aggregated else []
+
