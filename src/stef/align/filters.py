@@ -264,22 +264,9 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     for req in required:
-        dated = date_match(req, candidates, used, sql.tables)
+        dated = _date_answer(req, candidates, used, sql, matched, out)
         if dated is not None:
-            used.update(dated.positions)
-            if dated.got is None:
-                matched.append((req, dated.sql))
-                continue
-            bad += 1
-            out.add(
-                "filter_wrong_value",
-                "error",
-                f"question asks for {describe(dated.want)}; the SQL's {dated.sql.column} "
-                f"selects {describe(dated.got)}",
-                req.text,
-                dated.sql.text,
-                "filter_alignment",
-            )
+            bad += dated
             continue
         m = _best_match(req, candidates, used)
         if m.sql is not None:
@@ -296,32 +283,7 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
-        elif m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
-            where = f"name {name!r}"
-            matched.append((req, Filter(None, req.op, req.values, where, "name")))
-            out.add(
-                "value_answered_elsewhere",
-                "info",
-                f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
-                req.text,
-                name,
-                "filter_alignment",
-            )
-        elif m.sql is not None and m.problem == "wrong_operator" and _one_off(req, m.sql):
-            out.add(
-                "filter_bound_inclusive",
-                "warning",
-                f"question asks {req.op} {', '.join(req.values)}; the SQL uses {m.sql.op}, "
-                "which includes or excludes the bound itself the other way",
-                req.text,
-                m.sql.text,
-                "filter_alignment",
-            )
-            matched.append((req, m.sql))
-        elif m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
-            _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
-            matched.append((req, m.sql))
-        else:
+        elif not _answered_otherwise(req, m, sql, hints, excused, matched, out):
             bad += 1
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
@@ -337,6 +299,78 @@ def align_filters(
         if not f.values:
             _note_benign(f, benign, benign_found, out)
     return matched, missing, extra, benign_found, bad
+
+
+def _date_answer(
+    req: Filter,
+    candidates: Sequence[Filter],
+    used: set[int],
+    sql: Spec,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+) -> int | None:
+    """Answer a date filter by the period the SQL selects: None when no SQL condition reads
+    as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
+    selects another period)."""
+    dated = date_match(req, candidates, used, sql.tables)
+    if dated is None:
+        return None
+    used.update(dated.positions)
+    if dated.got is None:
+        matched.append((req, dated.sql))
+        return 0
+    out.add(
+        "filter_wrong_value",
+        "error",
+        f"question asks for {describe(dated.want)}; the SQL's {dated.sql.column} "
+        f"selects {describe(dated.got)}",
+        req.text,
+        dated.sql.text,
+        "filter_alignment",
+    )
+    return 1
+
+
+def _answered_otherwise(
+    req: Filter,
+    m: _Match,
+    sql: Spec,
+    hints: str | None,
+    excused: frozenset[str],
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+) -> bool:
+    """A required filter no SQL filter applies as asked, answered anyway: a number held by
+    a name, a bound one off in inclusiveness, or a near miss of a kind without weight."""
+    if m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
+        where = f"name {name!r}"
+        matched.append((req, Filter(None, req.op, req.values, where, "name")))
+        out.add(
+            "value_answered_elsewhere",
+            "info",
+            f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
+            req.text,
+            name,
+            "filter_alignment",
+        )
+        return True
+    if m.sql is not None and m.problem == "wrong_operator" and _one_off(req, m.sql):
+        out.add(
+            "filter_bound_inclusive",
+            "warning",
+            f"question asks {req.op} {', '.join(req.values)}; the SQL uses {m.sql.op}, "
+            "which includes or excludes the bound itself the other way",
+            req.text,
+            m.sql.text,
+            "filter_alignment",
+        )
+        matched.append((req, m.sql))
+        return True
+    if m.sql is not None and m.problem and f"filter_{m.problem}" in excused:
+        _report_wrong_filter(req, m, out)  # a kind without weight: the value is applied
+        matched.append((req, m.sql))
+        return True
+    return False
 
 
 def _named_column_other_value(

@@ -5,8 +5,46 @@ WHERE and nested aggregates (flags set by :mod:`stef.sql.spec`).
 
 from __future__ import annotations
 
+from typing import Any
+
+from stef.align.matching import name_words
 from stef.findings import FindingCollector
 from stef.spec import Spec
+
+#: Words of an output's alias and the aggregates they describe.
+_ALIAS_FUNCS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (frozenset({"count", "cnt", "num", "number", "nb", "counts"}), frozenset({"count"})),
+    (frozenset({"avg", "average", "mean"}), frozenset({"avg"})),
+    (
+        frozenset({"max", "maximum", "highest", "largest", "biggest", "longest", "latest"}),
+        frozenset({"max"}),
+    ),
+    (
+        frozenset({"min", "minimum", "lowest", "smallest", "shortest", "earliest", "fewest"}),
+        frozenset({"min"}),
+    ),
+    (frozenset({"sum", "total"}), frozenset({"sum", "count"})),
+)
+
+
+#: The aggregates an alias can contradict.
+_ALIASABLE = frozenset({"count", "sum", "avg", "max", "min"})
+
+
+def alias_functions(alias: str) -> frozenset[str]:
+    """The aggregates an output's name describes (empty when it names none).
+
+    >>> sorted(alias_functions("Total_Number_Of_Floors")), sorted(alias_functions("highest_floor"))
+    (['count', 'sum'], ['max'])
+    >>> alias_functions("department")
+    frozenset()
+    """
+    words = {w.casefold() for w in name_words(alias)}
+    out: frozenset[str] = frozenset()
+    for names, funcs in _ALIAS_FUNCS:
+        if words & names:
+            out |= funcs
+    return out
 
 
 def check_structure(sql: Spec, out: FindingCollector) -> None:
@@ -29,17 +67,8 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             table,
             "structure",
         )
-    ungrouped = flags.get("ungrouped_columns") or ()
-    if ungrouped:
-        out.add(
-            "ungrouped_column",
-            "warning",
-            f"column {ungrouped[0]!r} is selected beside an aggregate with no GROUP BY: "
-            "its value is one arbitrary row's",
-            None,
-            ungrouped[0],
-            "structure",
-        )
+    _check_aggregate_outputs(flags, out)
+    _check_label_sums(sql, out)
     if flags.get("integer_division"):
         out.add(
             "integer_division",
@@ -94,3 +123,55 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             None,
             "structure",
         )
+
+
+def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> None:
+    """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
+    for alias, func in flags.get("aggregate_aliases") or ():
+        said = alias_functions(alias)
+        if said and func in _ALIASABLE and func not in said:
+            out.add(
+                "alias_aggregate_mismatch",
+                "warning",
+                f"output {alias!r} is named for {'/'.join(sorted(said)).upper()} "
+                f"but computed with {func.upper()}",
+                None,
+                alias,
+                "structure",
+            )
+            break
+    ungrouped = flags.get("ungrouped_columns") or ()
+    if ungrouped:
+        out.add(
+            "ungrouped_column",
+            "warning",
+            f"column {ungrouped[0]!r} is selected beside an aggregate with no GROUP BY: "
+            "its value is one arbitrary row's",
+            None,
+            ungrouped[0],
+            "structure",
+        )
+
+
+#: Last words of a column that labels rows rather than measuring them.
+_LABELS = frozenset(
+    {"id", "name", "title", "code", "key", "email", "phone", "address", "desc", "description"}
+)
+
+
+def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
+    """A SUM or AVG over a column that labels rows (``SUM(DISTINCT full_name)``,
+    ``AVG(mit_id)``): labels are counted, not added up."""
+    for a in (*sql.aggregations, *sql.window_aggregations):
+        words = name_words(a.arg or "")
+        if a.func in ("sum", "avg") and words and words[-1].casefold() in _LABELS:
+            out.add(
+                "aggregate_of_label",
+                "warning",
+                f"{a.func.upper()} adds up {a.arg!r}, a column that labels rows",
+                None,
+                a.text,
+                "structure",
+            )
+            return
+

@@ -386,6 +386,7 @@ class _Extractor:
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
+            "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
         }
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
@@ -578,4 +579,24 @@ def _ungrouped(sel: exp.Select) -> list[str]:
             elif type(node) is exp.Column and not node.find_ancestor(exp.AggFunc, exp.Window):
                 bare.append(node.name.casefold())
     return list(dict.fromkeys(bare)) if aggregated else []
+
+
+def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
+    """``[alias, function]`` of each output named by an alias and computed by one
+    aggregate (through CAST, ROUND, COALESCE and parentheses).
+
+    >>> import sqlglot
+    >>> _aggregate_aliases(sqlglot.parse_one("SELECT ROUND(AVG(x), 2) AS avg_x, y AS n FROM t"))
+    [['avg_x', 'avg']]
+    """
+    out = []
+    for e in sel.expressions:
+        if not isinstance(e, exp.Alias) or not e.alias:
+            continue
+        node = e.this
+        while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
+            node = node.this
+        if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
+            out.append([e.alias, node.sql_name().lower()])
+    return out
 
