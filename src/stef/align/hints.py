@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import (
@@ -176,12 +176,25 @@ def _word(ch: str) -> bool:
 
 
 def check_literals_and_hints(
-    nl: Spec, sql: Spec, out: FindingCollector, text: str, reported: set[str]
+    nl: Spec,
+    sql: Spec,
+    out: FindingCollector,
+    text: str,
+    reported: set[str],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
+    """Columns the hints name, numbers the question states, literals nobody asked for.
+    A column named only through a synonym that the SQL compares as a value ("the sales
+    team" as ``team = 'sales'`` while "sales" is a synonym of ``amount``) is that value,
+    not the column."""
     sql_cols = {canon_col(c) for c in sql.columns}
     sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
+    literals = {lit.casefold() for lit in sql.literals}
     for col in nl.columns:
         c = canon_col(col)
+        said = (synonyms or {}).get(col) or ()
+        if said and any(w.casefold() in literals for w in said):
+            continue
         if c and not _hint_column_used(c, sql_cols, sql):
             out.add(
                 "hint_column_missing",

@@ -26,7 +26,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from stef.errors import SqlError
-from stef.sql.script import split_script
+from stef.sql.script import bind, bindings, split_script
 
 #: Longest SQL text (characters) STEF will parse; longer input is ``sql_too_large``.
 MAX_SQL_CHARS = 200_000
@@ -224,9 +224,12 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
     if len(statements) > 1 or isinstance(statements[0], exp.Command):
         parts = split_script(sql, tools)
         if parts is not None:
+            values = bindings(parts[:-1], tools)
             sql = parts[-1]
             tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
             statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
+            for st in statements:
+                bind(st, values)  # the query's variables as the values the script set
     if len(statements) > 1:
         raise SqlError(
             "sql_multiple_statements",

@@ -110,3 +110,46 @@ def split_script(sql: str, tools: DialectTools) -> list[str] | None:
         if not all(_sets_variables(s) for s in statements if s is not None):
             return None
     return parts
+
+
+def bindings(parts: list[str], tools: DialectTools) -> dict[str, exp.Expr]:
+    """Variables a script's preamble sets to a literal (``DECLARE @n int = 5``,
+    ``SET @tag = 'excel'``), by lower-cased name; the last assignment wins.
+
+    >>> from stef.sql.parse import dialect_tools
+    >>> b = bindings(["DECLARE @UserId int = 17034", "SET @tag = 'excel'"], dialect_tools("tsql"))
+    >>> {k: v.sql() for k, v in b.items()}
+    {'userid': '17034', 'tag': "'excel'"}
+    """
+    out: dict[str, exp.Expr] = {}
+    for part in parts:
+        try:
+            statements = tools.parser.parse(tools.tokenizer.tokenize(part), part)
+        except Exception:
+            continue
+        for st in statements:
+            for item in st.find_all(exp.DeclareItem) if st is not None else ():
+                targets = item.this if isinstance(item.this, list) else [item.this]
+                value = item.args.get("default")
+                if isinstance(value, exp.Literal) and len(targets) == 1:
+                    out[targets[0].name.casefold()] = value
+            for eq in st.find_all(exp.SetItem) if st is not None else ():
+                pair = eq.this
+                if (
+                    isinstance(pair, exp.EQ)
+                    and isinstance(pair.expression, exp.Literal)
+                    and isinstance(pair.this, exp.Parameter)
+                ):
+                    out[pair.this.name.casefold()] = pair.expression
+    return out
+
+
+def bind(tree: exp.Expr, values: dict[str, exp.Expr]) -> None:
+    """Replace each variable of ``tree`` set in ``values`` by its literal, in place."""
+    for param in list(tree.find_all(exp.Parameter)):
+        value = values.get(param.name.casefold())
+        if value is not None:
+            literal = value.copy()
+            literal.meta.update(param.meta)  # the variable's place in the query's text
+            param.replace(literal)
+

@@ -597,6 +597,6 @@ def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
         while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
             node = node.this
         if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
-            out.append([e.alias, node.sql_name().lower()])
+            out.append([e.alias.casefold(), node.sql_name().lower()])
     return out
 
