@@ -140,6 +140,15 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
                 "structure",
             )
             break
+    if flags.get("unlabelled_groups"):
+        out.add(
+            "groups_unlabelled",
+            "warning",
+            "the SQL groups rows but outputs only aggregates: nothing tells its rows apart",
+            None,
+            None,
+            "structure",
+        )
     ungrouped = flags.get("ungrouped_columns") or ()
     if ungrouped:
         out.add(

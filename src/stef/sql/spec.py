@@ -387,6 +387,7 @@ class _Extractor:
             "in_subquery_keys": self._in_subquery_keys(w),
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
             "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
+            "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
         }
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
@@ -599,4 +600,31 @@ def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
         if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
             out.append([e.alias.casefold(), node.sql_name().lower()])
     return out
+
+
+def _unlabelled_groups(sel: exp.Select) -> bool:
+    """The result groups rows but outputs only aggregates: several rows (one per group)
+    that nothing tells apart, as when the grouped column was left out of the SELECT.
+
+    >>> import sqlglot
+    >>> _unlabelled_groups(sqlglot.parse_one("SELECT COUNT(*) FROM t GROUP BY city"))
+    True
+    >>> _unlabelled_groups(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    False
+    >>> _unlabelled_groups(sqlglot.parse_one("SELECT MAX(n) FROM t GROUP BY c ORDER BY 1 LIMIT 1"))
+    False
+    """
+    group = sel.args.get("group")
+    if group is None or not group.expressions or not sel.expressions:
+        return False
+    bound = getattr(sel.args.get("limit"), "expression", None)
+    if isinstance(bound, exp.Literal) and bound.name == "1":
+        return False
+    for e in sel.expressions:
+        core = e.this if isinstance(e, exp.Alias) else e
+        if not core.find(exp.AggFunc) or any(
+            not c.find_ancestor(exp.AggFunc) for c in core.find_all(exp.Column)
+        ):
+            return False
+    return True
 
