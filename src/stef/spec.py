@@ -88,9 +88,12 @@ class Filter:
     clause: str = "where"
     func: str | None = None
     cue: str | None = None
+    #: SQL only: the condition selects rows that are then excluded (the right side of an
+    #: EXCEPT, a subquery under NOT IN / NOT EXISTS), so it answers a negated requirement.
+    negated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "column": self.column,
             "op": self.op,
             "values": list(self.values),
@@ -99,6 +102,9 @@ class Filter:
             "func": self.func,
             "cue": self.cue,
         }
+        if self.negated:
+            out["negated"] = True
+        return out
 
 
 @dataclass(frozen=True)

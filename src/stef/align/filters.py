@@ -126,6 +126,8 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     n, s = nl.op, sql.op
     if n == s:
         return True
+    if sql.negated and _POSITIVE.get(n) == s:
+        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring
     if {n, s} in ({">", ">="}, {"<", "<="}) and (_DAY.match(nv) or _DAY.match(sv)):
         return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
     if nl.func == "year" and n == "=":
@@ -153,6 +155,9 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+#: A negated operator and the positive one an excluded subquery applies it with.
+_POSITIVE = {"!=": "=", "not like": "like", "not in": "in"}
 
 
 def _one_off(nl: Filter, sql: Filter) -> bool:

@@ -522,7 +522,8 @@ NEGATION_BEFORE = re.compile(
     r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
     r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
     r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
-    r"mentioning|match|matching|start|starting|end|ending)){0,3}\s*$",
+    r"mentioning|match|matching|start|starting|end|ending|letter|letters|word|words|string|"
+    r"character|characters|phrase|text)){0,4}\s*$",
     re.I,
 )
 NEGATION_ANY = re.compile(
@@ -606,10 +607,11 @@ POSTFIX_RE = re.compile(
     re.I,
 )
 BETWEEN_RE = re.compile(
-    rf"\b(?:between|from|ranging\s+from|in\s+the\s+range\s+(?:of\s+)?)\s+(?P<a>{_NUM})\s+"
+    rf"\b(?:between|from|ranging\s+from|(?:in|within)\s+the\s+range\s+(?:of\s+)?)\s*"
+    rf"(?P<a>{_NUM})\s+"
     rf"(?:and|to|-)\s+(?P<b>{_NUM})"
     rf"|(?<![\w.$/-])(?P<c>{_CURRENCY}{_DIGITS})\s*(?:-|to|through)\s*(?P<d>{_CURRENCY}{_DIGITS})"
-    r"(?=\s+[a-z])",
+    r"(?=\s+[a-z]|\s*[?.!;]?\s*$)",
     re.I,
 )
 

@@ -150,7 +150,12 @@ def _step_attribute_numbers(ctx: _Ctx) -> None:
             and follows_ok
         ):
             col = _adjacent_column(ctx, m.start(), m.end())
-            f = Filter(col, "=", (num,), f"{word} {m.group(0)}", ctx.source)
+            start = m.start() - 1 - len(word)
+            negated = word in lx.NEGATION_WORDS or ctx.rx(lx.NEGATION_BEFORE).search(
+                ctx.low[max(0, start - 30) : start]
+            )  # "age is not 20", "not in division 1"
+            op = "!=" if negated else "="
+            f = Filter(col, op, (num,), f"{word} {m.group(0)}", ctx.source)
             ctx.add_filter(f, m.start(), m.end())
         else:
             ctx.add_literal(num)

@@ -11,6 +11,7 @@ some stay apart), and which joined tables no column uses (redundant or bridge ta
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
@@ -244,10 +245,13 @@ class Sources:
         linked_all = False
         where = sel.args.get("where")
         if where is not None:
+            first = len(out.filters)
             for jc in self.reader.read(where.this, "where", out, "inner", resolve):
                 if jc.left_qualifier is None or jc.right_qualifier is None:
                     linked_all = True
                 links.link(index.get(jc.left_qualifier or ""), index.get(jc.right_qualifier or ""))
+            if negated_scope(sel):
+                out.filters[first:] = [replace(f, negated=True) for f in out.filters[first:]]
         return linked_all
 
     def _read_having(self, sel: exp.Select, out: Conditions, resolve: _Resolve) -> None:
@@ -327,3 +331,27 @@ class Sources:
             if name and (base is not None or name not in cte_names):
                 out[name] = None
         return list(out)
+
+
+def negated_scope(sel: exp.Expr) -> bool:
+    """Are the rows ``sel`` selects excluded from the result: the right side of an EXCEPT,
+    a subquery under NOT IN or NOT EXISTS?
+
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("SELECT a FROM t EXCEPT SELECT a FROM u WHERE c = 1")
+    >>> [negated_scope(s) for s in t.find_all(exp.Select)]
+    [False, True]
+    >>> t = sqlglot.parse_one("SELECT a FROM t WHERE a NOT IN (SELECT a FROM u WHERE c = 1)")
+    >>> [negated_scope(s) for s in t.find_all(exp.Select)]
+    [False, True]
+    """
+    node: exp.Expr = sel
+    while node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.Except) and node is parent.expression:
+            return True
+        if isinstance(parent, (exp.In, exp.Exists)) and isinstance(parent.parent, exp.Not):
+            return True
+        node = parent
+    return False
+
