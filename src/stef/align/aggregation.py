@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import canon_col
+from stef.align.matching import canon_col, name_words
 from stef.findings import FindingCollector
 from stef.spec import Aggregation, Spec
 
@@ -25,6 +25,8 @@ _STORED_AGGREGATES = {
     "avg": re.compile(r"avg|average|mean"),
     "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
     "sum": re.compile(r"total|sum"),
+    "max": re.compile(r"^max|max_|highest"),
+    "min": re.compile(r"^min|min_|lowest"),
 }
 
 
@@ -164,18 +166,37 @@ def _measured(text: str) -> str | None:
     return next((w for w in after if w in _MEASURE_UNITS), None)
 
 
+def _counted_noun(text: str) -> str | None:
+    """The noun "how many" or "number of" counts (``how many adults`` → ``adults``).
+
+    >>> _counted_noun("How many adults"), _counted_noun("number of kids"), _counted_noun("all")
+    ('adults', 'kids', None)
+    """
+    words = text.casefold().split()
+    for lead in ("many", "of"):
+        if lead in words and words.index(lead) + 1 < len(words):
+            return words[words.index(lead) + 1].strip(",.?!;:")
+    return None
+
+
 def _check_count(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
     unit = _measured(na.text)
-    stored = unit and next(
-        (c for p in sql.projections if not p.is_aggregate for c in p.columns
-         if unit.rstrip("s") in c.casefold()),
+    noun = unit or _counted_noun(na.text)
+    stored = noun and next(
+        (
+            c
+            for p in sql.projections
+            if not p.is_aggregate
+            for c in p.columns
+            if noun.rstrip("s") in {w.casefold().rstrip("s") for w in name_words(c)}
+        ),
         None,
     )
     if stored:
         out.add(
             "aggregation_stored",
             "info",
-            f"question asks how many {unit}; the SQL reads a stored quantity ({stored})",
+            f"question asks how many {noun}; the SQL reads a stored quantity ({stored})",
             na.text,
             stored,
             "aggregation",
@@ -215,6 +236,15 @@ def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector
             "aggregation_substituted",
             "warning",
             "question asks for a total; the SQL counts rows",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif sql.flags.get("addition"):
+        out.add(
+            "aggregation_equivalent",
+            "info",
+            "total computed as an addition",
             na.text,
             None,
             "aggregation",

@@ -5,10 +5,12 @@ LIMIT for a top-k question, and the sorts and safety limits the rules tolerate
 
 from __future__ import annotations
 
+import re
+
 from stef.align.aggregation import sql_aggs
 from stef.findings import FindingCollector
 from stef.rules import Rules
-from stef.spec import Spec
+from stef.spec import OrderKey, Spec
 
 
 def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
@@ -49,6 +51,28 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     return next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
 
 
+#: Superlatives of age, read as dates (the youngest has the latest birth date), by the
+#: direction they ask of a column that holds an age.
+_AGE_SUPERLATIVES = {"youngest": "asc", "oldest": "desc", "eldest": "desc"}
+
+
+def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
+    """The direction the question asks of the SQL's sort key: "the youngest" sorts
+    birth dates descending but ages ascending.
+
+    >>> _wanted(OrderKey("date", "desc", text="youngest editor"), OrderKey("age", "asc"))
+    'asc'
+    >>> _wanted(OrderKey("date", "desc", text="youngest editor"), OrderKey("birthday", "desc"))
+    'desc'
+    """
+    key_words = set(re.findall(r"[a-z]+", sorted_by.key.casefold()))
+    if "age" in key_words:
+        for w in asked.text.casefold().split():
+            if w in _AGE_SUPERLATIVES:
+                return _AGE_SUPERLATIVES[w]
+    return asked.direction
+
+
 def _check_order(
     nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]
 ) -> None:
@@ -56,7 +80,7 @@ def _check_order(
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
     if asked_order and first is not None:
-        want = nl.order_by[0].direction
+        want = _wanted(nl.order_by[0], first)
         if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
             if nl.order_by[0].stated:
                 out.add(

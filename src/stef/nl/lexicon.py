@@ -519,7 +519,8 @@ LIKE_CUES = re.compile(
 )
 NEGATION_BEFORE = re.compile(
     r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
-    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't)\b"
+    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|neither|nor)\b"
+    r"(?:\s+[a-z]+(?:ed|es|s|e)\b)?"  # one verb: "does not produce", "not located in"
     r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
     r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
     r"mentioning|match|matching|start|starting|end|ending|letter|letters|word|words|string|"

@@ -388,6 +388,8 @@ class _Extractor:
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
             "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
             "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
+            "addition": isinstance(eff, exp.Select)
+            and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
