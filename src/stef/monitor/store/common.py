@@ -32,6 +32,7 @@ from stef.monitor.stats import (
     to_epoch,
     window_start,
 )
+from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.migrations import ROLLUP_SECONDS
 from stef.monitor.store.selection import Selection
 
@@ -452,9 +453,8 @@ class SQLReader:
         if limit is not None:
             sql += f" LIMIT {self.dialect.mark}"
             params.append(int(limit))
-        loads = orjson.loads
         for (doc,) in self._stream(sql, params):
-            yield loads(doc)
+            yield decode_doc(doc)
 
     def score_pairs(
         self, selection: Selection | Mapping[str, Any] | None
