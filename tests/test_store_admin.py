@@ -22,6 +22,7 @@ MIGRATIONS = [
     "0003_rollups",
     "0004_watch_state",
     "0005_compressed_docs",
+    "0006_row_finding_kinds",
 ]
 
 
@@ -49,17 +50,17 @@ def run(*args: str):
 def test_migrate_applies_each_migration_once_and_check_lists_pending(store_target):
     check = run("store", "migrate", "--store", store_target, "--check")
     assert check.exit_code == 1
-    assert check.stdout.splitlines()[:5] == [f"pending {m}" for m in MIGRATIONS]
-    assert check.stdout.splitlines()[5].endswith(": 5 migration(s) pending")
+    assert check.stdout.splitlines()[:6] == [f"pending {m}" for m in MIGRATIONS]
+    assert check.stdout.splitlines()[6].endswith(": 6 migration(s) pending")
 
     first = run("store", "migrate", "--store", store_target)
     assert first.exit_code == 0, first.output
     lines = first.stdout.splitlines()
-    assert lines[:5] == [f"applied {m}" for m in MIGRATIONS]
-    assert lines[5].endswith(": 5 migration(s) applied; schema current (5 migrations)")
+    assert lines[:6] == [f"applied {m}" for m in MIGRATIONS]
+    assert lines[6].endswith(": 6 migration(s) applied; schema current (6 migrations)")
 
     again = run("store", "migrate", "--store", store_target)
-    assert again.stdout.endswith(": nothing to apply; schema current (5 migrations)\n")
+    assert again.stdout.endswith(": nothing to apply; schema current (6 migrations)\n")
     assert run("store", "migrate", "--store", store_target, "--check").exit_code == 0
 
 

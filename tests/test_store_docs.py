@@ -39,7 +39,8 @@ def _figures(tallies):
 
 
 def _as_before_0005(target: str) -> None:
-    """Turn a store into what STEF wrote before 0005: documents as JSON text, 0005 not applied."""
+    """Turn a store into what STEF wrote before 0005: documents as JSON text, no
+    ``finding_kinds`` column, 0005 and 0006 not applied."""
     if target.startswith("postgresql://"):
         with psycopg.connect(target, autocommit=True) as conn, conn.transaction():
             docs = conn.execute("SELECT seq, doc FROM evaluation_docs").fetchall()
@@ -50,7 +51,8 @@ def _as_before_0005(target: str) -> None:
                     "INSERT INTO evaluation_docs VALUES (%s, %s)",
                     [(seq, orjson.dumps(decode_doc(doc)).decode()) for seq, doc in docs],
                 )
-            conn.execute("DELETE FROM schema_migrations WHERE name = '0005_compressed_docs'")
+            conn.execute("ALTER TABLE evaluations DROP COLUMN finding_kinds")
+            conn.execute("DELETE FROM schema_migrations WHERE name >= '0005'")
         return
     conn = sqlite3.connect(target, isolation_level=None)
     conn.execute("BEGIN")
@@ -61,7 +63,8 @@ def _as_before_0005(target: str) -> None:
         "INSERT INTO evaluation_docs VALUES (?, ?)",
         [(seq, orjson.dumps(decode_doc(doc)).decode()) for seq, doc in docs],
     )
-    conn.execute("DELETE FROM schema_migrations WHERE name = '0005_compressed_docs'")
+    conn.execute("ALTER TABLE evaluations DROP COLUMN finding_kinds")
+    conn.execute("DELETE FROM schema_migrations WHERE name >= '0005'")
     conn.execute("COMMIT")
     conn.close()
 
@@ -84,20 +87,21 @@ def test_an_old_store_migrates_to_compressed_documents_and_reads_the_same(
     store.close()
     _as_before_0005(store_target)
     old = open_store(store_target, migrate=False)
-    assert old.pending_migrations() == ["0005_compressed_docs"]
+    assert old.pending_migrations() == ["0005_compressed_docs", "0006_row_finding_kinds"]
     # Before migrating, the text documents read as ever.
     assert [e["id"] for e in old.query(limit=3)] == [e["id"] for e in evaluations[:3]]
     old.close()
 
     store = open_store(store_target)
-    assert store.migrated == ["0005_compressed_docs"]
+    assert store.migrated == ["0005_compressed_docs", "0006_row_finding_kinds"]
     assert list(store.query()) == evaluations
     raw = _raw_docs(store_target)
     assert len(raw) == 300 and all(d[:4] == ZSTD_MAGIC for d in raw)
-    by = ["agent", "agent_version"]
-    assert _figures(store.tallies(by=by, window=86400.0)) == _figures(
-        tally_evaluations(evaluations, by=by, window=86400.0)
-    )
+    # Figures from rollups, and from the rows (the backfilled finding kinds included).
+    for by, window in ((["agent", "agent_version"], 86400.0), (["metadata.team"], 1800.0)):
+        assert _figures(store.tallies(by=by, window=window)) == _figures(
+            tally_evaluations(evaluations, by=by, window=window)
+        )
     # Writing, replacing and reading go on as on a new store.
     changed = {**evaluations[0], "score": 0.0, "band": "poor"}
     assert store.write([changed], replace=True) == 0

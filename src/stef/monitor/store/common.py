@@ -53,6 +53,7 @@ COLUMNS = (
     "confidence",
     "question_key",
     "metadata",
+    "finding_kinds",
 )
 ORDERS = {
     None: "e.seq",
@@ -176,11 +177,23 @@ def checked(
     return unique
 
 
+def kinds_text(kinds: Mapping[str, str]) -> str | None:
+    """The ``finding_kinds`` column: an evaluation's :func:`finding_kinds` as JSON, by kind.
+
+    >>> kinds_text({"limit_mismatch": "warning", "filter_missing": "error"})
+    '{"filter_missing":"error","limit_mismatch":"warning"}'
+    """
+    return orjson.dumps(dict(sorted(kinds.items()))).decode() if kinds else None
+
+
 def build_row(
-    ev: Mapping[str, Any], t: float, meta_text: Callable[[Any], str] = json_text
+    ev: Mapping[str, Any],
+    t: float,
+    meta_text: Callable[[Any], str] = json_text,
+    kinds: Mapping[str, str] | None = None,
 ) -> tuple[Any, ...]:
     """The light columns of one evaluation, in :data:`COLUMNS` order (metadata as JSON text,
-    written by ``meta_text``)."""
+    written by ``meta_text``; ``kinds`` its :func:`~stef.monitor.stats.finding_kinds`)."""
     get = ev.get
     ok = get("status") == "ok"
     bd = (get("breakdown") or {}) if ok else {}
@@ -212,6 +225,7 @@ def build_row(
         float(conf) if isinstance(conf, (int, float)) else None,
         question_key(get("question")),
         meta_text(meta) if isinstance(meta, dict) and meta else None,
+        kinds_text(kinds) if kinds else None,
     )
 
 
@@ -313,6 +327,36 @@ class _TallySum:
         )
 
 
+def _rows_tally(row: Sequence[Any], kinds_cache: dict[str, list[tuple[str, bool]]]) -> Tally:
+    """The tally of one group from :meth:`SQLReader._tallies_from_rows`'s aggregates:
+    count, JSON arrays (statuses, scores, bands, filters, verdicts and finding kinds of its
+    rows; the last five of evaluated rows only), confidence sum and count."""
+    records, statuses, scores, bands, filters, verdicts, found, conf_sum, conf_n = row
+    loads = orjson.loads
+    tally = Tally(records=int(records), confidence_sum=float(conf_sum or 0.0))
+    tally.confidence_n = int(conf_n or 0)
+    tally.statuses.update(loads(statuses))
+    if scores:
+        tally.scores.update(
+            {float(k): n for k, n in Counter(loads(scores)).items() if k is not None}
+        )
+    for counter, text in (
+        (tally.bands, bands),
+        (tally.filters, filters),
+        (tally.verdicts, verdicts),
+    ):
+        if text:
+            counter.update({k: n for k, n in Counter(loads(text)).items() if k})
+    if found:
+        for text, n in Counter(loads(found)).items():
+            parsed = kinds_cache.get(text)
+            if parsed is None:
+                parsed = kinds_cache[text] = [(k, v == "info") for k, v in loads(text).items()]
+            for kind, info in parsed:
+                (tally.excused if info else tally.findings)[kind] += n
+    return tally
+
+
 @dataclass(frozen=True)
 class Dialect:
     """The SQL that differs between the two stores."""
@@ -325,6 +369,9 @@ class Dialect:
     bucket: Callable[[float], str]
     #: the aggregate summing a nullable column to 0.0 when all are NULL
     total: str
+    #: the aggregate making a JSON array (text) of an expression over the group's rows
+    #: (those where the condition holds, when one is given)
+    array: Callable[[str, str | None], str]
 
 
 def _sqlite_meta(key: str) -> str:
@@ -345,12 +392,16 @@ SQLITE = Dialect(
     meta_expr=_sqlite_meta,
     bucket=lambda w: f"(CAST(e.t / {w!r} AS INTEGER) * {w!r})",
     total="total",
+    array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
 )
 POSTGRES = Dialect(
     mark="%s",
     meta_expr=_pg_meta,
     bucket=lambda w: f"(floor(e.t / {w!r}) * {w!r})",
     total="sum",
+    array=lambda x, cond: (
+        f"(json_agg({x})" + (f" FILTER (WHERE {cond})" if cond else "") + ")::text"
+    ),
 )
 
 
@@ -518,6 +569,9 @@ class SQLReader:
     def _tallies_from_rows(
         self, sel: Selection, by: Sequence[str], window: float | None
     ) -> dict[GroupKey, Tally]:
+        """One scan of ``evaluations``, one output row per group and window: the columns a
+        tally counts gathered as JSON arrays (finding kinds from the rows' ``finding_kinds``),
+        counted here. Grouping by the group alone keeps the database's sort narrow."""
         clause, params = where(sel, self.dialect)
         groups = [
             f"e.{k}" if k in GROUP_KEYS else self.dialect.meta_expr(k[len("metadata.") :])
@@ -525,34 +579,26 @@ class SQLReader:
         ]
         if window is not None:
             groups.append(self.dialect.bucket(float(window)))
+        n, nby = len(groups), len(by)
+        arr, ok = self.dialect.array, "e.status = 'ok'"
+        parts = [
+            "count(*)",
+            arr("e.status", None),
+            *(arr(f"e.{c}", ok) for c in ("score", "band", "filter_status", "verdict")),
+            arr("e.finding_kinds", "e.finding_kinds IS NOT NULL"),
+            f"{self.dialect.total}(e.confidence) FILTER (WHERE {ok})",
+            f"count(e.confidence) FILTER (WHERE {ok})",
+        ]
         lead = "".join(f"{g}, " for g in groups)
-        n = len(groups)
+        grouping = f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
+        sql = f"SELECT {lead}{', '.join(parts)} FROM evaluations e{clause}{grouping}"
+        kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
-
-        def key_of(row: Sequence[Any]) -> GroupKey:
-            start = float(row[n - 1]) if window is not None else None
-            return (tuple(row[: len(by)]), start)
-
-        sql = (
-            f"SELECT {lead}e.status, e.score, e.band, e.filter_status, e.verdict, count(*), "
-            f"coalesce({self.dialect.total}(e.confidence), 0.0), count(e.confidence) "
-            f"FROM evaluations e{clause} "
-            f"GROUP BY {', '.join(str(i) for i in range(1, n + 6))}"
-        )
         for row in self._fetch(sql, params):
-            key = key_of(row)
-            if key not in out:
-                out[key] = Tally()
-            out[key].add_cell(*row[n:])
-        sql = (
-            f"SELECT {lead}f.kind, f.severity = 'info', count(*) FROM findings f "
-            f"JOIN evaluations e ON e.seq = f.seq{clause} "
-            f"GROUP BY {', '.join(str(i) for i in range(1, n + 3))}"
-        )
-        for row in self._fetch(sql, params):
-            kind, info, count = row[n:]
-            tally = out.setdefault(key_of(row), Tally())
-            (tally.excused if info else tally.findings)[kind] += count
+            if not row[n]:
+                continue  # no group: an empty selection still gives one row
+            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
+            out[key] = _rows_tally(row[n:], kinds)
         return out
 
     def _prune_boundary(self, before: float) -> tuple[int, dict[RollupKey, Tally]]:

@@ -133,6 +133,20 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     ("0005_compressed_docs", m0005_compressed_docs),
+    (
+        "0006_row_finding_kinds",
+        (
+            "ALTER TABLE evaluations ADD COLUMN finding_kinds TEXT",
+            """
+            UPDATE evaluations e SET finding_kinds = k.kinds
+            FROM (
+                SELECT seq, json_object_agg(kind, severity ORDER BY kind)::text AS kinds
+                FROM findings GROUP BY seq
+            ) k
+            WHERE e.seq = k.seq
+            """,
+        ),
+    ),
 ]
 
 _LEDGER = (

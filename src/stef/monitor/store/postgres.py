@@ -56,7 +56,7 @@ _STAGE = (
         ord INTEGER, id TEXT, agent TEXT, agent_version TEXT, app TEXT, timestamp TEXT,
         evaluated_at TEXT, t DOUBLE PRECISION, status TEXT, score DOUBLE PRECISION, band TEXT,
         filter_status TEXT, verdict TEXT, confidence DOUBLE PRECISION, question_key TEXT,
-        metadata TEXT, doc BYTEA
+        metadata TEXT, finding_kinds TEXT, doc BYTEA
     ) ON COMMIT DELETE ROWS
     """,
     """
@@ -139,9 +139,9 @@ def _jsonb_text(obj: Any) -> str:
 def _entry(ev: Mapping[str, Any], t: float) -> tuple[tuple[Any, ...], bytes, dict[str, str]]:
     """(light columns, compressed document, finding kinds) of one evaluation, as
     PostgreSQL stores them."""
-    row = build_row(ev, t, _jsonb_text)
-    data = json_bytes(ev)
     kinds = finding_kinds(ev)
+    row = build_row(ev, t, _jsonb_text, kinds)
+    data = json_bytes(ev)
     if b"\\u0000" in data:  # a NUL somewhere: the columns cannot hold it
         row = tuple(_no_nul(v) for v in row)
         kinds = {_no_nul(k): v for k, v in kinds.items()}

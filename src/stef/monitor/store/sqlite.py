@@ -267,10 +267,10 @@ class SQLiteStore(SQLReader):
                     seq, next_seq, new = next_seq, next_seq + 1, new + 1
                 elif not replace:
                     continue
-                row = build_row(ev, t)
+                ev_kinds = finding_kinds(ev)
+                row = build_row(ev, t, kinds=ev_kinds)
                 rows.append((seq, *row))
                 docs.append((seq, encode_doc(ev)))
-                ev_kinds = finding_kinds(ev)
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
                 delta.add(row, ev_kinds)
