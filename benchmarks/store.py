@@ -7,8 +7,9 @@ them to a fresh SQLite store and times, against baselines measured in the same r
   only a primary key (the least any store must do);
 * stats: every grouping and window of :data:`STATS` (tallies + figures, as ``stef stats``
   computes them) versus a bare ``SELECT agent, agent_version, count(*), avg(score) …
-  GROUP BY`` over the same table: those rollups answer, and those that scan the rows (a
-  metadata key, sub-hour windows, a status selection);
+  GROUP BY`` over the store's own ``evaluations`` table (also timed over the bare
+  table): those rollups answer, and those that scan the rows (a metadata key, sub-hour
+  windows, a status selection);
 * size: bytes per evaluation of the store versus the bare table of (id, JSON), and the
   stored (compressed) documents versus their JSON.
 
@@ -101,7 +102,7 @@ def timed(fn: Any) -> tuple[float, Any]:
 
 def time_stats(store: Any, bare_s: float) -> None:
     """Time every :data:`STATS` query (tallies and figures) against the bare GROUP BY."""
-    print(f"stats, bare GROUP BY count/avg:                    {bare_s:6.3f} s")
+    print(f"stats, bare GROUP BY count/avg (the baseline):     {bare_s:6.3f} s")
     for label, by, window, sel in STATS:
 
         def run(sel: Selection = sel, by: list[str] = by, window: float | None = window) -> int:
@@ -132,9 +133,12 @@ def main() -> None:
     else:
         store, bare = ingest(workdir, evs, n)
     bare_q = (
-        "SELECT agent, agent_version, count(*), avg(score) FROM bare GROUP BY agent, agent_version"
+        "SELECT agent, agent_version, count(*), avg(score) FROM {} GROUP BY agent, agent_version"
     )
-    bare_stats_s, _ = timed(lambda: bare.execute(bare_q).fetchall())
+    bare_table_s, _ = timed(lambda: bare.execute(bare_q.format("bare")).fetchall())
+    print(f"stats, bare GROUP BY count/avg over the bare table:  {bare_table_s:6.3f} s")
+    # The baseline of the ratios: the same GROUP BY over the store's own light columns.
+    bare_stats_s, _ = timed(lambda: store.conn.execute(bare_q.format("evaluations")).fetchall())
     time_stats(store, bare_stats_s)
     json_bytes = bare.execute("SELECT sum(length(CAST(doc AS BLOB))) FROM bare").fetchone()[0]
     doc_bytes = store.conn.execute("SELECT sum(length(doc)) FROM evaluation_docs").fetchone()[0]
