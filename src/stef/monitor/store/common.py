@@ -66,6 +66,9 @@ ORDERS = {
     "-score": "e.score IS NULL, e.score DESC, e.seq",
 }
 RollupKey = tuple[str | None, str | None, str | None, int]
+#: Over more windows than this, figures over the rows gather JSON arrays per window even
+#: where the database hashes (see :meth:`SQLReader._few_windows`).
+MANY_WINDOWS = 200
 
 
 class StoreError(StefError):
@@ -380,6 +383,7 @@ POSTGRES = Dialect(
     array=lambda x, cond: (
         f"(json_agg({x})" + (f" FILTER (WHERE {cond})" if cond else "") + ")::text"
     ),
+    hash_aggregate=True,
 )
 
 
@@ -448,6 +452,10 @@ class SQLReader:
 
     def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         yield from self._fetch(sql, params)
+
+    def _fetch_grouped(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """All rows of a many-column GROUP BY (a store may tell its planner to hash it)."""
+        return self._fetch(sql, params)
 
     def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
         """How many stored evaluations match ``selection``."""
@@ -601,13 +609,13 @@ class SQLReader:
             f"{self.dialect.total}(e.confidence) FILTER (WHERE {ok}), "
             f"count(e.confidence) FILTER (WHERE {ok})"
         )
-        if self.dialect.hash_aggregate:
+        if self.dialect.hash_aggregate and self._few_windows(sel, window):
             cells = "e.status, e.score, e.band, e.filter_status, e.verdict, e.finding_kinds"
             keys = ", ".join(str(i) for i in range(1, n + 7))
             sql = (
                 f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {keys}"
             )
-            return fold_cells(self._fetch(sql, params), n, nby, window is not None)
+            return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
         arr = self.dialect.array
         parts = [
             "count(*)",
@@ -620,12 +628,28 @@ class SQLReader:
         sql = f"SELECT {lead}{', '.join(parts)} FROM evaluations e{clause}{grouping}"
         kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
-        for row in self._fetch(sql, params):
+        for row in self._fetch_grouped(sql, params):
             if not row[n]:
                 continue  # no group: an empty selection still gives one row
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             out[key] = tally_of_arrays(row[n:], kinds)
         return out
+
+    def _few_windows(self, sel: Selection, window: float | None) -> bool:
+        """Whether ``window`` cuts the selection's time span into at most
+        :data:`MANY_WINDOWS` windows (the span from the index on ``t``, or the selection's
+        ``since``/``until``). Grouping by every counted column returns a row per distinct
+        cell, which over many windows costs more than the JSON arrays of one row each."""
+        if window is None:
+            return True
+        lo, hi = sel.since, sel.until
+        if lo is None or hi is None:
+            first, last = self._fetch("SELECT min(t), max(t) FROM evaluations", ())[0]
+            lo = first if lo is None else lo
+            hi = last if hi is None else hi
+        if lo is None or hi is None:
+            return True
+        return (float(hi) - float(lo)) / float(window) <= MANY_WINDOWS
 
     def _prune_boundary(self, before: float) -> tuple[int, dict[RollupKey, Tally]]:
         """For pruning records before ``before``: the first rollup hour that survives, and
