@@ -40,3 +40,30 @@ def test_a_position_not_given_by_a_page_is_refused(store_target):
     assert info.value.message == "a page position is [seq, t, score] as a page returned it"
     assert store.page(order_by="time", limit=5) == ([], None)
     store.close()
+
+
+def test_the_api_list_pages_by_keyset_and_refuses_a_cursor_of_another_sort(tmp_path):
+    from stef.service import queries
+    from stef.service.auth import Principal
+    from stef.service.errors import ApiError
+
+    store = open_store(tmp_path / "stef.db")
+    store.write(make_evaluations(120, seed=5, error_rate=0.1))
+    who = Principal("read", None, "t")
+    seen, cursor = [], None
+    while True:
+        q = queries.list_query({"sort": "-score", "limit": "50", "cursor": cursor})
+        page = queries.list_evaluations(store, q, who)
+        assert page["total"] == 120
+        seen += [e["id"] for e in page["evaluations"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [e["id"] for e in store.query(order_by="-score")]
+    first = queries.list_evaluations(
+        store, queries.list_query({"sort": "time", "limit": "10"}), who
+    )
+    with pytest.raises(ApiError) as info:
+        queries.list_query({"sort": "-time", "cursor": first["next_cursor"]})
+    assert str(info.value) == "cursor is not one this service gave out"
+    store.close()
