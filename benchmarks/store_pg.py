@@ -7,11 +7,15 @@ the same run on the same server:
 
 * ingest: ``Store.write`` versus a bare ``COPY`` of (id, JSON) into a table with only a
   primary key (the least any store must do);
-* stats: ``stef stats --by agent,agent_version --window 1d`` (tallies + figures) versus a
-  bare ``SELECT agent, agent_version, count(*), avg(score) … GROUP BY`` over the store's
-  own ``evaluations`` table; also groupings that cannot use rollups.
+* stats: every grouping and window of ``store.STATS`` (tallies + figures) versus a bare
+  ``SELECT agent, agent_version, count(*), avg(score) … GROUP BY`` over the store's own
+  ``evaluations`` table;
+* size: bytes per evaluation of the store's tables versus the bare table of (id, JSON),
+  and the stored (compressed) documents versus their JSON.
 
-Run: ``.venv/bin/python benchmarks/store_pg.py [--n 1000000] [--server postgresql://…]``.
+Run: ``.venv/bin/python benchmarks/store_pg.py [--n 1000000] [--server postgresql://…]``;
+``--keep --name stef_store_scale`` keeps the database, and ``--reuse`` then times the stats
+over it again without ingesting.
 Targets (issues 14 and 16): >= 20,000 evaluations/s ingest, every stats query under 2 s on
 1 million evaluations.
 """
@@ -31,9 +35,8 @@ import orjson
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from store import pool, stream, timed
+from store import pool, stream, time_stats, timed
 
-from stef.monitor.stats import figures
 from stef.monitor.store.postgres import PostgresStore
 from stef.monitor.store.sqlite import SQLiteStore
 
@@ -52,27 +55,71 @@ def main() -> None:
         action="store_true",
         help="also time SQLiteStore.write on the same evaluations, in this run",
     )
+    ap.add_argument("--name", default=None, help="the database (default: stef_bench_<random>)")
+    ap.add_argument("--reuse", action="store_true", help="time the stats over --name as it is")
     args = ap.parse_args()
-    name = f"stef_bench_{uuid.uuid4().hex[:8]}"
+    name = args.name or f"stef_bench_{uuid.uuid4().hex[:8]}"
     admin = psycopg.connect(args.server, autocommit=True)
-    admin.execute(f'CREATE DATABASE "{name}"')
+    if not args.reuse:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
     url = urlsplit(args.server)._replace(path=f"/{name}").geturl()
     try:
-        run(url, args.n, args.sqlite)
+        run(url, args.n, args.sqlite, args.reuse)
     finally:
         if not args.keep:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
         admin.close()
 
 
-def run(url: str, n: int, with_sqlite: bool) -> None:
+def run(url: str, n: int, with_sqlite: bool, reuse: bool) -> None:
     evs = pool()
     version = psycopg.connect(url).execute("SHOW server_version").fetchone()
     print(f"{n:,} synthetic evaluations, PostgreSQL {version[0] if version else '?'}, {url}")
+    bare = psycopg.connect(url, autocommit=True)
+    if reuse:
+        store = PostgresStore(url)
+        assert store.count() == n, store.count()
+        print("reusing the database (no ingest timed)")
+    else:
+        store = ingest(url, bare, evs, n, with_sqlite)
+    bare_q = (
+        "SELECT agent, agent_version, count(*), avg(score) FROM evaluations "
+        "GROUP BY agent, agent_version"
+    )
+    bare_stats_s, _ = timed(lambda: bare.execute(bare_q).fetchall())
+    time_stats(store, bare_stats_s)
+
+    def size(*tables: str) -> int:
+        row = bare.execute(
+            "SELECT sum(pg_total_relation_size(c)) FROM unnest(%s::regclass[]) AS c",
+            (list(tables),),
+        ).fetchone()
+        return int(row[0]) if row and row[0] else 0
+
+    total = size("evaluations", "evaluation_docs", "findings", "rollups")
+    bare_total = size("bare")
+    print(
+        f"store size: {total / 1e6:,.0f} MB ({total / n:,.0f} bytes per evaluation), "
+        f"{total / bare_total:.2f}x the bare table of (id, JSON) ({bare_total / n:,.0f} bytes)"
+    )
+    docs = bare.execute("SELECT sum(length(doc)) FROM evaluation_docs").fetchone()
+    json_size = bare.execute("SELECT sum(octet_length(doc)) FROM bare").fetchone()
+    if docs and json_size and docs[0] and json_size[0]:
+        print(
+            f"documents: {docs[0] / n:,.0f} bytes stored per evaluation for "
+            f"{json_size[0] / n:,.0f} bytes of JSON ({docs[0] / json_size[0]:.2f}x)"
+        )
+    store.close()
+    bare.close()
+
+
+def ingest(
+    url: str, bare: psycopg.Connection, evs: list[dict], n: int, with_sqlite: bool
+) -> PostgresStore:
+    """The bare COPY and ``PostgresStore.write`` (and SQLite's, with ``--sqlite``), timed."""
     gen_s, _ = timed(lambda: sum(1 for _ in stream(evs, n)))
     print(f"generating alone:        {gen_s:7.2f} s (included in both ingest timings)")
-
-    bare = psycopg.connect(url, autocommit=True)
     bare.execute("CREATE TABLE bare (id TEXT PRIMARY KEY, doc TEXT NOT NULL)")
     copy_sql = "COPY bare (id, doc) FROM STDIN"
 
@@ -108,37 +155,7 @@ def run(url: str, n: int, with_sqlite: bool) -> None:
     again_s, stored = timed(lambda: store.write(stream(evs, m)))
     print(f"re-ingest (all known):    {m / again_s:10,.0f} evaluations/s, {stored} new")
     bare.execute("VACUUM ANALYZE")
-
-    bare_q = (
-        "SELECT agent, agent_version, count(*), avg(score) FROM evaluations "
-        "GROUP BY agent, agent_version"
-    )
-    bare_stats_s, _ = timed(lambda: bare.execute(bare_q).fetchall())
-
-    def stats(by: list[str], window: float | None) -> int:
-        tallies = store.tallies(by=by, window=window)
-        return len([figures(t) for t in tallies.values()])
-
-    stats_s, rows = timed(lambda: stats(["agent", "agent_version"], 86400.0))
-    print(f"stats, bare GROUP BY count/avg: {bare_stats_s:6.3f} s")
-    print(
-        f"stats --by agent,agent_version --window 1d: {stats_s:6.3f} s ({rows} rows), "
-        f"{stats_s / bare_stats_s:.2f}x the bare GROUP BY"
-    )
-    all_s, rows = timed(lambda: stats([], None))
-    print(f"stats (everything, one row):               {all_s:6.3f} s")
-    meta_s, rows = timed(lambda: stats(["metadata.team"], None))
-    print(f"stats --by metadata.team (no rollups):     {meta_s:6.3f} s ({rows} rows)")
-    odd_s, rows = timed(lambda: stats(["agent"], 1800.0))
-    print(f"stats --by agent --window 30m (no rollups): {odd_s:6.3f} s ({rows} rows)")
-    size = bare.execute(
-        "SELECT sum(pg_total_relation_size(c)) FROM unnest(ARRAY['evaluations', "
-        "'evaluation_docs', 'findings', 'rollups']::regclass[]) AS c"
-    ).fetchone()
-    total = int(size[0]) if size and size[0] else 0
-    print(f"store size: {total / 1e6:,.0f} MB ({total / n:,.0f} bytes per evaluation)")
-    store.close()
-    bare.close()
+    return store
 
 
 if __name__ == "__main__":

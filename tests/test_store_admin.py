@@ -16,7 +16,14 @@ from stef.monitor.store import Selection, StoreError, open_store
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
 from monitor_factory import make_evaluations
 
-MIGRATIONS = ["0001_evaluations", "0002_findings", "0003_rollups", "0004_watch_state"]
+MIGRATIONS = [
+    "0001_evaluations",
+    "0002_findings",
+    "0003_rollups",
+    "0004_watch_state",
+    "0005_compressed_docs",
+    "0006_row_finding_kinds",
+]
 
 
 def figures_of(tallies):
@@ -43,17 +50,17 @@ def run(*args: str):
 def test_migrate_applies_each_migration_once_and_check_lists_pending(store_target):
     check = run("store", "migrate", "--store", store_target, "--check")
     assert check.exit_code == 1
-    assert check.stdout.splitlines()[:4] == [f"pending {m}" for m in MIGRATIONS]
-    assert check.stdout.splitlines()[4].endswith(": 4 migration(s) pending")
+    assert check.stdout.splitlines()[:6] == [f"pending {m}" for m in MIGRATIONS]
+    assert check.stdout.splitlines()[6].endswith(": 6 migration(s) pending")
 
     first = run("store", "migrate", "--store", store_target)
     assert first.exit_code == 0, first.output
     lines = first.stdout.splitlines()
-    assert lines[:4] == [f"applied {m}" for m in MIGRATIONS]
-    assert lines[4].endswith(": 4 migration(s) applied; schema current (4 migrations)")
+    assert lines[:6] == [f"applied {m}" for m in MIGRATIONS]
+    assert lines[6].endswith(": 6 migration(s) applied; schema current (6 migrations)")
 
     again = run("store", "migrate", "--store", store_target)
-    assert again.stdout.endswith(": nothing to apply; schema current (4 migrations)\n")
+    assert again.stdout.endswith(": nothing to apply; schema current (6 migrations)\n")
     assert run("store", "migrate", "--store", store_target, "--check").exit_code == 0
 
 

@@ -256,7 +256,8 @@ async def evaluations(request: Request) -> Response:
     engine = request.app.state.engine
 
     def work() -> tuple[dict[str, Any], dict[str, list[str]]]:
-        return queries.list_evaluations(engine.store(), lq, who), _choices(engine, who)
+        page = queries.list_evaluations(engine.store(), lq, who, keyset=False)
+        return page, _choices(engine, who)
 
     page, choices = await run_in_threadpool(work)
     base = {k: v for k, v in params.items() if k != "cursor"}

@@ -61,6 +61,16 @@ class Store(Protocol):
     def get(self, evaluation_id: str) -> dict[str, Any] | None:
         """The evaluation stored under ``evaluation_id``, or ``None``."""
 
+    def page(
+        self,
+        selection: Selection | Mapping[str, Any] | None = None,
+        *,
+        order_by: str | None = None,
+        limit: int = 50,
+        after: Sequence[Any] | None = None,
+    ) -> tuple[list[dict[str, Any]], list[Any] | None]:
+        """One page of whole evaluations and the keyset position of the next (or ``None``)."""
+
     def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
         """How many evaluations match."""
 

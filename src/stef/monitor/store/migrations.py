@@ -5,8 +5,8 @@ Each migration runs once, in order, inside a transaction; its name is then recor
 
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
->>> migrate(conn)
-['0001_evaluations', '0002_findings', '0003_rollups', '0004_watch_state']
+>>> migrate(conn)[-3:]
+['0004_watch_state', '0005_compressed_docs', '0006_row_finding_kinds']
 >>> migrate(conn)
 []
 """
@@ -133,12 +133,62 @@ def m0004_watch_state(conn: sqlite3.Connection) -> None:
     )
 
 
+def m0005_compressed_docs(conn: sqlite3.Connection) -> None:
+    """Whole evaluations as zstd-compressed JSON (a BLOB) instead of JSON text.
+
+    Each stored document is compressed as it is (its JSON bytes unchanged) into a new
+    ``evaluation_docs`` table, 5,000 at a time; the old table is dropped. The file keeps
+    its size until ``VACUUM`` (or ``stef store copy``); new writes reuse the freed pages.
+    """
+    from stef.monitor.store.codec import compress_json  # common, which codec needs, imports us
+
+    conn.execute("CREATE TABLE evaluation_docs_z (seq INTEGER PRIMARY KEY, doc BLOB NOT NULL)")
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT seq, doc FROM evaluation_docs WHERE seq > ? ORDER BY seq LIMIT 5000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        conn.executemany(
+            "INSERT INTO evaluation_docs_z (seq, doc) VALUES (?, ?)",
+            [(seq, _compressed(doc, compress_json)) for seq, doc in rows],
+        )
+        last = rows[-1][0]
+    conn.execute("DROP TABLE evaluation_docs")
+    conn.execute("ALTER TABLE evaluation_docs_z RENAME TO evaluation_docs")
+
+
+def _compressed(doc: str | bytes, compress: Callable[[bytes], bytes]) -> bytes:
+    """A stored document compressed, unless it already is (a zstd frame)."""
+    data = doc.encode() if isinstance(doc, str) else bytes(doc)
+    return data if data[:4] == b"\x28\xb5\x2f\xfd" else compress(data)
+
+
+def m0006_row_finding_kinds(conn: sqlite3.Connection) -> None:
+    """Each evaluation's finding kinds in its own row too (``finding_kinds``, JSON by kind),
+    so figures grouped over the rows read one table instead of joining ``findings``."""
+    conn.execute("ALTER TABLE evaluations ADD COLUMN finding_kinds TEXT")
+    conn.execute(
+        """
+        UPDATE evaluations SET finding_kinds = (
+            SELECT json_group_object(kind, severity) FROM (
+                SELECT kind, severity FROM findings f WHERE f.seq = evaluations.seq ORDER BY kind
+            )
+        )
+        WHERE seq IN (SELECT seq FROM findings)
+        """
+    )
+
+
 #: Every migration, in the order it runs.
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0001_evaluations", m0001_evaluations),
     ("0002_findings", m0002_findings),
     ("0003_rollups", m0003_rollups),
     ("0004_watch_state", m0004_watch_state),
+    ("0005_compressed_docs", m0005_compressed_docs),
+    ("0006_row_finding_kinds", m0006_row_finding_kinds),
 ]
 
 

@@ -13,13 +13,43 @@ reorder a migration that has shipped: add a new one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: The advisory lock key migrations hold ("stef" in ASCII).
 LOCK_KEY = 0x73746566
 
-#: Every migration, in the order it runs: (name, SQL statements).
-MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
+
+def m0005_compressed_docs(conn: Any) -> None:
+    """Whole evaluations as zstd-compressed JSON (``bytea``) instead of JSON text.
+
+    Each stored document is compressed as it is (its JSON bytes unchanged) into a new
+    ``evaluation_docs`` table, 5,000 at a time; the old table is dropped.
+    """
+    from stef.monitor.store.codec import ZSTD_MAGIC, compress_json
+
+    conn.execute("CREATE TABLE evaluation_docs_z (seq BIGINT PRIMARY KEY, doc BYTEA NOT NULL)")
+    last = -1
+    while True:
+        rows = conn.execute(
+            "SELECT seq, doc FROM evaluation_docs WHERE seq > %s ORDER BY seq LIMIT 5000", (last,)
+        ).fetchall()
+        if not rows:
+            break
+        with conn.cursor() as cur, cur.copy("COPY evaluation_docs_z (seq, doc) FROM STDIN") as cp:
+            for seq, doc in rows:
+                data = doc.encode() if isinstance(doc, str) else bytes(doc)
+                cp.write_row((seq, data if data[:4] == ZSTD_MAGIC else compress_json(data)))
+        last = rows[-1][0]
+    conn.execute("DROP TABLE evaluation_docs")
+    conn.execute("ALTER TABLE evaluation_docs_z RENAME TO evaluation_docs")
+    conn.execute("ALTER INDEX evaluation_docs_z_pkey RENAME TO evaluation_docs_pkey")
+
+
+#: A migration: SQL statements, or a function of the connection (inside the transaction).
+Migration = tuple[str, ...] | Callable[[Any], None]
+#: Every migration, in the order it runs: (name, SQL statements or function).
+MIGRATIONS: list[tuple[str, Migration]] = [
     (
         "0001_evaluations",
         (
@@ -102,6 +132,21 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             """,
         ),
     ),
+    ("0005_compressed_docs", m0005_compressed_docs),
+    (
+        "0006_row_finding_kinds",
+        (
+            "ALTER TABLE evaluations ADD COLUMN finding_kinds TEXT",
+            """
+            UPDATE evaluations e SET finding_kinds = k.kinds
+            FROM (
+                SELECT seq, json_object_agg(kind, severity ORDER BY kind)::text AS kinds
+                FROM findings GROUP BY seq
+            ) k
+            WHERE e.seq = k.seq
+            """,
+        ),
+    ),
 ]
 
 _LEDGER = (
@@ -148,6 +193,9 @@ def migrate(conn: Any, upto: str | None = None) -> list[str]:
     return ran
 
 
-def _run(conn: Any, statements: tuple[str, ...]) -> None:
-    for statement in statements:
+def _run(conn: Any, migration: Migration) -> None:
+    if callable(migration):
+        migration(conn)
+        return
+    for statement in migration:
         conn.execute(statement)

@@ -35,6 +35,7 @@ import orjson
 
 import stef.monitor.store.migrations as migrations
 from stef.monitor.stats import Tally, finding_kinds
+from stef.monitor.store.codec import decode_doc, encode_doc
 from stef.monitor.store.common import (
     COLUMNS,
     SQLITE,
@@ -45,7 +46,6 @@ from stef.monitor.store.common import (
     build_row,
     check_evaluation,
     checked,
-    json_text,
     question_key,
     record_time,
 )
@@ -258,7 +258,7 @@ class SQLiteStore(SQLReader):
             delta = RollupDelta()
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
-            docs: list[tuple[int, str]] = []
+            docs: list[tuple[int, bytes]] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
             for ev_id, (ev, t) in unique.items():
@@ -267,10 +267,10 @@ class SQLiteStore(SQLReader):
                     seq, next_seq, new = next_seq, next_seq + 1, new + 1
                 elif not replace:
                     continue
-                row = build_row(ev, t)
-                rows.append((seq, *row))
-                docs.append((seq, json_text(ev)))
                 ev_kinds = finding_kinds(ev)
+                row = build_row(ev, t, kinds=ev_kinds)
+                rows.append((seq, *row))
+                docs.append((seq, encode_doc(ev)))
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
                 delta.add(row, ev_kinds)
@@ -312,7 +312,7 @@ class SQLiteStore(SQLReader):
             marks = ", ".join("?" * len(part))
             sql = f"SELECT doc FROM evaluation_docs WHERE seq IN ({marks})"
             for (doc,) in self.conn.execute(sql, part):
-                old = orjson.loads(doc)
+                old = decode_doc(doc)
                 key = rollup_key(old, record_time(old))
                 if key not in rollups:
                     rollups[key] = Tally()
