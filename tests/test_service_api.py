@@ -74,14 +74,14 @@ def test_evaluate_one_record_stores_it_and_reads_back(client: httpx.Client) -> N
 
 
 def test_batch_answers_in_input_order_and_is_idempotent_by_id(client: httpx.Client) -> None:
-    recs = _records("sql-bot-1.3-001", "sql-bot-1.3-010", "sql-bot-1.3-006", "sql-bot-1.3-011")
+    recs = _records("sql-bot-1.3-001", "sql-bot-1.3-010", "sql-bot-1.3-004", "sql-bot-1.3-011")
     for i, rec in enumerate(recs):
         rec.update(id=f"api-batch-{i}", agent="batch-bot", app="shop")
     first = client.post("/v1/evaluate", json={"records": recs}).json()["evaluations"]
     assert [(e["id"], e["status"], e["score"]) for e in first] == [
         ("api-batch-0", "ok", 100.0),
         ("api-batch-1", "sql_unparseable", None),
-        ("api-batch-2", "ok", 40.0),
+        ("api-batch-2", "ok", 35.0),
         ("api-batch-3", "sql_not_query", None),
     ]
     client.post("/v1/evaluate", json={"records": recs})
@@ -228,7 +228,7 @@ def test_rules_health_and_readiness(client: httpx.Client) -> None:
 
 
 def test_metrics_count_what_the_service_evaluated(client: httpx.Client) -> None:
-    [rec] = _records("sql-bot-1.3-006")
+    [rec] = _records("sql-bot-1.3-007")
     rec.update(id="api-metrics", agent="metrics-bot", agent_version="9", app="shop")
     client.post("/v1/evaluate", json=rec)
     text = client.get("/metrics").text
