@@ -9,7 +9,10 @@ record (``evidence`` is the enriched question, the row's dialect is used, no rul
 the packaged offline judge); the label is read only to split the table into correct and
 incorrect rows. Per file and class it prints rows, coverage, mean Φ, the share scored
 ≥ 75 (good or better) and the share scored < 50 or not evaluated (poor). These are the
-figures of issue 12's first two targets (≥ 80% good+, ≤ 5% poor on correct SQL).
+figures of issue 12's first two targets (≥ 80% good+, ≤ 5% poor on correct SQL). For a
+labelled file it also prints the AUROC of Φ over its evaluated rows (packaged weights:
+**not** held out; ``stef fit-judge`` prints the held-out figure). ``--drop-hints``
+evaluates every row without its enriched question (the production case of no hints).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--drop-hints", action="store_true", help="evaluate without evidence")
     args = ap.parse_args()
     ev = Evaluator()
     print("| file | rows | n | coverage | mean Φ | good+ (≥ 75) | poor (< 50 or none) |")
@@ -40,12 +44,15 @@ def main() -> None:
                 {
                     "id": r["id"],
                     "question": r["question"],
-                    "enriched_question": r.get("evidence"),
+                    "enriched_question": None if args.drop_hints else r.get("evidence"),
                     "sql": r["sql"],
                     "dialect": r.get("dialect") or "sqlite",
                 }
             )
             scored[bool(r["correct"])].append(e["score"] if e["status"] == "ok" else None)
+        auroc = _auroc(scored)
+        if auroc is not None:
+            print(f"| {path.stem} | AUROC of Φ (not held out) | {auroc:.3f} | | | | |")
         for label, scores in scored.items():
             if not scores:
                 continue
@@ -58,6 +65,16 @@ def main() -> None:
                 f"| {path.stem} | {name} | {n} | {len(ok) / n:.1%} | {mean:.1f} | "
                 f"{good:.1%} | {poor:.1%} |"
             )
+
+
+def _auroc(scored: dict[bool, list[float | None]]) -> float | None:
+    """AUROC of Φ, correct rows positive, over evaluated rows (ties count half)."""
+    pos = [s for s in scored[True] if s is not None]
+    neg = [s for s in scored[False] if s is not None]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
 
 
 if __name__ == "__main__":
