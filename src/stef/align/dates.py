@@ -243,7 +243,7 @@ def date_match(
         if not dated:
             continue
         got = column_span([f for _, f in dated])
-        if got == want:
+        if got == want or _next_start_included(got, want):
             return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
         for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
             if filter_span(f) == want:
@@ -254,6 +254,26 @@ def date_match(
         if table_span(t) == want:
             return DateMatch(Filter("_table", "=", (t,), t), [], want)
     return other
+
+
+def _next_start_included(got: Span | None, want: Span) -> bool:
+    """The period asked for, written with the next period's first day as an inclusive end
+    (``BETWEEN '2016-04-01' AND '2016-07-01'`` for Q2 2016): the idiom of an exclusive
+    bound, off by the one day that a timestamp at midnight hardly fills.
+
+    >>> q2 = Span(date(2016, 4, 1), date(2016, 7, 1))
+    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 2)), q2)
+    True
+    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 3)), q2)
+    False
+    """
+    return (
+        got is not None
+        and got.start == want.start
+        and want.end is not None
+        and got.end == want.end + timedelta(days=1)
+        and want.end.day == 1
+    )
 
 
 def _closed(span: Span) -> bool:

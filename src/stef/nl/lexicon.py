@@ -488,11 +488,11 @@ _NUMW = alternation(NUMBER_WORDS)
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _CURRENCY = r"(?:(?:us{1,2}\$|usd\s?|[$€£])\s?)?"
 _NUM = (
-    rf"{_CURRENCY}(?:{_DIGITS}|(?:{_NUMW})\b)"
+    rf"{_CURRENCY}(?:{_DIGITS}(?:[kK]\b)?|(?:{_NUMW})\b)"
     r"(?:\s?(?:%|percent\b|per\s?cent\b))?(?:\s(?:million|thousand|billion)\b)?"
 )
 NUM_TEXT = re.compile(
-    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<pct>\s?(?:%|percent|per\s?cent))?"
+    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<k>[kK])?(?P<pct>\s?(?:%|percent|per\s?cent))?"
     r"(?:\s(?P<mult>million|thousand|billion))?$",
     re.I,
 )

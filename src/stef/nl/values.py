@@ -10,7 +10,7 @@ import re
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
-from stef.nl.words import _parse_number, _prev_words
+from stef.nl.words import _is_plural, _parse_number, _prev_words
 from stef.spec import WEAK_CUE, Filter, normalize_number
 
 #: Phrases that say how the answer should look, never what to filter on: a date or
@@ -59,7 +59,31 @@ def _step_quoted(ctx: _Ctx) -> None:
                 ctx.add_column(ctx.column(inner))  # Find the "date became customers" of ...
                 ctx.take(m.start(), m.end())
                 continue
-            _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True)
+            cue = WEAK_CUE if _scare_quoted(inner, ctx.low, m.end()) else None
+            _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True, cue=cue)
+
+
+#: Nouns after a quoted value that say what kind of value it is (``the 'regex' tag``).
+_CLASSIFIERS = lx._words(
+    "tag tags category categories type types genre genres name names label labels status "
+    "value values code codes word words term terms keyword keywords phrase badge badges"
+)
+
+
+def _scare_quoted(inner: str, low: str, end: int) -> bool:
+    """Is a quoted word a notion rather than a value: one word quoted before the plural
+    noun it qualifies or before a verb (``"Bad" answers``, ``"quality" posts``, ``How
+    "Favorited" are``)? Such a cue is weak: an unmatched one is reported, not required.
+
+    >>> _scare_quoted("Bad", ' answers to questions', 0), _scare_quoted("regex", " tags", 0)
+    (True, False)
+    >>> _scare_quoted("Sublime Epiphany", " posts", 0), _scare_quoted("Heme", "?", 0)
+    (False, False)
+    """
+    if len(inner.split()) != 1:
+        return False
+    nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:)")
+    return nxt in {"are", "is", "were", "was"} or (_is_plural(nxt) and nxt not in _CLASSIFIERS)
 
 
 def _add_value(

@@ -134,7 +134,12 @@ def related_values(a: str, b: str) -> bool:
 
 
 def _parse_number(text: str) -> tuple[str, bool] | None:
-    """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``."""
+    """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``; ``"1.5k"`` →
+    ``("1500", False)``.
+
+    >>> _parse_number("100K"), _parse_number("1.5k"), _parse_number("$1,000")
+    (('100000', False), ('1500', False), ('1000', False))
+    """
     m = lx.NUM_TEXT.match(text.strip())
     if not m:
         return None
@@ -142,8 +147,10 @@ def _parse_number(text: str) -> tuple[str, bool] | None:
     num = str(lx.NUMBER_WORDS[raw]) if raw in lx.NUMBER_WORDS else normalize_number(raw)
     if num is None:
         return None
-    if m.group("mult"):
-        val = float(num) * lx.MULTIPLIERS[m.group("mult").casefold()]
+    factor = lx.MULTIPLIERS[m.group("mult").casefold()] if m.group("mult") else 1
+    factor *= 1000 if m.group("k") else 1
+    if factor != 1:
+        val = float(num) * factor
         num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
     return num, bool(m.group("pct"))
 
