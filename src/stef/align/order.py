@@ -138,7 +138,22 @@ def _check_limit(
     if topk is not None:
         if lim is None:
             via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
-            if not via_agg:
+            ranked = (
+                first is not None
+                and bool(nl.order_by)
+                and first.direction == _wanted(nl.order_by[0], first)
+            )
+            if ranked and not via_agg:
+                out.add(
+                    "limit_missing_sorted",
+                    "warning",
+                    f"question asks for the top {topk}; the SQL returns every row, "
+                    "ranked the asked way (the answer comes first)",
+                    nl.order_by[0].text,
+                    first.text if first else None,
+                    "limit",
+                )
+            elif not via_agg:
                 out.add(
                     "limit_missing",
                     "error",
