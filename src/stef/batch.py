@@ -15,17 +15,16 @@ summary keeps one float per evaluated record.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
+import statistics
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol
 
-import numpy as np
 import orjson
 
 from stef.pool import SupervisedPool
@@ -240,6 +239,8 @@ def _process_stream(
 def _async_stream(
     ev: Evaluator, items: Iterable[Any], concurrency: int
 ) -> Iterator[dict[str, Any]]:
+    import asyncio  # only for judges that answer asynchronously (LLM endpoints)
+
     loop = asyncio.new_event_loop()
     sem = asyncio.Semaphore(concurrency)
 
@@ -263,6 +264,58 @@ def _async_stream(
             yield from loop.run_until_complete(window(chunk))
     finally:
         loop.close()
+
+
+def _pairwise_sum(x: Sequence[float], lo: int, n: int) -> float:
+    """``sum(x[lo:lo + n])`` in numpy's pairwise order (eight running sums per block of up
+    to 128, halves above), so the mean below rounds exactly as ``numpy.mean`` does."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += x[i]
+        return res
+    if n <= 128:
+        r = [x[lo + j] for j in range(8)]
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += x[lo + i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for k in range(lo + i, lo + n):
+            res += x[k]
+        return res
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(x, lo, half) + _pairwise_sum(x, lo + half, n - half)
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean of ``values`` (in their order), the same float ``numpy.mean`` gives.
+
+    >>> mean([1.0, 2.0, 4.0])
+    2.3333333333333335
+    """
+    return _pairwise_sum(values, 0, len(values)) / len(values)
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of ascending ``ordered`` by linear interpolation, computed
+    exactly as ``numpy.percentile`` does (its default method, the same rounding).
+
+    >>> percentile([10.0, 20.0, 30.0, 40.0], 90), percentile([5.0], 50)
+    (37.0, 5.0)
+    """
+    n = len(ordered)
+    at = (n - 1) * (q / 100)
+    lo = math.floor(at)
+    if lo >= n - 1:
+        return ordered[-1]
+    t = at - lo
+    a, b = ordered[lo], ordered[lo + 1]
+    diff = b - a
+    # numpy's _lerp: from the nearer end, so that t = 1 gives b exactly
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
 
 
 class Summary:
@@ -302,15 +355,16 @@ class Summary:
 
     def to_dict(self) -> dict[str, Any]:
         """The summary as plain data (``None`` for figures of an empty batch)."""
-        s = np.frombuffer(self._scores, dtype=np.float64) if self.evaluated else None
+        s = sorted(self._scores) if self.evaluated else None
         n = self.evaluated
+        # pure Python, not numpy: `stef eval` need not import numpy for three figures
         return {
             "records": self.records,
             "evaluated": n,
             "coverage": round(self.coverage, 4),
-            "mean": round(float(s.mean()), 2) if s is not None else None,
-            "median": round(float(np.median(s)), 2) if s is not None else None,
-            "p90": round(float(np.percentile(s, 90)), 2) if s is not None else None,
+            "mean": round(mean(self._scores), 2) if s is not None else None,
+            "median": round(statistics.median(s), 2) if s is not None else None,
+            "p90": round(percentile(s, 90), 2) if s is not None else None,
             "bands": {name: round(self.bands[name] / n, 4) if n else 0.0 for name, _ in BANDS},
             "statuses": dict(self.statuses.most_common()),
             "top_findings": dict(self.finding_kinds.most_common(5)),

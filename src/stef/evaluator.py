@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from stef.errors import StefError
 from stef.findings import Finding
 from stef.judges.base import Judge, JudgeInput, Judgment
 from stef.nl.enrichment import EnrichmentResult, check_analyses, check_enrichment
-from stef.nl.spec import analyze_texts, extract_nl_spec
+from stef.nl.spec import TextsAnalysis, analyze_texts, extract_nl_spec
 from stef.record import (
     PASSTHROUGH,
     Record,
@@ -47,6 +48,9 @@ from stef.spec import Filter, Spec
 from stef.sql.spec import SqlSpecResult, extract_sql_spec, predicate_filters
 
 logger = logging.getLogger(__name__)
+
+#: How many (question, enriched question, time) analyses an evaluator remembers.
+TEXTS_CACHE = 1024
 
 NLExtractor = Callable[[str, "str | None", Rules, "datetime | None"], Spec]
 
@@ -128,6 +132,14 @@ class Evaluator:
             f for p in self.rules.benign_filters for f in predicate_filters(p, None, self._synonyms)
         ]
         self._rules_sha = self.rules.sha256()
+        self._texts: dict[tuple[str, str | None, datetime | None], TextsAnalysis] = {}
+        self._texts_rules = self.rules
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to ship to another process) without the remembered text analyses."""
+        state = dict(self.__dict__)
+        state["_texts"] = {}
+        return state
 
     @property
     def asks_llm_for_specs(self) -> bool:
@@ -247,7 +259,7 @@ class Evaluator:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
         nl_usage: dict[str, Any] | None = None  # what an LLM extractor spent
         if self.nl_extractor is _default_nl:  # read each text once for both stages
-            texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
+            texts = self._analyze_texts(rec)
             nl, enrichment = texts.merged(), check_analyses(texts)
         else:
             if self._nl_with_usage is not None:
@@ -274,6 +286,23 @@ class Evaluator:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
             alignment.extras_excused = self.precision.excuses_extras(alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
+
+    def _analyze_texts(self, rec: Record) -> TextsAnalysis:
+        """:func:`~stef.nl.spec.analyze_texts` of the record's texts, remembered for the last
+        :data:`TEXTS_CACHE` pairs: an agent's log asks the same question many times, and
+        the same texts, rules and time give the same analysis (stef.nl is pure)."""
+        if self._texts_rules is not self.rules:  # rules swapped on this evaluator
+            self._texts.clear()
+            self._texts_rules = self.rules
+        key = (rec.question, rec.enriched_question, rec.time)
+        texts = self._texts.get(key)
+        if texts is None:
+            texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
+            if len(self._texts) >= TEXTS_CACHE:
+                with contextlib.suppress(RuntimeError, StopIteration):  # another thread's
+                    self._texts.pop(next(iter(self._texts)), None)  # the oldest
+            self._texts[key] = texts
+        return texts
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:
         """Score a judged record and assemble its evaluation."""
@@ -431,4 +460,31 @@ def evaluate(
     from stef.rules import load_rules_dict
 
     r = load_rules_dict(rules) if isinstance(rules, dict) else rules
-    return Evaluator(rules=r).evaluate(question, sql, enriched_question, dialect, **fields)
+    return shared_evaluator(r).evaluate(question, sql, enriched_question, dialect, **fields)
+
+
+#: Evaluators :func:`evaluate` reuses, by the sha256 of their rules ("" for the defaults).
+_SHARED: dict[str, Evaluator] = {}
+_SHARED_MAX = 8
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_evaluator(rules: Rules | None = None) -> Evaluator:
+    """An offline :class:`Evaluator` for ``rules``, built once and reused by :func:`evaluate`
+    (building one reads the rules, the judge's weights and the precision table).
+
+    Keyed by the rules' content, so equal rules share one and changed rules get another.
+
+    >>> shared_evaluator() is shared_evaluator()
+    True
+    """
+    key = "" if rules is None else rules.sha256()
+    ev = _SHARED.get(key)
+    if ev is None:
+        with _SHARED_LOCK:
+            ev = _SHARED.get(key)
+            if ev is None:
+                if len(_SHARED) >= _SHARED_MAX:
+                    _SHARED.pop(next(iter(_SHARED)))  # the oldest
+                ev = _SHARED[key] = Evaluator(rules=rules)
+    return ev

@@ -180,6 +180,10 @@ class SupervisedPool(Generic[T]):
                 emitted += 1
             if exhausted and emitted == sent:
                 return
+            if not any(w.pending for w in self._workers):
+                # every worker idle: the window was full when they were last offered work,
+                # and emitting has just emptied it; waiting on no worker would never return
+                continue
             self._collect(done)
 
     def _collect(self, done: dict[int, T]) -> None:

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
-from rich.table import Table
 
 from stef.cli.llm import build_judging, close_judging, judge_options
 from stef.errors import StefError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from stef.accuracy.calibrate import Prepared
     from stef.evaluator import Evaluator
 
@@ -64,6 +64,8 @@ def _sha256(path: Path) -> str:
 
 def print_summary(console: Console, metrics: dict[str, Any]) -> None:
     """The compact table printed at the end of a run."""
+    from rich.table import Table
+
     from stef.accuracy.calibrate_report import summary_rows
 
     run = metrics["run"]
@@ -231,6 +233,8 @@ def calibrate(
             meta=_calibration_meta(run, measurement.metrics, style_normalise),
         )
     paths = write_outputs(measurement, Path(output))
+    from rich.console import Console
+
     print_summary(Console(), measurement.metrics)
     click.echo("wrote " + ", ".join(str(p) for p in paths.values()))
 
@@ -239,6 +243,7 @@ def _evaluate_all(
     ev: Evaluator, records: list[dict[str, Any]], *, workers: int, progress: bool | None
 ) -> list[dict[str, Any]]:
     """Evaluate every record, with a progress bar on stderr (by default on a terminal)."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     err_console = Console(stderr=True)
@@ -350,6 +355,9 @@ def calibrate_diff(run_a: str, run_b: str, boot: int, seed: int, as_json: bool) 
     if as_json:
         click.echo(json.dumps(d, indent=2))
         return
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     console.print(
         f"{d['shared']} rows of {d['questions']} questions scored by both "

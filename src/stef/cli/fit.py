@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from stef.errors import StefError
 
@@ -215,6 +213,9 @@ def _bars(show: bool | None) -> Progress:
 
 def _print_held_out(held: list[HeldOut], folds: int) -> None:
     """The held-out figures of each data file as a table."""
+    from rich.console import Console
+    from rich.table import Table
+
     t = Table(title=f"held-out figures ({folds} folds grouped by question)")
     for col in (
         "data",

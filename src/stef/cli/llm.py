@@ -22,14 +22,16 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from stef.errors import StefError
-from stef.judges.base import Judge
-from stef.llm.config import LLMSettings, resolve_settings
 from stef.llm.local import DEFAULT_MODEL, MODELS
+
+if TYPE_CHECKING:  # the judges and the settings load when a command builds a judge
+    from stef.judges.base import Judge
+    from stef.llm.config import LLMSettings
 
 F = Callable[..., Any]
 
@@ -152,6 +154,8 @@ def judge_options(func: F) -> F:
 
 def _settings(options: dict[str, Any], **override: Any) -> LLMSettings:
     """Settings from flags, env and config file; ``override`` wins over all of them."""
+    from stef.llm.config import LLMSettings, resolve_settings
+
     flags = {k: options.get(k) for k in LLMSettings.model_fields}
     flags["use_cache"] = False if options.get("no_cache") else None
     settings = resolve_settings(flags, config_file=options.get("llm_config"))

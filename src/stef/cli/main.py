@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import click
-from rich.console import Console
 
 from stef._version import __version__
+from stef.cli.console import err_console
 from stef.cli.llm import build_judging, close_judging, judge_options
 from stef.errors import RulesError, StefError
-
-err_console = Console(stderr=True)
 
 
 def _load_rules(path: str | None) -> Any:
@@ -250,7 +248,7 @@ def _gates(
         with click.open_file(summary_json, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(data, indent=2) + "\n")
     for line in failed:
-        err_console.print(f"[bold red]{line}[/]")
+        err_console().print(f"[bold red]{line}[/]")
     if failed:
         raise SystemExit(1)
 
@@ -264,6 +262,8 @@ def _eval_one(
     as_json: bool,
     output: str,
 ) -> None:
+    from rich.console import Console
+
     from stef.cli.report_text import render_evaluation
 
     e = ev.evaluate(question=question, sql=sql, enriched_question=enriched, dialect=dialect)
@@ -302,7 +302,7 @@ def _eval_file(
             _check_writable(store)
         except StefError as e:
             raise click.ClickException(e.message) from None
-    show = err_console.is_terminal if progress is None else progress
+    show = err_console().is_terminal if progress is None else progress
     summary = Summary()
     stream = _open_input(file)
     total = _count_lines(file) if show and file != "-" else None
@@ -312,7 +312,7 @@ def _eval_file(
         MofNCompleteColumn(),
         TextColumn("records"),
         TimeElapsedColumn(),
-        console=err_console,
+        console=err_console(),
         disable=not show,
         transient=True,
     )
@@ -334,9 +334,9 @@ def _eval_file(
     data = summary.to_dict()
     if skipped:
         data["skipped_already_stored"] = len(skipped)
-    err_console.print(render_summary(data))
+    err_console().print(render_summary(data))
     if skipped:
-        err_console.print(
+        err_console().print(
             f"skipped {len(skipped)} record(s) already in the store (counted from it; "
             "use --force to redo)"
         )

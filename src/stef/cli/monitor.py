@@ -13,15 +13,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
+from stef.cli.console import err_console
 from stef.errors import StefError
 
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class UserError(click.ClickException):
@@ -259,11 +259,15 @@ def _num(x: float | None) -> str:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=200)
 
 
 def _stats_table(result: list[Any], keys: list[str], windowed: bool, where: str) -> None:
+    from rich.table import Table
+
     console = _console()
     if not result:
         console.print(f"no evaluations stored for {where}")
@@ -424,6 +428,8 @@ def _pts(est: Any) -> str:
 
 
 def _print_comparison(r: Any, base: str, cand: str) -> None:
+    from rich.table import Table
+
     console = _console()
     colour = {"worse": "red", "better": "green", "undecided": "yellow"}.get(r.verdict, "default")
     console.print(f"baseline  {base}\ncandidate {cand}")
@@ -641,14 +647,16 @@ def watch_cmd(
 
     def report(result: PollResult) -> None:
         for note in result.notes:
-            err.print(note)
+            err_console().print(note)
         if result.lines:
-            err.print(f"{result.lines} new line(s), {result.stored} new evaluation(s) stored")
+            err_console().print(
+                f"{result.lines} new line(s), {result.stored} new evaluation(s) stored"
+            )
 
     try:
         watcher.run(interval=interval, once=once, report=report)
     except KeyboardInterrupt:
-        err.print("stopped")
+        err_console().print("stopped")
     finally:
         if pool is not None:
             pool.close()

@@ -14,13 +14,10 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from stef.cli.console import err_console
 from stef.cli.llm import build_judging, close_judging, judge_options
 from stef.errors import StefError
-
-err_console = Console(stderr=True)
 
 
 def _kinds(value: str | None) -> list[str] | None:
@@ -41,16 +38,18 @@ def evaluate_with_bar(
     evaluator: Any, cases: Sequence[Any], workers: int, progress: bool | None, label: str
 ) -> list[Any]:
     """Evaluate the cases' originals and mutants behind a progress bar (on a terminal)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
     from stef.accuracy.selftest import evaluate_cases
 
-    show = err_console.is_terminal if progress is None else progress
+    show = err_console().is_terminal if progress is None else progress
     total = sum(1 + len(c.mutants) for c in cases)
     with Progress(
         label,
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err_console,
+        console=err_console(),
         disable=not show,
         transient=True,
     ) as bar:
@@ -101,9 +100,9 @@ def _load(
 
 def _warn(problems: list[str]) -> None:
     for p in problems[:5]:
-        err_console.print(f"[yellow]skipped[/] {p}")
+        err_console().print(f"[yellow]skipped[/] {p}")
     if len(problems) > 5:
-        err_console.print(f"[yellow]skipped {len(problems) - 5} more unusable line(s)[/]")
+        err_console().print(f"[yellow]skipped {len(problems) - 5} more unusable line(s)[/]")
 
 
 @click.command("selftest")
@@ -344,7 +343,7 @@ def precision(
     }
     _write_precision(t, per_file, output, json_path, gate_path)
     flagged = t["flagged"]
-    err_console.print(
+    err_console().print(
         f"{len(t['kinds'])} finding kinds; lift ≤ 1 where they fire ≥ {P.MIN_FIRES} times: "
         + (", ".join(flagged) if flagged else "none")
     )

@@ -9,7 +9,6 @@ and returns a :class:`Judgment`: one of four verdicts with a confidence γ ∈ [
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -75,6 +74,8 @@ class Judge(ABC):
 
     async def ajudge(self, case: JudgeInput) -> Judgment:
         """Asynchronous variant; network judges override it, others run in a thread."""
+        import asyncio  # only here: the offline judge's callers never load it
+
         return await asyncio.to_thread(self.judge, case)
 
     def describe(self) -> dict[str, Any]:

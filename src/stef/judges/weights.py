@@ -14,6 +14,8 @@ thresholds map p to the four verdicts.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -149,14 +151,32 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def default_weights() -> JudgeWeights | None:
-    """The weights shipped with STEF (``stef/data/judge_weights.json``), if present."""
+@functools.cache
+def _packaged_weights() -> dict[str, Any] | None:
+    """The packaged weights file as parsed JSON, read once per process (never handed out)."""
     try:
         path = resources.files("stef").joinpath("data/judge_weights.json")
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, OSError):
         return None
-    return JudgeWeights.from_dict(json.loads(text))
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def default_weights() -> JudgeWeights | None:
+    """The weights shipped with STEF (``stef/data/judge_weights.json``), if present.
+
+    The file is read once; each call builds weights of its own, so a judge that changes
+    its weights (or their ``meta``) changes no other judge's.
+
+    >>> w = default_weights()
+    >>> w is not None and w == default_weights() and w.meta is not default_weights().meta
+    True
+    """
+    d = _packaged_weights()
+    if d is None:
+        return None
+    return JudgeWeights.from_dict({**d, "meta": copy.deepcopy(d.get("meta") or {})})
 
 
 def features_of(alignment: Alignment) -> dict[str, float]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import logging
@@ -31,8 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from stef.errors import StefError
 
@@ -268,6 +265,8 @@ def locate(model: str | LocalModel) -> Path:
 
 def runtime_version() -> str | None:
     """Installed llama-cpp-python version, or ``None``."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("llama_cpp_python")
     except importlib.metadata.PackageNotFoundError:
@@ -336,6 +335,8 @@ def state_file() -> Path:
 
 
 def _alive(base_url: str, timeout: float = 2.0) -> bool:
+    import httpx  # here, not at the top: `stef --help` lists the models without it
+
     try:
         return httpx.get(f"{base_url}/models", timeout=timeout).status_code == 200
     except httpx.HTTPError:

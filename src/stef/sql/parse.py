@@ -40,6 +40,8 @@ _UNARY = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TIL
 
 _TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.\w+, text: (.*?), line: .*?>")
 _CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
+#: Statements that write; a query holding one (in a CTE or subquery) is refused.
+_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop)
 _KNOWN_DIALECTS = ", ".join(sorted(d.value for d in Dialects if d.value))
 
 
@@ -244,14 +246,15 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         )
     if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
         raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
-    writes = tree.find(exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop)
-    if writes is not None:
-        raise SqlError(
-            "sql_not_query",
-            f"the query writes data: it holds {_describe(writes)} (in a CTE or subquery)",
-        )
-    into = tree.find(exp.Into)
-    if into is not None:
+    # one walk finds both (nearly every query has neither); a write is reported before INTO
+    found = tree.find(*_WRITES, exp.Into)
+    if found is not None:
+        writes = found if not isinstance(found, exp.Into) else tree.find(*_WRITES)
+        if writes is not None:
+            raise SqlError(
+                "sql_not_query",
+                f"the query writes data: it holds {_describe(writes)} (in a CTE or subquery)",
+            )
         raise SqlError("sql_not_query", "the query writes data: SELECT … INTO creates a table")
     first = tree
     while isinstance(first, (exp.SetOperation, exp.Subquery)):
