@@ -197,6 +197,7 @@ def _aligned_items(
 
 def _bars(show: bool | None) -> Progress:
     """Progress bars on stderr, on a terminal unless ``show`` says otherwise."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     err = Console(stderr=True)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 from stef.cli.monitor import (
     _check_selection,
@@ -76,6 +76,8 @@ def show_cmd(evaluation_id: str, store_target: str, as_json: bool) -> None:
         click.echo(json.dumps(evaluation, ensure_ascii=False, indent=2))
         return
     # as `stef eval --question` prints it: the terminal's width, else 120 columns
+    from rich.console import Console
+
     Console(width=None if sys.stdout.isatty() else 120).print(render_evaluation(evaluation))
 
 
@@ -140,6 +142,8 @@ def list_cmd(
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     title = f"{'worst ' + str(worst) if worst else 'newest'} of {sel.describe()}"
+    from rich.console import Console
+
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
@@ -170,6 +174,9 @@ def list_row(evaluation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     t = Table(title=title, title_justify="left")
     for col in LIST_COLUMNS:
         t.add_column(col, justify="right" if col == "score" else "left", overflow="fold")
