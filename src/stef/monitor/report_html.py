@@ -32,7 +32,7 @@ _STEPS = (3600.0, 6 * 3600.0, 86400.0, 7 * 86400.0, 30 * 86400.0)
 
 def _svg(fig: Figure) -> str:
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    fig.savefig(buf, format="svg")  # the layout engine fits it: one drawing, not two
     text = buf.getvalue()
     return text[text.index("<svg") :]
 
@@ -42,7 +42,7 @@ def _figure(width: float, height: float) -> Figure:
 
     matplotlib.rcParams["svg.fonttype"] = "none"
     matplotlib.rcParams["text.parse_math"] = False  # labels are user text: "$\\frac{$" is plain
-    fig = Figure(figsize=(width, height), dpi=100)
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     return fig
 
 
