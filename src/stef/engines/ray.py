@@ -1,0 +1,260 @@
+"""``stef eval --engine ray``: records evaluated on Ray Data, one evaluator per worker.
+
+Ray reads the records (JSONL or Parquet; a local path, a directory or any URI Ray reads,
+such as ``s3://…``), cuts them into blocks, and an actor pool of :class:`EvaluateBatch`
+workers evaluates them with :func:`stef.engines.frames.evaluate_rows` — the function the
+local engine's lines go through, so the evaluations are the same. Bad records get their
+error evaluation and the run goes on, as locally.
+
+The evaluations come back in input order: to the driver, which writes them as one JSONL
+file (a path, ``-`` or a URI that pyarrow opens) and hands them to ``on_evaluations``
+(the CLI writes them into ``--store`` from there); or, for an output ending in
+``.parquet``, written by the workers as a Parquet dataset (one file per block) in the
+columns of :data:`stef.engines.frames.COLUMNS`.
+
+``ray`` is imported when a run starts, never at import: ``pip install 'stef[ray]'``.
+
+>>> is_parquet("s3://logs/2026-01/records.parquet"), is_parquet("logs.jsonl")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from stef.batch import Summary
+from stef.engines.frames import COLUMNS, LINE, batch_items, brief, evaluate_rows
+from stef.errors import StefError
+from stef.evaluator import Evaluator
+
+#: How to get Ray, for the message when it is missing.
+RAY_EXTRA = "pip install 'stef[ray]'"
+
+#: Records per block: the unit Ray hands to a worker (small blocks balance the load).
+BLOCK_ROWS = 256
+
+
+@dataclass(frozen=True)
+class RayJob:
+    """One ``stef eval --engine ray`` run.
+
+    ``make_evaluator`` builds the evaluator on each worker (it must pickle: a module-level
+    function or class, not a lambda); ``workers`` is the number of evaluating actors
+    (``None``: one per CPU of the cluster); ``address`` joins a running cluster (``None``
+    starts a local Ray runtime with ``workers`` CPUs).
+    """
+
+    source: str
+    output: str
+    make_evaluator: Callable[[], Evaluator]
+    workers: int | None = None
+    address: str | None = None
+    batch_size: int = 64
+    progress: bool = False
+
+
+class EvaluateBatch:
+    """The callable class of ``map_batches``: one evaluator per Ray worker, built once.
+
+    >>> import pyarrow as pa
+    >>> work = EvaluateBatch(Evaluator)
+    >>> out = work(pa.table({"line": ['{"question": "How many users?", "sql": "SELECT 1"}']}))
+    >>> out.column_names == [name for name, _ in COLUMNS], out.column("status").to_pylist()
+    (True, ['ok'])
+    """
+
+    def __init__(self, make_evaluator: Callable[[], Evaluator]) -> None:
+        logging.getLogger("sqlglot").setLevel(logging.ERROR)  # as the CLI does
+        self.ev = make_evaluator()
+
+    def __call__(self, table: Any) -> Any:
+        import pyarrow as pa
+
+        items = batch_items(table.to_pylist(), list(table.column_names))
+        return pa.Table.from_pylist(evaluate_rows(self.ev, items), schema=arrow_schema())
+
+
+def arrow_schema() -> Any:
+    """The Arrow schema of :data:`~stef.engines.frames.COLUMNS`."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "double": pa.float64(), "bigint": pa.int64(),
+             "array<string>": pa.list_(pa.string())}
+    return pa.schema([(name, kinds[kind]) for name, kind in COLUMNS])
+
+
+def is_parquet(path: str) -> bool:
+    """Is ``path`` a Parquet file or dataset (by its name, or a local folder of them)?"""
+    p = path.rstrip("/")
+    if p.endswith(".parquet"):
+        return True
+    local = Path(p)
+    return "://" not in p and local.is_dir() and any(local.glob("*.parquet"))
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise StefError(
+            "invalid_config", f"--engine ray needs Ray Data, which is not installed: {RAY_EXTRA}"
+        ) from None
+    return ray
+
+
+@contextmanager
+def ray_runtime(address: str | None, workers: int | None, progress: bool = False
+                ) -> Iterator[Any]:
+    """Ray, connected: to ``address``, to a runtime this process already started (tests,
+    notebooks), or to a local one with ``workers`` CPUs that is shut down afterwards.
+    Ray's own log lines stay off the terminal unless ``progress`` is asked for."""
+    ray = _import_ray()
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.INFO if progress else logging.ERROR)
+    if ray.is_initialized():
+        yield ray
+        return
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    try:
+        if address:
+            ray.init(address=address, **quiet)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, **quiet)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = f"the Ray cluster at {address}" if address else "a local Ray runtime"
+        raise StefError("invalid_config", f"cannot start {where}: {e}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _file_lines(row: dict[str, Any]) -> list[dict[str, str]]:
+    """The non-blank lines of one file, read as the local engine reads one: UTF-8 with an
+    optional byte-order mark, undecodable bytes replaced, lines ended by LF (or CRLF)."""
+    text = bytes(row["bytes"]).decode("utf-8-sig", errors="replace")
+    return [{LINE: ln.rstrip("\r")} for ln in text.split("\n") if ln.strip()]
+
+
+def read_records(rd: Any, source: str) -> Any:
+    """The records of ``source`` as a Ray dataset: Parquet rows, or JSONL lines."""
+    try:
+        if is_parquet(source):
+            return rd.read_parquet(source)
+        return rd.read_binary_files(source).flat_map(_file_lines)
+    except (OSError, ValueError) as e:  # a path that does not exist, an unknown scheme
+        raise StefError("invalid_config", f"cannot read {source}: {e}") from None
+
+
+def evaluations(ray: Any, job: RayJob) -> tuple[Any, int]:
+    """The evaluations of ``job.source`` as a lazy Ray dataset (in input order), and how
+    many records it holds.
+
+    The records are read and cut into blocks first (both materialised: small next to the
+    evaluations), so that the evaluating actors, which hold every CPU, never wait for a
+    read or repartition task that waits for a CPU.
+    """
+    rd = ray.data
+    ctx = rd.DataContext.get_current()
+    ctx.execution_options.preserve_order = True  # evaluations in input order
+    ctx.enable_progress_bars = job.progress
+    with suppress(AttributeError):  # newer Ray prints a plan at every execution
+        ctx.print_on_execution_start = False
+    records = read_records(rd, job.source).materialize()
+    total = records.count()
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    actors = min(job.workers or cpus, cpus)  # more would wait for CPUs forever
+    blocks = max(1, math.ceil(total / BLOCK_ROWS), actors)
+    records = records.repartition(blocks).materialize()
+    out = records.map_batches(
+        _bound(job.make_evaluator),
+        batch_size=job.batch_size,
+        batch_format="pyarrow",
+        compute=rd.ActorPoolStrategy(size=actors),
+        num_cpus=1,
+    )
+    return out, total
+
+
+def _bound(make_evaluator: Callable[[], Evaluator]) -> type[EvaluateBatch]:
+    """:class:`EvaluateBatch` with ``make_evaluator`` built in, so that Ray ships it with
+    the class instead of keeping constructor arguments in its object store."""
+
+    class Bound(EvaluateBatch):
+        def __init__(self) -> None:
+            super().__init__(make_evaluator)
+
+    Bound.__name__ = Bound.__qualname__ = "EvaluateBatch"
+    return Bound
+
+
+def run(
+    job: RayJob, on_evaluations: Callable[[list[str]], None] | None = None
+) -> dict[str, Any]:
+    """Evaluate ``job`` on Ray; write its output; return the batch summary
+    (:meth:`stef.batch.Summary.to_dict`). ``on_evaluations`` gets each batch of evaluation
+    JSON lines, in input order (the CLI stores them from there)."""
+    summary = Summary()
+    with ray_runtime(job.address, job.workers, job.progress) as ray:
+        ds, total = evaluations(ray, job)
+        batches = ds.iter_batches(batch_size=512, batch_format="pyarrow") if total else ()
+        with _output(job.output) as write:
+            for table in batches:
+                rows = table.select(_BRIEF).to_pylist()
+                for r in rows:
+                    summary.add(brief(r))
+                write(table)
+                if on_evaluations is not None:
+                    on_evaluations([r["evaluation"] for r in rows])
+    return summary.to_dict()
+
+
+_BRIEF = ["status", "score", "band", "finding_kinds", "prompt_tokens", "completion_tokens",
+          "evaluation"]
+
+
+@contextmanager
+def _output(output: str) -> Iterator[Callable[[Any], None]]:
+    """A writer of evaluation tables: JSONL lines (stdout for ``-``) or, for a name ending
+    in ``.parquet``, one Parquet file in the columns of ``COLUMNS``; a local path or a URI
+    that pyarrow opens (``s3://…``, ``gs://…``)."""
+    if output == "-":
+        yield lambda table: _write_lines(sys.stdout.buffer, table)
+        sys.stdout.buffer.flush()
+        return
+    stream = _open_output(output)
+    try:
+        if is_parquet(output):
+            import pyarrow.parquet as pq
+
+            with pq.ParquetWriter(stream, arrow_schema()) as writer:
+                yield writer.write_table
+        else:
+            yield lambda table: _write_lines(stream, table)
+    finally:
+        stream.close()
+
+
+def _write_lines(stream: IO[bytes], table: Any) -> None:
+    lines = table.column("evaluation").to_pylist()
+    stream.write("".join(ln + "\n" for ln in lines).encode("utf-8"))
+
+
+def _open_output(output: str) -> Any:
+    try:
+        if "://" in output:
+            from pyarrow import fs
+
+            filesystem, path = fs.FileSystem.from_uri(output)
+            return filesystem.open_output_stream(path)
+        return open(output, "wb")
+    except (OSError, ValueError) as e:
+        raise StefError("invalid_config", f"cannot write {output}: {e}") from None
