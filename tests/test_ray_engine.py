@@ -7,6 +7,7 @@ records.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from click.testing import CliRunner
 
 from stef.cli import main
 from stef.engines.frames import COLUMNS, SPARK_SCHEMA, evaluate_batches
+from stef.engines.ray import RayJob, run
+from stef.evaluator import Evaluator
 from stef.monitor.store import open_store
 
 ROOT = Path(__file__).parent.parent
@@ -219,3 +222,56 @@ def test_the_spark_function_gives_the_local_evaluations(tmp_path: Path) -> None:
     first = json.loads(got["evaluation"][0])
     assert first["timestamp"] == "2026-01-31T09:30:00+00:00"
     assert json.loads(got["evaluation"][1])["timestamp"] is None
+
+
+def test_a_record_past_its_deadline_is_a_timeout_and_the_batch_goes_on(
+    ray_runtime: str, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from hostile import flat_case, record
+
+    src = tmp_path / "slow.jsonl"
+    slow = record("slow", flat_case(5000), "What label has each x?")
+    src.write_bytes(b"\n".join([record("before"), slow, record("after")]) + b"\n")
+    out = tmp_path / "o.jsonl"
+    code, output = _eval(str(src), "--engine", "ray", "-o", str(out), "--record-timeout", "0.5")
+    assert code == 0, output
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(e["id"], e["status"]) for e in got] == [
+        ("before", "ok"), ("slow", "timeout"), ("after", "ok"),
+    ]
+    assert got[1]["error"] == (
+        "evaluating this record took longer than 0.5 s (--record-timeout); it was stopped"
+    )
+
+
+def _segfaulting() -> type[Evaluator]:
+    """An evaluator that dies in compiled code (a real SIGSEGV) on one record; made in a
+    function, so that Ray's workers, which cannot import the tests, get it by value."""
+
+    class Segfaulting(Evaluator):
+        def evaluate_line(self, line: str) -> dict:
+            if '"crash"' in line:
+                ctypes.string_at(0)
+            return super().evaluate_line(line)
+
+    return Segfaulting
+
+
+def test_a_record_that_kills_its_process_costs_only_itself(
+    ray_runtime: str, tmp_path: Path
+) -> None:
+    lines = [json.dumps({"id": f"r{i}", "question": "How many users?",
+                         "sql": "SELECT COUNT(*) FROM users"}) for i in range(30)]
+    lines[7] = lines[7].replace('"r7"', '"crash"')
+    src = tmp_path / "crash.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "o.jsonl"
+    summary = run(RayJob(str(src), str(out), _segfaulting(), workers=2))
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [e["id"] for e in got] == [json.loads(x)["id"] for x in lines]
+    assert got[7]["status"] == "internal_error"
+    assert got[7]["error"] == (
+        "the worker process evaluating this record died (killed by SIGSEGV); please report it"
+    )
+    assert summary["statuses"] == {"ok": 29, "internal_error": 1}

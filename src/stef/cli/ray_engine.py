@@ -79,6 +79,7 @@ def eval_ray(
         workers=ctx.params["workers"] if given else None,
         address=address,
         progress=bool(progress),
+        deadline=ctx.params["record_timeout"],
     )
     store = _open(store_target)
     try:

@@ -28,11 +28,13 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from stef.batch import encode_line, evaluate_stream
+from stef.batch import Encoded, encode_line, evaluate_stream
 from stef.evaluator import Evaluator
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from stef.pool import SupervisedPool
 
 #: Name and Spark SQL type of every column of an evaluation row, in order.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -63,8 +65,8 @@ _TOP = ("id", "status", "error", "score", "band", "agent", "agent_version", "app
         "timestamp", "evaluated_at")
 
 
-def evaluation_row(evaluation: dict[str, Any]) -> dict[str, Any]:
-    """One evaluation as a row of :data:`COLUMNS`.
+def evaluation_row(evaluation: dict[str, Any], line: str | None = None) -> dict[str, Any]:
+    """One evaluation as a row of :data:`COLUMNS` (``line``: its JSON line, when at hand).
 
     ``finding_kinds`` lists the kinds of the findings that are not ``info`` (those the
     batch summary counts); the token columns add up the judge's and the NL extractor's
@@ -92,7 +94,7 @@ def evaluation_row(evaluation: dict[str, Any]) -> dict[str, Any]:
             if isinstance(u.get(k), (int, float))
         ]
         row[k] = sum(counts) if counts else None
-    row["evaluation"] = encode_line(evaluation)
+    row["evaluation"] = encode_line(evaluation) if line is None else line
     return row
 
 
@@ -168,9 +170,18 @@ def batch_items(rows: list[dict[str, Any]], columns: list[str], *, missing_nan: 
     return [plain_record(r, missing_nan=missing_nan) for r in rows]
 
 
-def evaluate_rows(ev: Evaluator, items: Iterable[Any]) -> list[dict[str, Any]]:
+def evaluate_rows(
+    ev: Evaluator, items: Iterable[Any], pool: SupervisedPool[Encoded] | None = None
+) -> list[dict[str, Any]]:
     """Evaluate JSONL lines (``str``) or decoded records (``dict``), in order, into rows of
-    :data:`COLUMNS`. Never raises for a bad item: it gets its error evaluation."""
+    :data:`COLUMNS`. Never raises for a bad item: it gets its error evaluation.
+
+    ``pool`` (:func:`stef.batch.supervised_pool`) runs the records in a supervised worker
+    process, as ``stef eval`` does: a record past the deadline gets status ``timeout``, one
+    that kills the process ``internal_error``, and the batch goes on.
+    """
+    if pool is not None:
+        return [evaluation_row(e.decoded(), e.line) for e in pool.map(items)]
     return [evaluation_row(e) for e in evaluate_stream(ev, items)]
 
 

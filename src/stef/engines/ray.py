@@ -6,11 +6,11 @@ workers evaluates them with :func:`stef.engines.frames.evaluate_rows` — the fu
 local engine's lines go through, so the evaluations are the same. Bad records get their
 error evaluation and the run goes on, as locally.
 
-The evaluations come back in input order: to the driver, which writes them as one JSONL
-file (a path, ``-`` or a URI that pyarrow opens) and hands them to ``on_evaluations``
-(the CLI writes them into ``--store`` from there); or, for an output ending in
-``.parquet``, written by the workers as a Parquet dataset (one file per block) in the
-columns of :data:`stef.engines.frames.COLUMNS`.
+The evaluations come back to the driver in input order, which writes them as one file: JSONL
+(the lines ``stef eval`` writes; ``-`` is stdout) or, for a name ending in ``.parquet``,
+Parquet in the columns of :data:`stef.engines.frames.COLUMNS`; a local path or any URI
+pyarrow opens. ``on_evaluations`` gets them too (the CLI writes them into ``--store``).
+The driver only writes: the evaluating is what the workers share.
 
 ``ray`` is imported when a run starts, never at import: ``pip install 'stef[ray]'``.
 
@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from stef.batch import Summary
+from stef.batch import Summary, supervised, supervised_pool
 from stef.engines.frames import COLUMNS, LINE, batch_items, brief, evaluate_rows
 from stef.errors import StefError
 from stef.evaluator import Evaluator
+from stef.pool import DEFAULT_DEADLINE
 
 #: How to get Ray, for the message when it is missing.
 RAY_EXTRA = "pip install 'stef[ray]'"
@@ -48,7 +49,9 @@ class RayJob:
     ``make_evaluator`` builds the evaluator on each worker (it must pickle: a module-level
     function or class, not a lambda); ``workers`` is the number of evaluating actors
     (``None``: one per CPU of the cluster); ``address`` joins a running cluster (``None``
-    starts a local Ray runtime with ``workers`` CPUs).
+    starts a local Ray runtime with ``workers`` CPUs); ``deadline`` is the seconds one
+    record may take (``--record-timeout``; ``None``: no deadline, records evaluated in the
+    actor's own process).
     """
 
     source: str
@@ -58,27 +61,37 @@ class RayJob:
     address: str | None = None
     batch_size: int = 64
     progress: bool = False
+    deadline: float | None = DEFAULT_DEADLINE
 
 
 class EvaluateBatch:
-    """The callable class of ``map_batches``: one evaluator per Ray worker, built once.
+    """The callable class of ``map_batches``: one evaluator per Ray worker, built once,
+    and (with a ``deadline``) one supervised process evaluating its records, as the local
+    engine's (a record past the deadline, or one that kills that process, costs only
+    itself: status ``timeout`` or ``internal_error``).
 
     >>> import pyarrow as pa
-    >>> work = EvaluateBatch(Evaluator)
+    >>> work = EvaluateBatch(Evaluator, deadline=None)
     >>> out = work(pa.table({"line": ['{"question": "How many users?", "sql": "SELECT 1"}']}))
     >>> out.column_names == [name for name, _ in COLUMNS], out.column("status").to_pylist()
     (True, ['ok'])
     """
 
-    def __init__(self, make_evaluator: Callable[[], Evaluator]) -> None:
+    def __init__(
+        self, make_evaluator: Callable[[], Evaluator], deadline: float | None = DEFAULT_DEADLINE
+    ) -> None:
         logging.getLogger("sqlglot").setLevel(logging.ERROR)  # as the CLI does
         self.ev = make_evaluator()
+        self.pool = (
+            supervised_pool(self.ev, 1, deadline) if supervised(self.ev, 1, deadline) else None
+        )
 
     def __call__(self, table: Any) -> Any:
         import pyarrow as pa
 
         items = batch_items(table.to_pylist(), list(table.column_names))
-        return pa.Table.from_pylist(evaluate_rows(self.ev, items), schema=arrow_schema())
+        rows = evaluate_rows(self.ev, items, self.pool)
+        return pa.Table.from_pylist(rows, schema=arrow_schema())
 
 
 def arrow_schema() -> Any:
@@ -122,7 +135,8 @@ def ray_runtime(address: str | None, workers: int | None, progress: bool = False
     if ray.is_initialized():
         yield ray
         return
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
+    level = logging.INFO if progress else logging.ERROR
+    quiet = {"log_to_driver": False, "logging_level": level}
     try:
         if address:
             ray.init(address=address, **quiet)
@@ -175,7 +189,7 @@ def evaluations(ray: Any, job: RayJob) -> tuple[Any, int]:
     blocks = max(1, math.ceil(total / BLOCK_ROWS), actors)
     records = records.repartition(blocks).materialize()
     out = records.map_batches(
-        _bound(job.make_evaluator),
+        _bound(job.make_evaluator, job.deadline),
         batch_size=job.batch_size,
         batch_format="pyarrow",
         compute=rd.ActorPoolStrategy(size=actors),
@@ -184,13 +198,14 @@ def evaluations(ray: Any, job: RayJob) -> tuple[Any, int]:
     return out, total
 
 
-def _bound(make_evaluator: Callable[[], Evaluator]) -> type[EvaluateBatch]:
-    """:class:`EvaluateBatch` with ``make_evaluator`` built in, so that Ray ships it with
-    the class instead of keeping constructor arguments in its object store."""
+def _bound(make_evaluator: Callable[[], Evaluator], deadline: float | None
+           ) -> type[EvaluateBatch]:
+    """:class:`EvaluateBatch` with its arguments built in, so that Ray ships them with the
+    class instead of keeping constructor arguments in its object store."""
 
     class Bound(EvaluateBatch):
         def __init__(self) -> None:
-            super().__init__(make_evaluator)
+            super().__init__(make_evaluator, deadline)
 
     Bound.__name__ = Bound.__qualname__ = "EvaluateBatch"
     return Bound
