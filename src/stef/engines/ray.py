@@ -21,7 +21,6 @@ The driver only writes: the evaluating is what the workers share.
 from __future__ import annotations
 
 import logging
-import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -40,6 +39,9 @@ RAY_EXTRA = "pip install 'stef[ray]'"
 
 #: Records per block: the unit Ray hands to a worker (small blocks balance the load).
 BLOCK_ROWS = 256
+#: Bytes per block at most (Ray merges small blocks up to this; its default is 128 MiB,
+#: which would put a whole log file in one block, on one worker).
+BLOCK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class RayJob:
     make_evaluator: Callable[[], Evaluator]
     workers: int | None = None
     address: str | None = None
-    batch_size: int = 64
+    batch_size: int = BLOCK_ROWS
     progress: bool = False
     deadline: float | None = DEFAULT_DEADLINE
 
@@ -151,51 +153,71 @@ def ray_runtime(address: str | None, workers: int | None, progress: bool = False
         ray.shutdown()
 
 
-def _file_lines(row: dict[str, Any]) -> list[dict[str, str]]:
-    """The non-blank lines of one file, read as the local engine reads one: UTF-8 with an
-    optional byte-order mark, undecodable bytes replaced, lines ended by LF (or CRLF)."""
-    text = bytes(row["bytes"]).decode("utf-8-sig", errors="replace")
-    return [{LINE: ln.rstrip("\r")} for ln in text.split("\n") if ln.strip()]
+def _file_lines(table: Any) -> Iterator[Any]:
+    """The non-blank lines of each file of ``table`` (``bytes``), read as the local engine
+    reads one (UTF-8 with an optional byte-order mark, undecodable bytes replaced, lines
+    ended by LF or CRLF), :data:`BLOCK_ROWS` lines a block."""
+    import pyarrow as pa
+
+    for data in table.column("bytes").to_pylist():
+        text = bytes(data).decode("utf-8-sig", errors="replace")
+        lines = [ln.rstrip("\r") for ln in text.split("\n") if ln.strip()]
+        for i in range(0, len(lines), BLOCK_ROWS):
+            yield pa.table({LINE: pa.array(lines[i:i + BLOCK_ROWS], pa.string())})
+
+
+def _blocks(table: Any) -> Iterator[Any]:
+    """``table`` (Parquet rows) in blocks of :data:`BLOCK_ROWS`."""
+    for i in range(0, table.num_rows, BLOCK_ROWS):
+        yield table.slice(i, BLOCK_ROWS)
+
+
+#: Reading and cutting blocks take no CPU of their own: the evaluating actors hold every
+#: CPU, and a task waiting for one would wait forever.
+_LIGHT = {"num_cpus": 0}
+
+
+def _light(reader: Callable[..., Any]) -> dict[str, Any]:
+    """``reader``'s keyword for no CPU: ``num_cpus`` (Ray ≥ 2.4x) or ``ray_remote_args``."""
+    import inspect
+
+    if "num_cpus" in inspect.signature(reader).parameters:
+        return dict(_LIGHT)
+    return {"ray_remote_args": dict(_LIGHT)}
 
 
 def read_records(rd: Any, source: str) -> Any:
-    """The records of ``source`` as a Ray dataset: Parquet rows, or JSONL lines."""
+    """The records of ``source`` as a Ray dataset of small blocks: Parquet rows, or JSONL
+    lines (one ``line`` column)."""
     try:
         if is_parquet(source):
-            return rd.read_parquet(source)
-        return rd.read_binary_files(source).flat_map(_file_lines)
+            # read before the actors hold the CPUs (Parquet's reader waits for one)
+            ds = rd.read_parquet(source).materialize()
+            return ds.map_batches(_blocks, batch_size=None, batch_format="pyarrow", **_LIGHT)
+        ds = rd.read_binary_files(source, **_light(rd.read_binary_files))
+        return ds.map_batches(_file_lines, batch_size=None, batch_format="pyarrow", **_LIGHT)
     except (OSError, ValueError) as e:  # a path that does not exist, an unknown scheme
         raise StefError("invalid_config", f"cannot read {source}: {e}") from None
 
 
-def evaluations(ray: Any, job: RayJob) -> tuple[Any, int]:
-    """The evaluations of ``job.source`` as a lazy Ray dataset (in input order), and how
-    many records it holds.
-
-    The records are read and cut into blocks first (both materialised: small next to the
-    evaluations), so that the evaluating actors, which hold every CPU, never wait for a
-    read or repartition task that waits for a CPU.
-    """
+def evaluations(ray: Any, job: RayJob) -> Any:
+    """The evaluations of ``job.source`` as a lazy Ray dataset, in input order."""
     rd = ray.data
     ctx = rd.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # evaluations in input order
     ctx.enable_progress_bars = job.progress
     with suppress(AttributeError):  # newer Ray prints a plan at every execution
         ctx.print_on_execution_start = False
-    records = read_records(rd, job.source).materialize()
-    total = records.count()
+    ctx.target_max_block_size = BLOCK_BYTES
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     actors = min(job.workers or cpus, cpus)  # more would wait for CPUs forever
-    blocks = max(1, math.ceil(total / BLOCK_ROWS), actors)
-    records = records.repartition(blocks).materialize()
-    out = records.map_batches(
+    return read_records(rd, job.source).map_batches(
         _bound(job.make_evaluator, job.deadline),
         batch_size=job.batch_size,
         batch_format="pyarrow",
         compute=rd.ActorPoolStrategy(size=actors),
         num_cpus=1,
     )
-    return out, total
 
 
 def _bound(make_evaluator: Callable[[], Evaluator], deadline: float | None
@@ -219,8 +241,7 @@ def run(
     JSON lines, in input order (the CLI stores them from there)."""
     summary = Summary()
     with ray_runtime(job.address, job.workers, job.progress) as ray:
-        ds, total = evaluations(ray, job)
-        batches = ds.iter_batches(batch_size=512, batch_format="pyarrow") if total else ()
+        batches = evaluations(ray, job).iter_batches(batch_size=512, batch_format="pyarrow")
         with _output(job.output) as write:
             for table in batches:
                 rows = table.select(_BRIEF).to_pylist()
