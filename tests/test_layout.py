@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"judges", "score"},
     {"batch", "pool"},
     {"evaluator"},
-    {"monitor", "accuracy", "store", "interop"},
+    {"monitor", "accuracy", "store", "interop", "engines"},
     {"service"},
     {"cli"},
 ]

@@ -94,7 +94,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 @main.command("eval")
-@click.argument("file", required=False, type=click.Path(allow_dash=True, dir_okay=False))
+@click.argument("file", required=False, type=click.Path(allow_dash=True))
 @click.option(
     "--rules", "rules_path", type=click.Path(dir_okay=False), help="Application rules file (JSON)."
 )
@@ -166,6 +166,15 @@ def _same_file(a: str, b: str) -> bool:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: on a terminal)."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where a FILE is evaluated: here, or on Ray Data (FILE may then be Parquet or a "
+    "URI; `pip install 'stef[ray]'`; docs/ray.md).",
+)
+@click.option("--address", help="With --engine ray: join the Ray cluster at this address.")
 @judge_options
 def eval_cmd(
     file: str | None,
@@ -185,6 +194,8 @@ def eval_cmd(
     min_mean: float | None,
     summary_json: str | None,
     progress: bool | None,
+    engine: str,
+    address: str | None,
     **judge_opts: Any,
 ) -> None:
     """Evaluate the records of FILE (JSONL, '-' for stdin), or one --question/--sql pair.
@@ -202,6 +213,10 @@ def eval_cmd(
         raise click.UsageError("give a FILE of records, or --question and --sql")
     if question is not None and file is not None:
         raise click.UsageError("give either a FILE or --question/--sql, not both")
+    if engine == "ray" and file is None:
+        raise click.UsageError("--engine ray evaluates a FILE of records, not one pair")
+    if address and engine != "ray":
+        raise click.UsageError("--address goes with --engine ray")
     cal = None
     if calibration:
         from stef.accuracy.calibration import Calibration
@@ -221,6 +236,14 @@ def eval_cmd(
             _eval_one(ev, question, enriched, sql, dialect, as_json, output)
             return
         assert file is not None
+        if engine == "ray":
+            from stef.cli.ray_engine import EvaluatorFactory, eval_ray
+
+            factory = EvaluatorFactory(rules_path, calibration, judge_opts)
+            summary = eval_ray(file, output, factory, address=address,
+                               store_target=store_target, force=force, progress=progress)
+            _gates(summary, min_coverage, min_mean, summary_json)
+            return
         summary = _eval_file(
             ev, file, output, (workers, record_timeout), store_target, force, progress
         )
