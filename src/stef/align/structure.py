@@ -127,8 +127,10 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
 
 def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> None:
     """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
-    for alias, func in flags.get("aggregate_aliases") or ():
+    for alias, func, arg in flags.get("aggregate_aliases") or ():
         said = alias_functions(alias)
+        if "case" in arg or "count(" in arg or alias_functions(arg) & said:
+            continue  # SUM(CASE … THEN 1 END) counts; MAX(member_count) is a count
         if said and func in _ALIASABLE and func not in said:
             out.add(
                 "alias_aggregate_mismatch",
@@ -173,7 +175,8 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
     ``AVG(mit_id)``): labels are counted, not added up."""
     for a in (*sql.aggregations, *sql.window_aggregations):
         words = name_words(a.arg or "")
-        if a.func in ("sum", "avg") and words and words[-1].casefold() in _LABELS:
+        bare = a.arg is not None and "(" not in a.arg  # LENGTH(title) measures a label
+        if a.func in ("sum", "avg") and bare and words and words[-1].casefold() in _LABELS:
             out.add(
                 "aggregate_of_label",
                 "warning",

@@ -585,12 +585,12 @@ def _ungrouped(sel: exp.Select) -> list[str]:
 
 
 def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
-    """``[alias, function]`` of each output named by an alias and computed by one
+    """``[alias, function, argument]`` of each output named by an alias and computed by one
     aggregate (through CAST, ROUND, COALESCE and parentheses).
 
     >>> import sqlglot
     >>> _aggregate_aliases(sqlglot.parse_one("SELECT ROUND(AVG(x), 2) AS avg_x, y AS n FROM t"))
-    [['avg_x', 'avg']]
+    [['avg_x', 'avg', 'x']]
     """
     out = []
     for e in sel.expressions:
@@ -600,7 +600,8 @@ def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
         while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
             node = node.this
         if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
-            out.append([e.alias.casefold(), node.sql_name().lower()])
+            arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
+            out.append([e.alias.casefold(), node.sql_name().lower(), arg])
     return out
 
 
