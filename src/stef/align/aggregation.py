@@ -201,11 +201,11 @@ def _check_count(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollect
             stored,
             "aggregation",
         )
-    elif "sum" in aggs and unit:
+    elif "sum" in aggs and (unit or sql.flags.get("case")):
         out.add(
             "aggregation_equivalent",
             "info",
-            "question asks how many units of a quantity; the SQL sums it",
+            "question asks how many (of a unit, or of the rows a CASE picks); the SQL sums it",
             na.text,
             None,
             "aggregation",
