@@ -47,14 +47,54 @@ def _stored_aggregate(func: str, sql: Spec) -> str | None:
     return next((n for n in names if pattern.search(canon_col(n))), None)
 
 
-def check_aggregations(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """Each aggregate the question asks for, then DISTINCT, ratios and list questions."""
+def check_aggregations(
+    nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None
+) -> None:
+    """Each aggregate the question asks for, then DISTINCT, ratios and list questions.
+    ``hints`` (the enriched question) may say a column holds the aggregate already."""
     aggs = sql_aggs(sql)
     for na in nl.aggregations:
+        held = _hinted_column(na, sql, hints) if na.func not in aggs else None
+        if held is not None:
+            out.add(
+                "aggregation_stored",
+                "info",
+                f"question asks for {na.text!r}; a hint says the SQL's {held} holds it",
+                na.text,
+                held,
+                "aggregation",
+            )
+            continue
         _check_asked_aggregate(na, sql, aggs, out)
     _check_distinct(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
+
+
+def _hinted_column(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
+    """A column of the SQL that a clause of the hints ties to the asked aggregate's phrase
+    ("A11 refers to average salary" for "average salary", "A15 … number of committed
+    crimes in 1995" for "the number of committed crimes"), or None.
+
+    >>> na = Aggregation("avg", None, False, "average salary greater")
+    >>> _hinted_column(na, Spec(columns=["a11"]), "A11 refers to average salary")
+    'a11'
+    >>> _hinted_column(na, Spec(columns=["a11"]), "A3 refers to region") is None
+    True
+    """
+    words = re.findall(r"[a-z0-9]+", na.text.casefold())
+    while words and words[0] in {"the", "what", "is", "a", "an", "of"}:
+        words = words[1:]
+    phrase = " ".join(words[:2])
+    if not hints or len(words) < 2 or words[0] in {"how", "many"}:
+        return None
+    for clause in re.split(r"[;\n]", hints):
+        words = re.findall(r"[a-z0-9_]+", clause.casefold())
+        if phrase in " ".join(words):
+            held = next((c for c in sql.columns if c.casefold() in words), None)
+            if held is not None:
+                return held
+    return None
 
 
 def _check_asked_aggregate(

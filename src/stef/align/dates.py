@@ -133,13 +133,20 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
     """
     years = [f for f in filters if f.func == "year" and f.op == "=" and len(f.values) == 1]
     months = [f for f in filters if f.func == "month" and f.op == "=" and len(f.values) == 1]
-    rest = [f for f in filters if f not in months]
+    days = [f for f in filters if f.func == "day" and f.op == "=" and len(f.values) == 1]
+    rest = [f for f in filters if f not in months and f not in days]
     if months and len(years) == 1 and len(months) == 1 and months[0].values[0].isdigit():
         mo = int(months[0].values[0])
         if 1 <= mo <= 12:
             first = date(int(years[0].values[0]), mo, 1)
             rest = [f for f in rest if f is not years[0]]
             span = Span(first, first + relativedelta(months=1))
+            if len(days) == 1 and days[0].values[0].isdigit():
+                try:  # the day extracted apart too: strftime('%d', d) = '03'
+                    day = first.replace(day=int(days[0].values[0]))
+                except ValueError:
+                    return None
+                span = Span(day, day + timedelta(days=1))
             for f in rest:
                 s = filter_span(f)
                 if s is None:
@@ -238,7 +245,7 @@ def date_match(
         dated = [
             (i, f)
             for i, f in zip(positions, filters, strict=True)
-            if f.func == "month" or filter_span(f) is not None
+            if f.func in ("month", "day") or filter_span(f) is not None
         ]
         if not dated:
             continue

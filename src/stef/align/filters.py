@@ -268,8 +268,9 @@ def align_filters(
     matched: list[tuple[Filter, Filter]] = []
     missing: list[Filter] = []
     bad = 0
+    asks_whether = bool(nl.flags.get("yes_no")) or _WHETHER.search(text) is not None
     for req in required:
-        dated = _date_answer(req, candidates, used, sql, matched, out)
+        dated = _date_answer(req, candidates, used, sql, matched, out, hints)
         if dated is not None:
             bad += dated
             continue
@@ -288,6 +289,8 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
+        elif _answered_by_output(req, m, sql, asks_whether, matched, out):
+            pass
         elif not _answered_otherwise(req, m, sql, hints, excused, matched, out):
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -313,13 +316,14 @@ def _date_answer(
     sql: Spec,
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
+    hints: str | None = None,
 ) -> int | None:
     """Answer a date filter by the period the SQL selects: None when no SQL condition reads
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
     selects another period)."""
     dated = date_match(req, candidates, used, sql.tables)
-    if dated is None:
-        return None
+    if dated is None or (dated.got is not None and _number_in_names(req, sql, hints)):
+        return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
     if dated.got is None:
         matched.append((req, dated.sql))
@@ -334,6 +338,43 @@ def _date_answer(
         "filter_alignment",
     )
     return 1
+
+
+#: A question that asks whether something holds ("… carcinogenic or not?").
+_WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
+
+
+def _answered_by_output(
+    req: Filter,
+    m: _Match,
+    sql: Spec,
+    asks_whether: bool,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+) -> bool:
+    """A hint's value for a property the question asks about ("Is molecule TR151
+    carcinogenic?" with the hint "label = '+' means carcinogenic"), answered by selecting
+    the property's column rather than filtering on it."""
+    if m.sql is not None or not asks_whether or not req.column:
+        return False
+    col = canon_col(req.column)
+    shown = next(
+        (p for p in sql.projections if not p.is_aggregate and col in map(canon_col, p.columns)),
+        None,
+    )
+    if shown is None:
+        return False
+    matched.append((req, Filter(None, req.op, req.values, f"output {shown.expr!r}", "name")))
+    out.add(
+        "value_answered_elsewhere",
+        "info",
+        f"the question asks whether {req.column} is {', '.join(req.values)}; "
+        f"the SQL shows {req.column}",
+        req.text,
+        shown.text or shown.expr,
+        "filter_alignment",
+    )
+    return True
 
 
 def _answered_otherwise(
@@ -414,7 +455,7 @@ def _number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
         return None
     names = [*sql.columns, *sql.tables]
     for v in req.values:
-        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?![\d.])")
+        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)")
         found = next((n for n in names if bounded.search(n)), None)
         if found is not None:
             return found
@@ -652,7 +693,7 @@ def align(
         if status == "fully_applied_with_extras" and benign_found and not extra
         else 0.0
     )
-    check_aggregations(nl, sql, out)
+    check_aggregations(nl, sql, out, enriched_question)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r)
     answered = (*extra, *benign_found, *(f for pair in matched for f in pair))
