@@ -160,6 +160,23 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _POSITIVE = {"!=": "=", "not like": "like", "not in": "in"}
 
 
+def _range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
+    """A SQL range whose bounds the question states one by one ("from race no. 50 to
+    100" read as ``= 50`` and a literal 100, against ``BETWEEN 50 AND 100``).
+
+    >>> _range_stated(Filter(None, "=", ("50",)), Filter("r", "between", ("50", "100")),
+    ...               frozenset({"50", "100"}))
+    True
+    """
+    return (
+        nl.op == "="
+        and sql.op == "between"
+        and len(sql.values) == 2
+        and set(nl.values) <= set(sql.values)
+        and set(sql.values) <= stated
+    )
+
+
 def _one_off(nl: Filter, sql: Filter) -> bool:
     """The same bound, inclusive on one side and exclusive on the other ("at least 20"
     as ``> 20``): at most the bound itself is in or out, not the direction.
@@ -269,6 +286,7 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     asks_whether = bool(nl.flags.get("yes_no")) or _WHETHER.search(text) is not None
+    stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
     for req in required:
         dated = _date_answer(req, candidates, used, sql, matched, out, hints)
         if dated is not None:
@@ -291,7 +309,7 @@ def align_filters(
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
         elif _answered_by_output(req, m, sql, asks_whether, matched, out):
             pass
-        elif not _answered_otherwise(req, m, sql, hints, excused, matched, out):
+        elif not _answered_otherwise(req, m, sql, hints, excused, matched, out, stated):
             bad += 1
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
@@ -385,6 +403,7 @@ def _answered_otherwise(
     excused: frozenset[str],
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
+    stated: frozenset[str] = frozenset(),
 ) -> bool:
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
     a name, a bound one off in inclusiveness, or a near miss of a kind without weight."""
@@ -399,6 +418,9 @@ def _answered_otherwise(
             name,
             "filter_alignment",
         )
+        return True
+    if m.sql is not None and m.problem == "wrong_operator" and _range_stated(req, m.sql, stated):
+        matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
         return True
     if m.sql is not None and m.problem == "wrong_operator" and _one_off(req, m.sql):
         out.add(

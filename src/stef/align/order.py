@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from stef.align.aggregation import sql_aggs
+from stef.align.matching import canon_col as canon
 from stef.findings import FindingCollector
 from stef.rules import Rules
 from stef.spec import OrderKey, Spec
@@ -16,12 +17,23 @@ from stef.spec import OrderKey, Spec
 def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
     aggs = sql_aggs(sql)
+    inner = sql.flags.get("inner_limits") or []
+    if nl.order_by and not sql.order_by and nl.limit is not None and nl.limit in inner:
+        out.add(
+            "topk_in_subquery",
+            "info",
+            f"the top {nl.limit} the question asks for is taken inside a subquery or CTE",
+            nl.order_by[0].text,
+            None,
+            "ordering",
+        )
+        return
     named = _superlative_named(nl, sql)
     if named is not None:
         out.add(
             "superlative_is_name",
             "info",
-            f"the question's {nl.order_by[0].text!r} is part of the value {named!r}, not a ranking",
+            f"the question's {nl.order_by[0].text!r} is part of the name {named!r}, not a ranking",
             nl.order_by[0].text,
             named,
             "ordering",
@@ -41,14 +53,23 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     'most valuable player'
     >>> _superlative_named(nl, Spec(literals=["nl"])) is None
     True
+    >>> edit = Spec(order_by=[OrderKey("date", "desc", text="last edit date")])
+    >>> _superlative_named(edit, Spec(columns=["LastEditDate"]))
+    'LastEditDate'
+
     """
-    if not nl.order_by or not sql.literals:
+    if not nl.order_by:
         return None
     words = nl.order_by[0].text.casefold().split()[:3]
     if len(words) < 2:
         return None
     head = " ".join(words[:2])
-    return next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
+    literal = next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
+    if literal is not None:
+        return literal
+    # "the last edit date" as the column lasteditdate: the word names a column
+    joined = words[0] + re.sub(r"(?:ed|s)$", "", words[1])
+    return next((c for c in sql.columns if len(joined) >= 7 and canon(c).startswith(joined)), None)
 
 
 #: Superlatives of age, read as dates (the youngest has the latest birth date), by the

@@ -388,6 +388,7 @@ class _Extractor:
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
             "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
             "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
+            "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
             "addition": isinstance(eff, exp.Select)
             and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
@@ -630,4 +631,19 @@ def _unlabelled_groups(sel: exp.Select) -> bool:
         ):
             return False
     return True
+
+
+def _sorted_limit(sel: exp.Select) -> list[int]:
+    """The LIMIT of a sorted SELECT (one element), or nothing.
+
+    >>> import sqlglot
+    >>> _sorted_limit(sqlglot.parse_one("SELECT a FROM t ORDER BY b DESC LIMIT 3"))
+    [3]
+    >>> _sorted_limit(sqlglot.parse_one("SELECT a FROM t LIMIT 3"))
+    []
+    """
+    bound = getattr(sel.args.get("limit"), "expression", None)
+    if sel.args.get("order") is None or not isinstance(bound, exp.Literal):
+        return []
+    return [int(bound.name)] if bound.name.isdigit() else []
 
