@@ -175,6 +175,12 @@ def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+#: Words no hint names as a column.
+_FUNCTION_WORDS = frozenset(
+    {"with", "for", "and", "or", "the", "of", "in", "on", "by", "to", "from", "per", "a", "an"}
+)
+
+
 def check_literals_and_hints(
     nl: Spec,
     sql: Spec,
@@ -192,6 +198,8 @@ def check_literals_and_hints(
     literals = {lit.casefold() for lit in sql.literals}
     for col in nl.columns:
         c = canon_col(col)
+        if c in _FUNCTION_WORDS:
+            continue  # "(with limited blacklist …)" read as a column list: no column
         said = (synonyms or {}).get(col) or ()
         if said and any(w.casefold() in literals for w in said):
             continue

@@ -173,6 +173,11 @@ def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
     return _order_key(ctx, target) if target else base
 
 
+def base_word(word: str) -> str:
+    """The first word of a superlative phrase (``most recent`` → ``most``)."""
+    return word.split()[0] if word else ""
+
+
 def _step_superlatives(ctx: _Ctx) -> None:
     """``the highest X`` → order key (+ limit 1 for a singular target); ``what is the highest X``
     → ``max``; ``the second highest`` → offset 1."""
@@ -187,6 +192,13 @@ def _step_superlatives(ctx: _Ctx) -> None:
             (prev and prev[-1] == "at") or nxt in {"of", "likely", "part"}
         ):
             continue
+        if base_word(word) in {"minimum", "maximum", "min", "max"} and prev and prev[-1] in {
+            "with",
+            "a",
+            "certain",
+            "of",
+        }:
+            continue  # "with minimum question count": a threshold, not a ranking
         if word in {"first", "last"} and (
             not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
         ):
