@@ -284,7 +284,6 @@ class Evaluator:
         )
         if self.precision.demoted:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
-            alignment.extras_excused = self.precision.excuses_extras(alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
     def _analyze_texts(self, rec: Record) -> TextsAnalysis:

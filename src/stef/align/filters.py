@@ -84,7 +84,8 @@ class Alignment:
     #: Whether the record came with an enriched question (Q_e) to check against.
     enriched: bool = False
     #: Whether extra filters are excused as benign: the precision gate found that an extra
-    #: filter is no evidence of an error in this context (see :mod:`stef.align.precision`).
+    #: filter is no evidence of an error in this context (``filter_extra`` among the kinds
+    #: :meth:`stef.align.precision.PrecisionGate.excused_filter_kinds` gives).
     extras_excused: bool = False
 
     @property
@@ -710,11 +711,6 @@ def align(
     matched_required = sum(1 for a, _ in matched if a in required)
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
-    boost = (
-        float(r.scoring.leniency_boost)
-        if status == "fully_applied_with_extras" and benign_found and not extra
-        else 0.0
-    )
     check_aggregations(nl, sql, out, enriched_question)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r)
@@ -745,10 +741,9 @@ def align(
         + len(nl.columns)
         + len(nl.formulas)
     )
-    return Alignment(
+    alignment = Alignment(
         filter_status=status,
         filter_points=fp,
-        leniency_boost=boost,
         findings=out.findings,
         matched_filters=matched,
         missing_filters=missing,
@@ -756,4 +751,8 @@ def align(
         benign_filters=benign_found,
         evidence=evidence,
         enriched=bool(enriched_question and enriched_question.strip()),
+        extras_excused="filter_extra" in excused,
     )
+    if status == "fully_applied_with_extras" and alignment.benign_extras_only:
+        alignment.leniency_boost = float(r.scoring.leniency_boost)
+    return alignment

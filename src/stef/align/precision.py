@@ -36,6 +36,14 @@ MIN_FIRES = 5
 #: The rule a demoted finding carries.
 PRECISION_RULE = "precision"
 
+#: Filter finding kinds that decide the filter points (see ``excused_filter_kinds``).
+_FILTER_KINDS = (
+    "filter_wrong_operator",
+    "filter_wrong_column",
+    "filter_wrong_value",
+    "filter_extra",
+)
+
 
 @dataclass(frozen=True)
 class Fires:
@@ -84,27 +92,20 @@ class PrecisionGate:
             out.append(f)
         return out
 
-    def excuses_extras(self, enriched: bool) -> bool:
-        """Whether an extra filter is no evidence of an error in this context: when
-        ``filter_extra`` is demoted, extras count as benign for the filter points too (the
-        leniency boost), so a finding without weight costs no points anywhere.
-
-        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=False)
-        True
-        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excuses_extras(enriched=True)
-        False
-        """
-        return self.reason("filter_extra", enriched) is not None
-
     def excused_filter_kinds(self, enriched: bool) -> frozenset[str]:
-        """The near-miss filter kinds that cost no filter points in this context: a
-        wrong operator, column or value the gate found no evidence of an error.
+        """The filter finding kinds that cost no filter points in this context, since the
+        gate found them no evidence of an error: a wrong operator, column or value (the
+        near miss still answers its filter), an extra filter (it counts as benign for the
+        leniency boost). A finding without weight costs no points anywhere.
 
         >>> PrecisionGate({"filter_wrong_operator": "lift 0.98"}).excused_filter_kinds(False)
         frozenset({'filter_wrong_operator'})
+        >>> sorted(PrecisionGate({"filter_extra": "lift 0.99"}).excused_filter_kinds(False))
+        ['filter_extra']
+        >>> PrecisionGate({"filter_extra": "lift 0.99"}).excused_filter_kinds(True)
+        frozenset()
         """
-        kinds = ("filter_wrong_operator", "filter_wrong_column", "filter_wrong_value")
-        return frozenset(k for k in kinds if self.reason(k, enriched) is not None)
+        return frozenset(k for k in _FILTER_KINDS if self.reason(k, enriched) is not None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
