@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import canon_col, name_words
+from stef.align.matching import canon_col, hinted_column, name_words
 from stef.findings import FindingCollector
 from stef.spec import Aggregation, Spec
 
@@ -88,13 +88,7 @@ def _hinted_column(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
     phrase = " ".join(words[:2])
     if not hints or len(words) < 2 or words[0] in {"how", "many"}:
         return None
-    for clause in re.split(r"[;\n]", hints):
-        words = re.findall(r"[a-z0-9_]+", clause.casefold())
-        if phrase in " ".join(words):
-            held = next((c for c in sql.columns if c.casefold() in words), None)
-            if held is not None:
-                return held
-    return None
+    return hinted_column(hints, sql.columns, lambda _clause, said: phrase in " ".join(said))
 
 
 def _check_asked_aggregate(

@@ -22,7 +22,7 @@ and each excused difference is recorded as an ``info`` finding naming the rule
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ from stef.align.matching import (
     BOUNDS,
     NEUTRAL_LITERALS,
     canon_col,
+    hinted_column,
     int_value,
     name_mentioned,
     searchable,
@@ -129,7 +130,7 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         return True
     if sql.negated and _POSITIVE.get(n) == s:
         return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring
-    if {n, s} in ({">", ">="}, {"<", "<="}) and (_DAY.match(nv) or _DAY.match(sv)):
+    if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
         return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
     if nl.func == "year" and n == "=":
         return s in _EQUALISH or s in (">=", "<", "<=", ">", "between")
@@ -187,7 +188,12 @@ def _one_off(nl: Filter, sql: Filter) -> bool:
     >>> _one_off(Filter(None, "<", ("10",)), Filter("n", ">", ("10",)))
     False
     """
-    return {nl.op, sql.op} in ({">", ">="}, {"<", "<="}) and set(nl.values) == set(sql.values)
+    return _same_bound_side(nl.op, sql.op) and set(nl.values) == set(sql.values)
+
+
+def _same_bound_side(a: str, b: str) -> bool:
+    """Two operators bounding from the same side, one strict and one not (``>``/``>=``)."""
+    return {a, b} in ({">", ">="}, {"<", "<="})
 
 
 @dataclass
@@ -363,6 +369,27 @@ def _date_answer(
 _WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
 
 
+def _answer_elsewhere(
+    req: Filter,
+    where: str,
+    fragment: str | None,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+    message: str | None = None,
+) -> None:
+    """Record ``req`` as answered by ``where`` in the SQL (a literal, a name, an output),
+    not by a filter: a matched pseudo-filter and an ``info`` finding."""
+    matched.append((req, Filter(None, req.op, req.values, where, "name")))
+    out.add(
+        "value_answered_elsewhere",
+        "info",
+        message or f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
+        req.text,
+        fragment,
+        "filter_alignment",
+    )
+
+
 def _answered_by_output(
     req: Filter,
     m: _Match,
@@ -383,16 +410,12 @@ def _answered_by_output(
     )
     if shown is None:
         return False
-    matched.append((req, Filter(None, req.op, req.values, f"output {shown.expr!r}", "name")))
-    out.add(
-        "value_answered_elsewhere",
-        "info",
+    message = (
         f"the question asks whether {req.column} is {', '.join(req.values)}; "
-        f"the SQL shows {req.column}",
-        req.text,
-        shown.text or shown.expr,
-        "filter_alignment",
+        f"the SQL shows {req.column}"
     )
+    where, fragment = f"output {shown.expr!r}", shown.text or shown.expr
+    _answer_elsewhere(req, where, fragment, matched, out, message)
     return True
 
 
@@ -409,16 +432,7 @@ def _answered_otherwise(
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
     a name, a bound one off in inclusiveness, or a near miss of a kind without weight."""
     if m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
-        where = f"name {name!r}"
-        matched.append((req, Filter(None, req.op, req.values, where, "name")))
-        out.add(
-            "value_answered_elsewhere",
-            "info",
-            f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
-            req.text,
-            name,
-            "filter_alignment",
-        )
+        _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
     if m.sql is not None and m.problem == "wrong_operator" and _range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
@@ -480,15 +494,15 @@ def _number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
     for v in req.values:
         bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)")
         found = next((n for n in names if bounded.search(n)), None)
+        found = found or hinted_column(hints, sql.columns, _searches(bounded))
         if found is not None:
             return found
-        for clause in re.split(r"[;\n]", hints or ""):
-            if bounded.search(clause):
-                words = set(re.findall(r"[\w]+", clause.casefold()))
-                tied = next((c for c in sql.columns if c.casefold() in words), None)
-                if tied is not None:
-                    return tied
     return None
+
+
+def _searches(rx: re.Pattern[str]) -> Callable[[str, list[str]], bool]:
+    """A clause test for :func:`hinted_column`: does ``rx`` occur in the clause?"""
+    return lambda clause, _words: rx.search(clause) is not None
 
 
 def _stated_literal(req: Filter, sql: Spec) -> str | None:
@@ -529,15 +543,7 @@ def _weak_value(
         )
         return
     where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
-    matched.append((req, Filter(None, req.op, req.values, where, "name")))
-    out.add(
-        "value_answered_elsewhere",
-        "info",
-        f"the question's {vals} is answered by the SQL's {where}",
-        req.text,
-        literal or name,
-        "filter_alignment",
-    )
+    _answer_elsewhere(req, where, literal or name, matched, out)
 
 
 def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _Match:

@@ -262,3 +262,29 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
             if len(w) >= 7 and any(len(st) >= 4 and st in w for st in stems):
                 return True
     return False
+
+
+_HINT_CLAUSE = re.compile(r"[;\n]")
+_HINT_WORD = re.compile(r"\w+")
+
+
+def hinted_column(
+    hints: str | None, columns: Sequence[str], holds: Callable[[str, list[str]], bool]
+) -> str | None:
+    """The first of ``columns`` that a clause of the hints (the enriched question, split at
+    ``;`` and new lines) names as a word, among the clauses for which ``holds(clause,
+    words)`` is true (``clause`` lower-cased, ``words`` its words); None when none does.
+
+    >>> hinted_column("A3 is region; A16 stands for crimes in 1996", ["a16", "a3"],
+    ...               lambda clause, words: "1996" in words)
+    'a16'
+    """
+    for clause in _HINT_CLAUSE.split(hints or ""):
+        low = clause.casefold()
+        words = _HINT_WORD.findall(low)
+        if holds(low, words):
+            tied = next((c for c in columns if c.casefold() in words), None)
+            if tied is not None:
+                return tied
+    return None
+
