@@ -54,7 +54,7 @@ def check_aggregations(
     ``hints`` (the enriched question) may say a column holds the aggregate already."""
     aggs = sql_aggs(sql)
     for na in nl.aggregations:
-        held = _hinted_column(na, sql, hints) if na.func not in aggs else None
+        held = _column_holding(na, sql, hints) if na.func not in aggs else None
         if held is not None:
             out.add(
                 "aggregation_stored",
@@ -71,15 +71,15 @@ def check_aggregations(
     _check_list_answered_by_aggregates(nl, sql, out)
 
 
-def _hinted_column(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
+def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
     """A column of the SQL that a clause of the hints ties to the asked aggregate's phrase
     ("A11 refers to average salary" for "average salary", "A15 … number of committed
     crimes in 1995" for "the number of committed crimes"), or None.
 
     >>> na = Aggregation("avg", None, False, "average salary greater")
-    >>> _hinted_column(na, Spec(columns=["a11"]), "A11 refers to average salary")
+    >>> _column_holding(na, Spec(columns=["a11"]), "A11 refers to average salary")
     'a11'
-    >>> _hinted_column(na, Spec(columns=["a11"]), "A3 refers to region") is None
+    >>> _column_holding(na, Spec(columns=["a11"]), "A3 refers to region") is None
     True
     """
     words = re.findall(r"[a-z0-9]+", na.text.casefold())

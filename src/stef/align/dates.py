@@ -83,7 +83,7 @@ def period(value: str, *, compact: bool = True) -> Span | None:
 
 def _bound(op: str, p: Span) -> Span | None:
     """The span ``column <op> literal`` selects, given the literal's own span ``p``."""
-    if op in ("=", "==", "like", "in") or op == "is":
+    if op in ("=", "like", "in"):
         return p
     if op == ">=":
         return Span(p.start, None)

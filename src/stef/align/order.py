@@ -56,20 +56,21 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     >>> edit = Spec(order_by=[OrderKey("date", "desc", text="last edit date")])
     >>> _superlative_named(edit, Spec(columns=["LastEditDate"]))
     'LastEditDate'
-
     """
     if not nl.order_by:
         return None
-    words = nl.order_by[0].text.casefold().split()[:3]
+    words = nl.order_by[0].text.casefold().split()[:2]
     if len(words) < 2:
         return None
-    head = " ".join(words[:2])
+    head = " ".join(words)
     literal = next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
     if literal is not None:
         return literal
     # "the last edit date" as the column lasteditdate: the word names a column
     joined = words[0] + re.sub(r"(?:ed|s)$", "", words[1])
-    return next((c for c in sql.columns if len(joined) >= 7 and canon(c).startswith(joined)), None)
+    if len(joined) < 7:
+        return None
+    return next((c for c in sql.columns if canon(c).startswith(joined)), None)
 
 
 #: Superlatives of age, read as dates (the youngest has the latest birth date), by the
@@ -171,7 +172,7 @@ def _check_limit(
                     f"question asks for the top {topk}; the SQL returns every row, "
                     "ranked the asked way (the answer comes first)",
                     nl.order_by[0].text,
-                    first.text if first else None,
+                    first.text if first is not None else None,
                     "limit",
                 )
             elif not via_agg:
