@@ -173,9 +173,8 @@ def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
     return _order_key(ctx, target) if target else base
 
 
-def base_word(word: str) -> str:
-    """The first word of a superlative phrase (``most recent`` → ``most``)."""
-    return word.split()[0] if word else ""
+#: Words before "minimum"/"maximum" that make it a threshold ("with minimum question count").
+_THRESHOLD_LEADS = frozenset({"with", "a", "certain", "of"})
 
 
 def _step_superlatives(ctx: _Ctx) -> None:
@@ -192,12 +191,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             (prev and prev[-1] == "at") or nxt in {"of", "likely", "part"}
         ):
             continue
-        if base_word(word) in {"minimum", "maximum", "min", "max"} and prev and prev[-1] in {
-            "with",
-            "a",
-            "certain",
-            "of",
-        }:
+        base = word.split()[0]
+        if base in {"minimum", "maximum", "min", "max"} and prev and prev[-1] in _THRESHOLD_LEADS:
             continue  # "with minimum question count": a threshold, not a ranking
         if word in {"first", "last"} and (
             not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
@@ -205,7 +200,6 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue  # "first name", "the first half", "first-grade"
         if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
             continue
-        base = word.split()[0]
         direction = (
             "desc"
             if word.startswith("most recent")
