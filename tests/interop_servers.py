@@ -125,3 +125,28 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(10)
         self.sock.close()
+
+
+def emit_openinference_trace(tracer: Any, agent_name: str, question: str, sql: str) -> Any:
+    """An OpenInference-shaped agent trace: an AGENT span holding an LLM span whose answer
+    carries ``sql`` in a fenced block (what Phoenix-instrumented agents send); returns the
+    LLM span, the one the evaluation is filed under."""
+    with tracer.start_as_current_span("sql_agent") as agent:
+        agent.set_attributes(
+            {
+                "openinference.span.kind": "AGENT",
+                "agent.name": agent_name,
+                "input.value": question,
+            }
+        )
+        with tracer.start_as_current_span("ChatCompletion") as llm:
+            llm.set_attributes(
+                {
+                    "openinference.span.kind": "LLM",
+                    "llm.input_messages.0.message.role": "user",
+                    "llm.input_messages.0.message.content": question,
+                    "llm.output_messages.0.message.role": "assistant",
+                    "llm.output_messages.0.message.content": f"```sql\n{sql}\n```",
+                }
+            )
+    return llm

@@ -21,7 +21,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from interop_servers import LiveServer, Receiver
+from interop_servers import LiveServer, Receiver, emit_openinference_trace
 from stef.evaluator import Evaluator
 from stef.interop.calls import TraceMap
 from stef.interop.delivery import Delivery
@@ -108,24 +108,7 @@ def test_openinference_trace_from_the_otel_sdk(served: Any) -> None:
     provider = _tracer(srv.url)
     tracer = provider.get_tracer("oi")
     sql = "SELECT customer_id FROM orders GROUP BY customer_id ORDER BY SUM(amount) DESC LIMIT 5"
-    with tracer.start_as_current_span("sql_agent") as agent:
-        agent.set_attributes(
-            {
-                "openinference.span.kind": "AGENT",
-                "agent.name": "oi-agent",
-                "input.value": "Which 5 customers spent the most?",
-            }
-        )
-        with tracer.start_as_current_span("ChatCompletion") as llm:
-            llm.set_attributes(
-                {
-                    "openinference.span.kind": "LLM",
-                    "llm.input_messages.0.message.role": "user",
-                    "llm.input_messages.0.message.content": "Which 5 customers spent the most?",
-                    "llm.output_messages.0.message.role": "assistant",
-                    "llm.output_messages.0.message.content": f"```sql\n{sql}\n```",
-                }
-            )
+    llm = emit_openinference_trace(tracer, "oi-agent", "Which 5 customers spent the most?", sql)
     provider.shutdown()
     assert worker.wait_idle(30)
     [ev] = _stored(db)

@@ -24,7 +24,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from interop_servers import Receiver, Reply, dead_url
+from interop_servers import Receiver, Reply, dead_url, emit_openinference_trace
 from service_server import (
     READ,
     ROOT,
@@ -159,24 +159,7 @@ def test_openinference_trace_from_the_otel_sdk(served: Any) -> None:
     provider = _provider(srv.url, WRITE)
     tracer = provider.get_tracer("oi")
     sql = "SELECT customer_id FROM orders GROUP BY customer_id ORDER BY SUM(amount) DESC LIMIT 5"
-    with tracer.start_as_current_span("sql_agent") as agent:
-        agent.set_attributes(
-            {
-                "openinference.span.kind": "AGENT",
-                "agent.name": "oi-agent",
-                "input.value": "Which 5 customers spent the most?",
-            }
-        )
-        with tracer.start_as_current_span("ChatCompletion") as llm:
-            llm.set_attributes(
-                {
-                    "openinference.span.kind": "LLM",
-                    "llm.input_messages.0.message.role": "user",
-                    "llm.input_messages.0.message.content": "Which 5 customers spent the most?",
-                    "llm.output_messages.0.message.role": "assistant",
-                    "llm.output_messages.0.message.content": f"```sql\n{sql}\n```",
-                }
-            )
+    llm = emit_openinference_trace(tracer, "oi-agent", "Which 5 customers spent the most?", sql)
     provider.shutdown()
     [ev] = _stored(db)
     assert (ev["agent"], ev["agent_version"]) == ("oi-agent", "9.9")  # version: the resource's
