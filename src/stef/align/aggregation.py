@@ -159,8 +159,14 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
         )
 
 
+def _divides(sql: Spec) -> bool:
+    """The SQL divides somewhere: in an output, or in a condition, an ORDER BY or a
+    subquery (``HAVING SUM(cost) / COUNT(id) > 50``, ``ORDER BY spent / amount DESC``)."""
+    return bool(sql.flags.get("division")) or "div" in sql.flags.get("functions", ())
+
+
 def _check_average(na: Aggregation, sql: Spec, out: FindingCollector) -> None:
-    if sql.flags.get("division"):
+    if _divides(sql):
         out.add(
             "aggregation_equivalent",
             "info",
@@ -368,7 +374,7 @@ def _check_distinct(nl: Spec, sql: Spec, out: FindingCollector) -> None:
 
 def _check_division(nl: Spec, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
     wants_ratio = nl.flags.get("ratio") or nl.flags.get("division")
-    if wants_ratio and not (sql.flags.get("division") or "avg" in aggs):
+    if wants_ratio and not (_divides(sql) or "avg" in aggs):
         severity = "error" if nl.flags.get("division") else "warning"
         out.add(
             "division_missing",

@@ -325,7 +325,7 @@ def align_filters(
     extra: list[Filter] = []
     benign_found: list[Filter] = []
     for i, f in enumerate(candidates):
-        if i in used or f.clause == "case" or _note_benign(f, benign, benign_found, out):
+        if i in used or f.clause in ("case", "or") or _note_benign(f, benign, benign_found, out):
             continue  # an unmatched CASE condition shapes an output, it filters nothing
         _classify_unasked(f, text, matched, extra, out)
     for f in sql.filters:
@@ -434,6 +434,9 @@ def _answered_otherwise(
     if m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
+    if m.sql is None and _counted_by_limit(req, sql):
+        _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
+        return True
     if m.sql is not None and m.problem == "wrong_operator" and _range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
         return True
@@ -454,6 +457,23 @@ def _answered_otherwise(
         matched.append((req, m.sql))
         return True
     return False
+
+
+def _counted_by_limit(req: Filter, sql: Spec) -> bool:
+    """A bare number of rows the SQL returns as its LIMIT: ``list at least five
+    superpowers`` as ``LIMIT 5``, ``Greece 1000`` as ``TOP 1000``.
+
+    >>> _counted_by_limit(Filter(None, ">=", ("5",)), Spec(limit=5))
+    True
+    >>> _counted_by_limit(Filter("age", ">=", ("5",)), Spec(limit=5))
+    False
+    """
+    return (
+        req.column is None
+        and req.op in ("=", ">=")
+        and sql.limit is not None
+        and req.values == (str(sql.limit),)
+    )
 
 
 def _named_column_other_value(

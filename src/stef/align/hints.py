@@ -287,7 +287,7 @@ def check_schema_linking(
         if (
             not fcol
             or fcol in seen
-            or f.clause in ("join", "case")
+            or f.clause in ("join", "case", "or")
             or not f.values
             or id(f) in explained
             or canon_col(fcol) in benign_cols

@@ -300,7 +300,7 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
 
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
-    bare = lx.STRINGS.sub("''", code)
+    bare = lx.QUOTED_NAME.sub("name", lx.STRINGS.sub("''", code))
     if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
         return
     norm = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(code.split()).casefold()))

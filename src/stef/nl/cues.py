@@ -117,7 +117,10 @@ def _step_topk(ctx: _Ctx) -> None:
         elif g == "b":
             direction = "asc" if m.group("fl") == "first" else "desc"
         elif g == "d":
-            direction = lx.SUPERLATIVES[m.group("sup2")]  # "the latest 10 comments"
+            sup2 = " ".join(m.group("sup2").split())  # "the latest 10 comments", "most 20"
+            if sup2 == "most" and _prev_words(low, m.start(), 1) == ["the"]:
+                continue  # "scored the most 3 pointers": the most of the 3-pointers
+            direction = "desc" if sup2.startswith("most") else lx.SUPERLATIVES[sup2]
         else:
             direction = "desc"
         _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or m.group("sup2") or "top")
@@ -173,6 +176,15 @@ def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
     return _order_key(ctx, target) if target else base
 
 
+#: A value stated for what a superlative names (``the highest grade is 12``, ``maximum hand
+#: size of -1``): the superlative is part of the attribute's name. A year after "of" scopes.
+_STATED_VALUE = re.compile(
+    r"\s*(?:(?:is|was|are|were|=|equals?|equal\s+to)\s+-?\d|of\s+(?!(?:19|20)\d\d\b)-?\d)"
+)
+
+#: Words before "the first/last X" that compare with it (``posted after the last edit``).
+_COMPARED_TO = frozenset({"after", "before", "since", "until", "than"})
+
 #: Words before "minimum"/"maximum" that make it a threshold ("with minimum question count").
 _THRESHOLD_LEADS = frozenset({"with", "a", "certain", "of"})
 
@@ -200,12 +212,18 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue  # "first name", "the first half", "first-grade"
         if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
             continue
+        if word in {"first", "last", "latest", "earliest"} and any(
+            w in _COMPARED_TO for w in _prev_words(low, start, 2)
+        ):
+            continue  # "posted after the last activity date": a date compared with, no ranking
         direction = (
             "desc"
             if word.startswith("most recent")
             else lx.SUPERLATIVES.get(base, "asc" if base == "first" else "desc")
         )
-        target, _ = _noun_phrase(low, end, 3)
+        target, tend = _noun_phrase(low, end, 3)
+        if target and _STATED_VALUE.match(low, tend):
+            continue  # "whose highest grade is 12", "a maximum hand size of -1": a value
         key = _superlative_key(ctx, word, target)
         text = " ".join(f"{ctx.text[ordinal.start() if ordinal else start : end]} {target}".split())
         ctx.cue(text)

@@ -527,6 +527,16 @@ NEGATION_BEFORE = re.compile(
     r"character|characters|phrase|text)){0,4}\s*$",
     re.I,
 )
+#: A negation that governs a relative clause ending where a value stands: "do not include
+#: rooms whose major use starts with 'ZUSE'", "exclude usage types that include 'STORAGE'".
+NEGATED_CLAUSE = re.compile(
+    r"\b(?:exclude|excluding|except|(?:do|does|should)\s+not\s+include|don't\s+include|"
+    r"not\s+including|without)\s+(?:the\s+|any\s+|all\s+)?(?:[a-z\-]+\s+){0,5}?"
+    r"(?:whose|that|which|who|with|where)\b[^.;,!?]*$",
+    re.I,
+)
+#: What joins the values of one list: "exclude '139' and '250'".
+LIST_JOIN = re.compile(r"^\s*(?:,\s*)?(?:(?:and|or|nor)\s+)?$")
 NEGATION_ANY = re.compile(
     r"\b(?:not|no|never|without|except|excluding|none|neither|nor|other\s+than|\w+n't)\b", re.I
 )
@@ -622,12 +632,12 @@ TOPK_RE = re.compile(
     rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
     rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
     rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b"
-    rf"|\b(?!most\b|least\b)(?P<sup2>{_SUP_ALT})\s+(?P<d>{_SMALL_NUM})\s+(?=[a-z])"
+    rf"|\b(?<!\bat\s)(?!least\b)(?P<sup2>most\s+recent|{_SUP_ALT})\s+(?P<d>{_SMALL_NUM})\s+(?=[a-z])"
     rf"(?!(?:%|percent|times?)\b)",
     re.I,
 )
 WHICH_N_RE = re.compile(
-    rf"\b(?:which|what|list|name|show|find|give|return|display)\s+(?:me\s+)?(?:the\s+)?"
+    rf"\b(?:which|what|list|name|show|find|give|return|display|from|among)\s+(?:me\s+)?(?:the\s+)?"
     rf"(?P<n>{_SMALL_NUM})\s+(?=[a-z])",
     re.I,
 )
@@ -742,4 +752,7 @@ FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
 DIVISION = re.compile(r"\bdivide\s*\(|/", re.I)
 PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
 STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+#: Quoted names (`Charter School (Y/N)`, [Free Meal Count]), whose characters compute
+#: nothing: code reads each as one plain name.
+QUOTED_NAME = re.compile(r"`[^`]*`|\[[^\]]*\]")
 WORD_TOKEN = re.compile(r"[a-z0-9]+")

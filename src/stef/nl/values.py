@@ -86,6 +86,18 @@ def _scare_quoted(inner: str, low: str, end: int) -> bool:
     return nxt in {"are", "is", "were", "was"} or (_is_plural(nxt) and nxt not in _CLASSIFIERS)
 
 
+def _listed_after_negated(ctx: _Ctx, start: int) -> bool:
+    """Is the value at ``start`` listed right after a negated one (``exclude '139' and
+    '250'``)? The list shares its negation."""
+    if not ctx.spec.filters:
+        return False
+    prev = ctx.spec.filters[-1]
+    if prev.op not in ("!=", "not like") or not prev.text:
+        return False
+    at = ctx.low.rfind(prev.text.casefold(), max(0, start - 60), start)
+    return at >= 0 and lx.LIST_JOIN.match(ctx.low[at + len(prev.text) : start]) is not None
+
+
 def _add_value(
     ctx: _Ctx, value: str, start: int, end: int, quoted: bool = False, cue: str | None = None
 ) -> None:
@@ -100,7 +112,11 @@ def _add_value(
     if like and (quoted or like.group("noun") or kind in {"starts", "ends"}):
         op = "like"
         value = {"starts": f"{value}%", "ends": f"%{value}"}.get(kind, f"%{value}%")
-    if ctx.rx(lx.NEGATION_BEFORE).search(before):
+    if (
+        ctx.rx(lx.NEGATION_BEFORE).search(before)
+        or _listed_after_negated(ctx, start)
+        or ctx.rx(lx.NEGATED_CLAUSE).search(ctx.low, max(0, start - 90), start)
+    ):
         op = "not like" if op == "like" else "!="
     col = _adjacent_column(ctx, start, end)
     weak = cue if col is None else None

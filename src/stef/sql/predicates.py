@@ -346,6 +346,7 @@ class PredicateReader:
             elif res is None:
                 text = self.text.original(node)
                 out.filters.append(Filter(None, "=", (), text, clause))
+                out.filters.extend(self._alternatives(node))
                 out.findings.append(
                     Finding(
                         "complex_predicate",
@@ -358,6 +359,22 @@ class PredicateReader:
                 )
             else:
                 out.filters.append(res)
+        return found
+
+    def _alternatives(self, node: exp.Expr) -> list[Filter]:
+        """The column filters inside the branches of an OR kept whole, each of clause
+        ``or``: ``(alb <= 3.5 OR alb >= 5.5)`` applies both bounds, one row at a time, so a
+        question stating either bound finds it here. They answer requirements; being one
+        condition together, they are never extras one by one."""
+        core = strip(node)
+        if not isinstance(core, exp.Or):
+            return []
+        found: list[Filter] = []
+        for part in _disjuncts(core):
+            for conj in conjuncts(part):
+                res = self._predicate(conj, "or", conj, "inner")
+                if isinstance(res, Filter) and res.values and res.column is not None:
+                    found.append(res)
         return found
 
     def _predicate(

@@ -551,7 +551,7 @@ def _repeated_condition(filters: list[Filter]) -> str | None:
     """The text of the first condition these filters (of one SELECT) hold twice."""
     seen: set[tuple[str | None, str, tuple[str, ...], str]] = set()
     for f in filters:
-        if not f.values or f.clause == "case":
+        if not f.values or f.clause in ("case", "or"):
             continue
         key = (f.column, f.op, f.values, f.clause)
         if key in seen:
