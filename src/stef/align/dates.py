@@ -47,6 +47,9 @@ _DATE = re.compile(
     r"(?:(?P=sep)(?P<d>0[1-9]|[12]\d|3[01]|[1-9](?!\d)))?)?"
 )
 
+#: A day written month first: ``1/31/2019``.
+_US_DATE = re.compile(r"(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])/(?P<y>(?:1[89]|20)\d\d)")
+
 #: SQL functions whose value is the date itself at some precision (a truncation, a format).
 _DATE_FUNCS = frozenset(
     {None, "year", "year_month", "timestamp_trunc", "date_trunc", "strftime", "date", "cast"}
@@ -64,6 +67,13 @@ def period(value: str, *, compact: bool = True) -> Span | None:
     (datetime.date(2017, 8, 1), None, None)
     """
     v = value.strip().strip("'\"").rstrip("%").rstrip("-_ ")
+    us = _US_DATE.fullmatch(v.split(" ")[0])
+    if us is not None:  # 1/31/2019, as SQL Server and MySQL read it by default
+        try:
+            day = date(int(us.group("y")), int(us.group("m")), int(us.group("d")))
+        except ValueError:
+            return None
+        return Span(day, day + timedelta(days=1))
     m = _DATE.fullmatch(v) or _DATE.fullmatch(v.split(" ")[0].split("T")[0])
     if m is None or (not compact and not m.group("sep") and m.group("m")):
         return None
@@ -133,6 +143,22 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
     """
     years = [f for f in filters if f.func == "year" and f.op == "=" and len(f.values) == 1]
     months = [f for f in filters if f.func == "month" and f.op == "=" and len(f.values) == 1]
+    ranged = [f for f in filters if f.func == "month" and f.op == "between"]
+    if (
+        len(years) == 1
+        and len(ranged) == 1
+        and not months
+        and all(v.isdigit() and 1 <= int(v) <= 12 for v in ranged[0].values)
+    ):  # strftime('%m', d) BETWEEN '08' AND '11' beside the year
+        y, (lo, hi) = int(years[0].values[0]), (int(v) for v in ranged[0].values)
+        span = Span(date(y, lo, 1), date(y, hi, 1) + relativedelta(months=1))
+        for f in filters:
+            if f is not years[0] and f is not ranged[0]:
+                s = filter_span(f)
+                if s is None:
+                    return None
+                span = span.meet(s)
+        return span
     days = [f for f in filters if f.func == "day" and f.op == "=" and len(f.values) == 1]
     rest = [f for f in filters if f not in months and f not in days]
     if months and len(years) == 1 and len(months) == 1 and months[0].values[0].isdigit():
@@ -181,9 +207,7 @@ def table_span(table: str) -> Span | None:
 def suffix_filters(filters: Sequence[Filter], tables: Sequence[str]) -> list[Filter]:
     """``_TABLE_SUFFIX`` conditions with the digits of the wildcard table they complete
     (``ga_sessions_2017*`` and ``_TABLE_SUFFIX BETWEEN '0101' AND '0331'``)."""
-    prefix = next(
-        (m.group(1) for t in tables if (m := re.search(r"_(\d*)\*$", t))), ""
-    )
+    prefix = next((m.group(1) for t in tables if (m := re.search(r"_(\d*)\*$", t))), "")
     return [replace(f, values=tuple(_complete(prefix, v) for v in f.values)) for f in filters]
 
 
@@ -250,7 +274,7 @@ def date_match(
         if not dated:
             continue
         got = column_span([f for _, f in dated])
-        if got == want or _next_start_included(got, want):
+        if got == want or _next_start_included(got, want) or _strict_at_midnight(got, want):
             return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
         for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
             if filter_span(f) == want:
@@ -260,7 +284,34 @@ def date_match(
     for t in tables:
         if table_span(t) == want:
             return DateMatch(Filter("_table", "=", (t,), t), [], want)
-    return other
+    return other or _bound_applied(want, candidates, used)
+
+
+def _bound_applied(want: Span, candidates: Sequence[Filter], used: set[int]) -> DateMatch | None:
+    """A one-sided date (``birthday < '1996-01-01'``, one half of a hint's range) applied
+    by a column whose conditions, used or not, hold that same bound (``BETWEEN
+    '1990-01-01' AND '1995-12-31 23:59:59'``): the range answers each of its halves.
+
+    >>> half = Span(None, date(1996, 1, 1))
+    >>> sql = [Filter("b", "between", ("1990-01-01", "1995-12-31 23:59:59"))]
+    >>> _bound_applied(half, sql, {0}).positions
+    []
+    """
+    if (want.start is None) == (want.end is None):
+        return None
+    by_column: dict[str, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if c.column and (c.func in ("month", "day") or filter_span(c) is not None):
+            by_column.setdefault(c.column.casefold(), []).append(i)
+    for positions in by_column.values():
+        got = column_span([candidates[i] for i in positions])
+        if got is None:
+            continue
+        same = got.end == want.end if want.start is None else got.start == want.start
+        if same:
+            free = [i for i in positions if i not in used]
+            return DateMatch(candidates[positions[0]], free, want)
+    return None
 
 
 def _next_start_included(got: Span | None, want: Span) -> bool:
@@ -280,6 +331,22 @@ def _next_start_included(got: Span | None, want: Span) -> bool:
         and want.end is not None
         and got.end == want.end + timedelta(days=1)
         and want.end.day == 1
+    )
+
+
+def _strict_at_midnight(got: Span | None, want: Span) -> bool:
+    """``since 1/1/2019`` written ``d > '2019-01-01'``: on a timestamp the strict bound
+    leaves out only the instant of midnight, not the day.
+
+    >>> since = Span(date(2019, 1, 1), None)
+    >>> _strict_at_midnight(Span(date(2019, 1, 2), None), since)
+    True
+    """
+    return (
+        got is not None
+        and want.start is not None
+        and got.start == want.start + timedelta(days=1)
+        and got.end == want.end
     )
 
 

@@ -30,6 +30,7 @@ from stef.nl.lexicon import (
 )
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
+from stef.sql.predicates import DATE_LIKE_NAME
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
@@ -587,11 +588,6 @@ _PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
 _MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
 #: Date parts a filter may take of a column (``strftime('%Y', d)`` → ``year``).
 _DATE_PARTS = frozenset({"year", "month", "day", "year_month", "date"})
-#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
-_DATE_LIKE_NAME = re.compile(
-    r"date|time|birth|dob|day|year|month|creat|open|clos|issue|modif|_at$|^at$|period|start|"
-    r"end|received|join|since|until|when|stamp|dt$|^d$"
-)
 
 
 def _unquoted(value: str, text: str) -> bool:
@@ -625,7 +621,7 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
             f.func in _DATE_PARTS
             and f.column
             and _PLAIN_NAME.fullmatch(f.column)
-            and not _DATE_LIKE_NAME.search(f.column.casefold())
+            and not DATE_LIKE_NAME.search(f.column.casefold())
         ):
             out.add(
                 "date_part_of_non_date",

@@ -446,7 +446,10 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
                 r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
             )
             return "sum" if value_form or tied else None
-        return None if phrase == "in total" and has_count else "sum"
+        counted = any(w[:1].isdigit() or w in lx.NUMBER_WORDS for w in _prev_words(low, start, 2))
+        if phrase == "in total" and (has_count or counted):
+            return None  # "less than 30 characters in total": the number's scope, no sum
+        return "sum"
     if kind == "avg":
         if m.group(0) == "mean" and not value_form:
             return None

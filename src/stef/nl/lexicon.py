@@ -352,7 +352,8 @@ YEAR_OPS: dict[str, str] = (
 COMPARATIVES: dict[str, str] = (
     dict.fromkeys(
         _list(
-            "more than|greater than|larger than|bigger than|higher than|over|above|exceeds|"
+            "more than|greater than|larger than|bigger than|higher than|more then|greater then|"
+            "over|above|exceeds|"
             "exceed|exceeded|exceeding|beyond|older than|longer than|taller than|"
             "heavier than|surpassing|in excess of|upwards of|later than",
             "|",
@@ -371,7 +372,8 @@ COMPARATIVES: dict[str, str] = (
     )
     | dict.fromkeys(
         _list(
-            "less than|fewer than|lower than|smaller than|under|below|younger than|"
+            "less than|fewer than|lower than|smaller than|less then|fewer then|under|below|"
+            "younger than|"
             "shorter than|cheaper than|lighter than|beneath|earlier than",
             "|",
         ),
@@ -513,7 +515,8 @@ LIKE_CUES = re.compile(
     r"\b(?:(?P<contains>contain(?:s|ing)?|includ(?:e|es|ing)|ha(?:s|ve|ving)\s+the)"
     r"|(?P<starts>(?:start|begin)(?:s|ning|ing)?\s+with|prefix(?:ed)?(?:\s+with)?)"
     r"|(?P<ends>end(?:s|ing)?\s+with|suffix(?:ed)?(?:\s+with)?)|(?P<like>like))"
-    r"(?:\s+(?:the|a|an))?(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
+    r"(?:\s+(?:the|a|an))?(?:\s+(?:lower|upper)[- ]?case)?"
+    r"(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
     r"pattern)s?)?\s*$",
     re.I,
 )
@@ -749,7 +752,9 @@ STRFTIME_FUNCS = {"%y": "year", "%m": "month", "%d": "day", "%y-%m": "month", "%
 CAMEL = re.compile(r"[a-z][A-Z]")
 FORMULA_OPS = re.compile(r"\b(?:divide|multiply|subtract|add)\s*\(|[/*+]|\)\s*-|\w\s+-\s+\w", re.I)
 FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
-DIVISION = re.compile(r"\bdivide\s*\(|/", re.I)
+#: A division: ``DIVIDE(``, or a slash between operands (``a / b``), not one opening a
+#: parenthesis in prose (``flagged (/voted)``).
+DIVISION = re.compile(r"\bdivide\s*\(|(?<![(\s])\s*/|/\s*(?=[\w(`\[])(?<![(]/)", re.I)
 PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
 STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
 #: Quoted names (`Charter School (Y/N)`, [Free Meal Count]), whose characters compute

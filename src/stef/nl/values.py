@@ -25,7 +25,8 @@ ANSWER_FORMAT = re.compile(
     r"|\bwith\s+(?:\w+\s+)?decimal\s+places?\b"
     r"|\b(?:in|as)\s+(?:a\s+)?(?:percentages?|percents?|millions?|thousands?|billions?|"
     r"hundreds?|usd|eur|gbp|dollars|euros|pounds|kb|mb|gb|seconds|minutes|hours|days)\b"
-    r"|\b(?:in|as)\s+(?:YYYY|MM|DD|HH)[-/.:A-Za-z ]*",
+    r"|\b(?:in|as)\s+(?:YYYY|MM|DD|HH)[-/.:A-Za-z ]*"
+    r"|\b(?:best\s+)?(?:viewed|view|shown|displayed|rendered)\s+(?:as|in)\s+(?:\"[^\"]{1,40}\"|'[^']{1,40}')",
     re.IGNORECASE,
 )
 
@@ -40,6 +41,12 @@ def _step_answer_format(ctx: _Ctx) -> None:
     for m in ANSWER_FORMAT.finditer(ctx.text):
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
+    for m in _URL.finditer(ctx.text):
+        ctx.take(m.start(), m.end())  # "see http://…/questions/121": a link, not values
+
+
+#: A web address: its numbers and words are a link's, not the question's.
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s\])>\"']+", re.I)
 
 
 def _step_quoted(ctx: _Ctx) -> None:
@@ -59,8 +66,51 @@ def _step_quoted(ctx: _Ctx) -> None:
                 ctx.add_column(ctx.column(inner))  # Find the "date became customers" of ...
                 ctx.take(m.start(), m.end())
                 continue
-            cue = WEAK_CUE if _scare_quoted(inner, ctx.low, m.end()) else None
-            _add_value(ctx, ctx.value(inner), m.start(), m.end(), quoted=True, cue=cue)
+            if _defined_term(inner, ctx.low, m.end()):
+                ctx.take(m.start(), m.end())  # "a "useful question" refers to …": a definition
+                continue
+            weak = _scare_quoted(inner, ctx.low, m.end()) or _gloss(ctx.low, m.start(), m.end())
+            _add_value(
+                ctx,
+                ctx.value(inner),
+                m.start(),
+                m.end(),
+                quoted=True,
+                cue=WEAK_CUE if weak else None,
+            )
+
+
+#: What follows a quoted term the text goes on to define.
+_DEFINES = re.compile(r"\s*(?:refers?\s+to|means|is\s+defined\s+as|stands\s+for)\b")
+
+
+def _defined_term(inner: str, low: str, end: int) -> bool:
+    """A quoted term the text defines (``a "useful question" refers to a question with …``),
+    or one holding no value at all (a stray quote around ``and``): no value to filter on.
+
+    >>> _defined_term("useful question", ' refers to a question', 0), _defined_term("and", "", 0)
+    (True, True)
+    >>> _defined_term("Civic Duty", " badges", 0)
+    False
+    """
+    words = lx.WORD_TOKEN.findall(inner.casefold())
+    if not words or all(w in lx.PHRASE_STOPS for w in words):
+        return True
+    return _DEFINES.match(low, end) is not None
+
+
+def _gloss(low: str, start: int, end: int) -> bool:
+    """A quoted word in parentheses after a noun glosses it (``tags with no excerpts
+    ("definitions")``): another name for the notion, a weak cue.
+
+    >>> _gloss('no excerpts ("definitions")', 13, 26)
+    True
+    """
+    return (
+        low[start - 1 : start] == "("
+        and low[end : end + 1] == ")"
+        and low[start - 2 : start - 1].isspace()
+    )
 
 
 #: Nouns after a quoted value that say what kind of value it is (``the 'regex' tag``).
@@ -120,9 +170,7 @@ def _add_value(
         op = "not like" if op == "like" else "!="
     col = _adjacent_column(ctx, start, end)
     weak = cue if col is None else None
-    ctx.add_filter(
-        Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end
-    )
+    ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end)
 
 
 def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> None:

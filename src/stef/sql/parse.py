@@ -127,6 +127,31 @@ def check_text(sql: object) -> str:
     return sql
 
 
+def _second_statement(err: ParseError) -> str | None:
+    """The message for a query followed by another with no ``;`` between (a T-SQL batch:
+    ``SELECT … FROM Users`` then ``SELECT … FROM Posts``), or None for any other error.
+
+    >>> import sqlglot
+    >>> try:
+    ...     sqlglot.parse("SELECT a FROM t SELECT b FROM u", read="tsql")
+    ... except ParseError as e:
+    ...     print(_second_statement(e))
+    a second statement starts at line 1, col 22 with no ';' before it; STEF scores exactly one query
+    """
+    first = err.errors[0] if err.errors else {}
+    desc = str(first.get("description") or "")
+    near = str(first.get("highlight") or "").upper()
+    if not desc.startswith("Invalid expression / Unexpected token") or near not in (
+        "SELECT",
+        "WITH",
+    ):
+        return None
+    return (
+        f"a second statement starts at line {first.get('line')}, col {first.get('col')} "
+        "with no ';' before it; STEF scores exactly one query"
+    )
+
+
 def _parse_error_message(err: ParseError) -> str:
     first = err.errors[0] if err.errors else {}
     desc = _TOKEN_REPR.sub(lambda m: repr(m.group(1)), str(first.get("description") or err))
@@ -191,6 +216,8 @@ def tokenize_and_parse(
             "sql_unparseable", "cannot parse SQL: it is nested too deeply (recursion limit)"
         ) from None
     except ParseError as err:
+        if into is None and (juxtaposed := _second_statement(err)) is not None:
+            raise SqlError("sql_multiple_statements", juxtaposed) from None
         raise SqlError("sql_unparseable", _parse_error_message(err)) from None
     except TokenError as err:
         _forget_tools(dialect)

@@ -13,6 +13,7 @@ filter (an OR over different columns, a negated conjunction, ...).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -131,6 +132,46 @@ def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
     return out
 
 
+#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
+DATE_LIKE_NAME = re.compile(
+    r"date|time|birth|dob|day|year|month|creat|open|clos|issue|modif|_at$|^at$|period|start|"
+    r"end|received|join|since|until|when|stamp|dt$|^d$"
+)
+
+#: The date part a fixed slice of a date string holds: ``substr(d, 1, 4)`` of
+#: ``'2013-10-05'`` or ``'20131005'`` is the year; (1, 7) or (1, 6) the year and month.
+_SUBSTRING_PARTS = {
+    (1, 4): "year",
+    (1, 7): "year_month",
+    (1, 6): "year_month",
+    (6, 2): "month",
+    (5, 2): "month",
+    (9, 2): "day",
+    (7, 2): "day",
+    (1, 10): "date",
+    (1, 8): "date",
+}
+
+
+def _substring_part(node: exp.Substring) -> str | None:
+    """The date part ``SUBSTR(col, start, length)`` takes of a date-named column.
+
+    >>> import sqlglot
+    >>> _substring_part(sqlglot.parse_one("substr(birthday, 1, 4)", read="sqlite"))
+    'year'
+    >>> _substring_part(sqlglot.parse_one("substr(code, 1, 4)", read="sqlite")) is None
+    True
+    """
+    col, start, length = node.this, node.args.get("start"), node.args.get("length")
+    if not isinstance(col, exp.Column) or not DATE_LIKE_NAME.search(col.name.casefold()):
+        return None
+    if not (isinstance(start, exp.Literal) and isinstance(length, exp.Literal)):
+        return None
+    if not (start.is_int and length.is_int):
+        return None
+    return _SUBSTRING_PARTS.get((int(start.name), int(length.name)))
+
+
 def function_name(node: exp.Expr, literal: Callable[[exp.Expr], str] | None = None) -> str:
     """Lower-case name of the function ``node`` applies (date parts for date functions).
 
@@ -148,6 +189,8 @@ def function_name(node: exp.Expr, literal: Callable[[exp.Expr], str] | None = No
         return _FORMAT_PARTS.get(read(fmt) if isinstance(fmt, exp.Expr) else "", "strftime")
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
+    if isinstance(node, exp.Substring) and (part := _substring_part(node)) is not None:
+        return part
     if isinstance(node, exp.Func):
         return node.sql_name().lower()
     return node.key
