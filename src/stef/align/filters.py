@@ -123,13 +123,40 @@ class Alignment:
 # --------------------------------------------------------------------------- filter matching
 
 
+#: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
+_TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
+
+
+def _percent_scaled(nl: Filter, sql: Filter) -> bool:
+    """One side states a percentage and the other a fraction: ``over 75%`` against
+    ``share > 0.75``, ``a rate of over 0.3`` against ``x * 100 / n > 30``."""
+    said = nl.text.casefold()
+    return "%" in said or "percent" in said or _TIMES_100.search(sql.text) is not None
+
+
+def _hundredfold(a: str, b: str) -> bool:
+    """Is one number a hundred times the other (``0.3`` and ``30``)?
+
+    >>> _hundredfold("0.3", "30"), _hundredfold("75", "0.75"), _hundredfold("3", "30")
+    (True, True, False)
+    """
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return x != 0 and (
+        abs(x * 100 - y) < 1e-9 * max(1.0, abs(y)) or abs(y * 100 - x) < 1e-9 * max(1.0, abs(x))
+    )
+
+
 def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     """Is the SQL operator what the NL operator asks for (given the matched values)?"""
     n, s = nl.op, sql.op
     if n == s:
         return True
-    if sql.negated and _POSITIVE.get(n) == s:
-        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring
+    if sql.negated and (_POSITIVE.get(n) == s or _COMPLEMENT.get(n) == s):
+        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring'; "except
+        # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
     if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
         return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
     if nl.func == "year" and n == "=":
@@ -160,6 +187,8 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 #: A negated operator and the positive one an excluded subquery applies it with.
 _POSITIVE = {"!=": "=", "not like": "like", "not in": "in"}
+#: A bound and the one selecting exactly the rows it leaves out.
+_COMPLEMENT = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
 
 
 def _range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
@@ -226,6 +255,8 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 for sv in s.values
                 if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
             ]
+        if not pairs and _percent_scaled(nl, s):
+            pairs = [(nv, sv) for nv in nl.values for sv in s.values if _hundredfold(nv, sv)]
         if not pairs:
             continue
         nv, sv = pairs[0]
@@ -316,6 +347,14 @@ def align_filters(
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
         elif _answered_by_output(req, m, sql, asks_whether, matched, out):
             pass
+        elif m.sql is None and (key := _value_as_key(req, candidates, used)) is not None:
+            used.add(key)
+            c = candidates[key]
+            message = (
+                f"the question's {req.column} = {', '.join(req.values)} is applied as the key "
+                f"{c.text!r}, whose value the SQL alone cannot confirm"
+            )
+            _answer_elsewhere(req, f"key {c.text!r}", c.text, matched, out, message)
         elif not _answered_otherwise(req, m, sql, hints, excused, matched, out, stated):
             bad += 1
             if not _report_wrong_filter(req, m, out):
@@ -459,6 +498,39 @@ def _answered_otherwise(
     return False
 
 
+#: A key column's name: ``gender_id``, ``ColourId``, ``TYPE_ID``.
+_KEY_NAME = re.compile(r"(?:_id|_ID|[a-z]Id|[a-z]ID)$")
+
+
+def _value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> int | None:
+    """The position of an unused SQL filter that applies a named value by its key: the hint
+    ``color = 'Blue'`` as ``eye_colour_id = 7``, ``gender = 'Female'`` as ``gender_id = 2``
+    (the agent looked the key up). Only a key column named after the value's column and
+    compared with whole numbers qualifies.
+
+    >>> req = Filter("color", "=", ("blue",))
+    >>> _value_as_key(req, [Filter("eye_colour_id", "=", ("7",))], set())
+    0
+    >>> _value_as_key(req, [Filter("height_cm", "=", ("7",))], set()) is None
+    True
+    """
+    if not req.column or req.op not in ("=", "in") or any(v.isdigit() for v in req.values):
+        return None
+    stems = [w[:4] for w in re.split(r"[^a-z0-9]+", canon_col(req.column)) if len(w) >= 4]
+    for i, c in enumerate(candidates):
+        col = canon_col(c.column or "")
+        if (
+            i in used
+            or c.op not in ("=", "in")
+            or not _KEY_NAME.search(c.column or "")
+            or not all(v.isdigit() for v in c.values)
+        ):
+            continue
+        if any(stem in col for stem in stems):
+            return i
+    return None
+
+
 def _counted_by_limit(req: Filter, sql: Spec) -> bool:
     """A bare number of rows the SQL returns as its LIMIT: ``list at least five
     superpowers`` as ``LIMIT 5``, ``Greece 1000`` as ``TOP 1000``.
@@ -549,8 +621,10 @@ def _weak_value(
     vals = ", ".join(req.values)
     literal = literal if literal is not None else _stated_literal(req, sql)
     names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
-    name = None if literal else next(
-        (n for v in req.values if (n := value_in_names(v, names)) is not None), None
+    name = (
+        None
+        if literal
+        else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
     )
     if literal is None and name is None:
         out.add(
@@ -597,8 +671,7 @@ def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
         out.add(
             "filter_wrong_column",
             "warning",
-            f"value {vals} is filtered on {m.sql.column!r}, "
-            f"the question ties it to {req.column!r}",
+            f"value {vals} is filtered on {m.sql.column!r}, the question ties it to {req.column!r}",
             req.text,
             m.sql.text,
             "filter_alignment",

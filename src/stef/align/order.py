@@ -18,7 +18,7 @@ def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) 
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
     aggs = sql_aggs(sql)
     inner = sql.flags.get("inner_limits") or []
-    if nl.order_by and not sql.order_by and nl.limit is not None and nl.limit in inner:
+    if nl.order_by and sql.limit is None and nl.limit is not None and nl.limit in inner:
         out.add(
             "topk_in_subquery",
             "info",

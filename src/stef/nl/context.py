@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from stef.nl import lexicon as lx
 from stef.nl.words import _known_index, _match_column, _noun_phrase, _prev_words
 from stef.rules import Rules
-from stef.spec import Aggregation, Filter, Spec, normalize_column, normalize_value
+from stef.spec import WEAK_CUE, Aggregation, Filter, Spec, normalize_column, normalize_value
 
 __all__ = ["Mapping", "TextAnalysis"]
 
@@ -176,6 +176,17 @@ class _Ctx:
             self.spec.literals.append(v)
 
     def add_filter(self, f: Filter, start: int = -1, end: int = -1) -> None:
+        """Record a filter the text states; one stated in an enrichment's commentary (a
+        sentence with ``will``/``would``/``could``/``might``: "anything over 30 answers
+        will not fit on a page") describes rather than restates, so its cue is weak."""
+        if (
+            start >= 0
+            and self.source == "enriched"
+            and f.cue is None
+            and f.column is None
+            and _COMMENTARY.search(self.low, *_sentence(self.low, start))
+        ):
+            f = replace(f, cue=WEAK_CUE)
         if f not in self.spec.filters:
             self.spec.filters.append(f)
         for v in f.values:
@@ -190,6 +201,17 @@ class _Ctx:
         for m in self.rx(rx).finditer(self.low):
             if self.mask[m.start()] == 0:
                 yield m
+
+
+#: Modal verbs of commentary: what will or could happen, not what to select.
+_COMMENTARY = re.compile(r"\b(?:will|would|could|might)\b")
+
+
+def _sentence(low: str, pos: int) -> tuple[int, int]:
+    """Start and end of the sentence around ``pos`` (a newline ends one too)."""
+    start = max(low.rfind(c, 0, pos) for c in ".;?!\n") + 1
+    ends = [i for i in (low.find(c, pos) for c in ".;?!\n") if i >= 0]
+    return start, min(ends, default=len(low))
 
 
 def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:

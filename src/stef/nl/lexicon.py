@@ -534,7 +534,7 @@ NEGATION_BEFORE = re.compile(
 #: rooms whose major use starts with 'ZUSE'", "exclude usage types that include 'STORAGE'".
 NEGATED_CLAUSE = re.compile(
     r"\b(?:exclude|excluding|except|(?:do|does|should)\s+not\s+include|don't\s+include|"
-    r"not\s+including|without)\s+(?:the\s+|any\s+|all\s+)?(?:[a-z\-]+\s+){0,5}?"
+    r"not\s+including|without)\s+(?:the\s+|any\s+|all\s+)?(?:[a-z\-/]+\s+){0,8}?"
     r"(?:whose|that|which|who|with|where)\b[^.;,!?]*$",
     re.I,
 )

@@ -69,7 +69,11 @@ def _step_quoted(ctx: _Ctx) -> None:
             if _defined_term(inner, ctx.low, m.end()):
                 ctx.take(m.start(), m.end())  # "a "useful question" refers to …": a definition
                 continue
-            weak = _scare_quoted(inner, ctx.low, m.end()) or _gloss(ctx.low, m.start(), m.end())
+            weak = (
+                _scare_quoted(inner, ctx.low, m.end())
+                or _gloss(ctx.low, m.start(), m.end())
+                or inner.rstrip().endswith(("...", "…"))  # an excerpt: no exact value
+            )
             _add_value(
                 ctx,
                 ctx.value(inner),
@@ -205,6 +209,9 @@ def _step_comparatives(ctx: _Ctx) -> None:
             ctx.take(m.start(), m.end())
             continue
         negated = ctx.rx(lx.NEGATION_BEFORE).search(ctx.low[max(0, m.start() - 12) : m.start()])
+        clause = ctx.rx(lx.NEGATED_CLAUSE).search(ctx.low, max(0, m.start() - 90), m.start())
+        if clause is not None and not clause.group(0).startswith("without"):
+            negated = clause  # "excluding … users with less than 10 answers"
         if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
             op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
         _number_filter(ctx, op, [m.group("n")], m)
