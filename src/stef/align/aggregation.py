@@ -65,7 +65,7 @@ def check_aggregations(
                 "aggregation",
             )
             continue
-        _check_asked_aggregate(na, sql, aggs, out)
+        _check_asked_aggregate(na, sql, aggs, out, listed=bool(nl.flags.get("list_after")))
     _check_distinct(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
@@ -92,9 +92,10 @@ def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None
 
 
 def _check_asked_aggregate(
-    na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector
+    na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
 ) -> None:
-    """One aggregate of the question: used, stored, or checked by its function."""
+    """One aggregate of the question: used, stored, or checked by its function
+    (``listed``: the question asks for the rows too)."""
     f = na.func
     if f in aggs:
         _check_count_distinct(na, sql, out)
@@ -124,7 +125,7 @@ def _check_asked_aggregate(
     if f == "avg":
         _check_average(na, sql, out)
     elif f == "count":
-        _check_count(na, sql, aggs, out)
+        _check_count(na, sql, aggs, out, listed=listed)
     elif f == "sum":
         _check_sum(na, sql, aggs, out)
     elif f in ("max", "min"):
@@ -219,7 +220,11 @@ def _counted_noun(text: str) -> str | None:
     return None
 
 
-def _check_count(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
+def _check_count(
+    na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
+) -> None:
+    """A count asked for: a COUNT, or what stands for one. ``listed``: the question also
+    asks to list the rows ("How many …? List them by their ID."), which the rows answer."""
     unit = _measured(na.text)
     noun = unit or _counted_noun(na.text)
     stored = noun and next(
@@ -255,6 +260,15 @@ def _check_count(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollect
             "aggregation_substituted",
             "warning",
             "question asks how many; the SQL sums instead of counting",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif listed and sql.projections and not any(p.is_aggregate for p in sql.projections):
+        out.add(
+            "aggregation_listed",
+            "info",
+            "question asks how many and to list them; the SQL lists the rows",
             na.text,
             None,
             "aggregation",

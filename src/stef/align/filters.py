@@ -473,6 +473,9 @@ def _answered_otherwise(
     if m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
+    if m.sql is None and (code := _number_in_code(req, sql)) is not None:
+        _answer_elsewhere(req, f"code {code!r}", code, matched, out)
+        return True
     if m.sql is None and _counted_by_limit(req, sql):
         _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
         return True
@@ -528,6 +531,25 @@ def _value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> 
             continue
         if any(stem in col for stem in stems):
             return i
+    return None
+
+
+def _number_in_code(req: Filter, sql: Spec) -> str | None:
+    """A SQL filter's code value that holds the question's number with a short tag of
+    letters (``the 2023 Fall term`` as ``TERM_CODE = '2023FA'``, ``FY2024``), or None.
+
+    >>> _number_in_code(Filter(None, "=", ("2023",)), Spec(filters=[Filter("t", "=", ("2023fa",))]))
+    '2023fa'
+    """
+    if req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
+        return None
+    n = re.escape(req.values[0])
+    code = re.compile(rf"[a-z]{{1,4}}{n}|{n}[a-z]{{1,4}}")
+    for f in sql.filters:
+        if f.op in ("=", "in"):
+            for v in f.values:
+                if code.fullmatch(v):
+                    return v
     return None
 
 

@@ -143,7 +143,47 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # 'mathematica' in '%<mathematica>%', 'imgur' of 'imgur.com'
         if sv.startswith("%") and sv.endswith("%") and len(wb) >= 4 and wb in wa:
             return True  # '%ice try, robo%' holds every text that holds 'nice try, robot.'
-    return False
+    return _word_variant(nv, core)
+
+
+def _word_variant(a: str, b: str) -> bool:
+    """Two spellings of one word: a demonym or an abbreviation of it (``america`` and
+    ``american``, ``euro`` and ``eur``), or a typo of one letter in a long word
+    (``europearn`` for ``european``).
+
+    >>> _word_variant("america", "american"), _word_variant("euro", "eur")
+    (True, True)
+    >>> _word_variant("europearn grand prix", "european grand prix")
+    True
+    >>> _word_variant("male", "female"), _word_variant("iran", "iraq")
+    (False, False)
+    """
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb) or a == b:
+        return False
+    for x, y in zip(wa, wb, strict=True):
+        if x == y:
+            continue
+        short, long_ = sorted((x, y), key=len)
+        if not (short.isalpha() and long_.isalpha() and len(short) >= 3):
+            return False
+        if long_.startswith(short) and len(long_) - len(short) <= 2:
+            continue
+        if len(short) >= 6 and _one_edit(x, y):
+            continue
+        return False
+    return True
+
+
+def _one_edit(x: str, y: str) -> bool:
+    """Do ``x`` and ``y`` differ by one inserted, deleted or replaced letter?"""
+    if abs(len(x) - len(y)) > 1:
+        return False
+    if len(x) == len(y):
+        return sum(p != q for p, q in zip(x, y, strict=True)) == 1
+    short, long_ = sorted((x, y), key=len)
+    i = next((k for k, (p, q) in enumerate(zip(short, long_, strict=False)) if p != q), len(short))
+    return short[i:] == long_[i + 1 :]
 
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
@@ -287,4 +327,3 @@ def hinted_column(
             if tied is not None:
                 return tied
     return None
-

@@ -95,9 +95,7 @@ def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
     return asked.direction
 
 
-def _check_order(
-    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]
-) -> None:
+def _check_order(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
@@ -150,9 +148,7 @@ def _check_order(
         )
 
 
-def _check_limit(
-    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]
-) -> None:
+def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None

@@ -186,4 +186,3 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
                 "structure",
             )
             return
-

@@ -502,6 +502,10 @@ def _step_group_by(ctx: _Ctx) -> None:
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
 
 
+#: A later sentence that asks for a list ("… ? List them by their ID.").
+_LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|indicate)\b")
+
+
 def _step_flags(ctx: _Ctx, style: str) -> None:
     spec, low = ctx.spec, ctx.low
     first = re.match(r"\W*([a-z']+)(?:\s+([a-z']+))?", low)
@@ -509,6 +513,8 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
         spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
+        # "How many races were there in 2005? Name all the races": a list asked for too
+        spec.flags["list_after"] = _LIST_AFTER.search(low) is not None
     ratio = ctx.may_have(lx.RATIO_WORDS) or "percent" in low
     for m in ctx.free_matches(lx.RATIO_RE) if ratio else ():
         prev = _prev_words(low, m.start(), 1)

@@ -78,6 +78,7 @@ FLAGS = (
     "percent",
     "yes_no",
     "list",
+    "list_after",
     "count_question",
     "negation",
 )
