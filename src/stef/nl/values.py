@@ -137,6 +137,8 @@ def _scare_quoted(inner: str, low: str, end: int) -> bool:
     if len(inner.split()) != 1:
         return False
     nxt = (low[end : end + 30].split() or [""])[0].strip(",.?!;:)")
+    if inner.islower() and inner.endswith("ing") and nxt in {"by", "of", "for"}:
+        return True  # "users 'ranking' by date": a notion the query computes
     return nxt in {"are", "is", "were", "was"} or (_is_plural(nxt) and nxt not in _CLASSIFIERS)
 
 
@@ -289,7 +291,9 @@ def _step_capitalised(ctx: _Ctx) -> None:
 
 #: Words a title leaves in lower case (``Questions by Month for Each Tag``).
 _TITLE_LOWER = lx._words(
-    "a an the and or nor but of for in on at by to from with per vs via as into over"
+    "a an the and or nor but of for in on at by to from with per vs via as into over "
+    "between about after before under than since until within without across through "
+    "among against during"
 )
 
 
