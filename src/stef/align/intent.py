@@ -222,6 +222,51 @@ def check_negation(
     )
 
 
+#: The entity a title-style question lists, first: "Top 20 users in Tunisia", "Newest
+#: users with reputation > 10k", "List of posts with edits …", "Questions with two answers".
+_SUBJECT = re.compile(
+    r"^\W*(?:(?:the\s+|my\s+)?(?:(?:top|first|last|latest|newest|oldest|recent|best|worst)"
+    r"(?:\s+\d+)?|list\s+of|all|find(?:\s+all)?|show(?:\s+all)?|get(?:\s+all)?)\s+)*"
+    r"(?:the\s+)?(?P<noun>[a-z]{3,}s)\b",
+    re.I,
+)
+
+
+def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
+    """The rows a title-style question lists are told apart by an output: "Top users from
+    the Philippines" over ``users`` needs a user's id, name or a column named for users, not
+    only their reputation. Skipped when the SQL groups or aggregates (its rows are groups)
+    or selects ``*``, and when the entity names no table of the SQL.
+
+    >>> from stef.findings import FindingCollector
+    >>> out = FindingCollector()
+    >>> sql = Spec(projections=[Projection("reputation", None, ("reputation",))], tables=["users"])
+    >>> check_subject("Top users from the Philippines", sql, out)
+    >>> [f.kind for f in out.findings]
+    ['projection_subject_missing']
+    """
+    m = _SUBJECT.match(question)
+    if m is None or not sql.projections or sql.flags.get("select_star") or sql.group_by:
+        return
+    if any(p.is_aggregate for p in sql.projections):
+        return
+    head = singular(m.group("noun").casefold())
+    if not any(_word_matches(head, t) for t in sql.tables):
+        return
+    names, _ = _outputs(sql)
+    if any(_word_matches(head, n) or _id_like(n) or _descriptive(n) for n in names):
+        return
+    out.add(
+        "projection_subject_missing",
+        "warning",
+        f"the question lists {m.group('noun')}; no output tells them apart (an id, a name or a "
+        f"column named for {m.group('noun')})",
+        m.group("noun"),
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "request",
+    )
+
+
 def _id_like(name: str) -> bool:
     low = name.casefold()
     return low == "id" or low.endswith("id")
@@ -764,6 +809,8 @@ def check_intent(
         check_question_terms(question, sql, out, enriched, synonyms)
         check_id_only_outputs(nl, sql, out, question)
     check_requests(nl, sql, out)
+    if question:
+        check_subject(question, sql, out)
     check_negation(nl, sql, out, question, enriched)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)
