@@ -22,11 +22,19 @@ and each excused difference is recorded as an ``info`` finding naming the rule
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stef.align.aggregation import check_aggregations
+from stef.align.answers import (
+    counted_by_limit,
+    hundredfold,
+    number_in_code,
+    number_in_names,
+    percent_scaled,
+    value_as_key,
+)
 from stef.align.dates import date_match, describe
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
@@ -40,7 +48,6 @@ from stef.align.matching import (
     BOUNDS,
     NEUTRAL_LITERALS,
     canon_col,
-    hinted_column,
     int_value,
     name_mentioned,
     searchable,
@@ -121,32 +128,6 @@ class Alignment:
 
 
 # --------------------------------------------------------------------------- filter matching
-
-
-#: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
-_TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
-
-
-def _percent_scaled(nl: Filter, sql: Filter) -> bool:
-    """One side states a percentage and the other a fraction: ``over 75%`` against
-    ``share > 0.75``, ``a rate of over 0.3`` against ``x * 100 / n > 30``."""
-    said = nl.text.casefold()
-    return "%" in said or "percent" in said or _TIMES_100.search(sql.text) is not None
-
-
-def _hundredfold(a: str, b: str) -> bool:
-    """Is one number a hundred times the other (``0.3`` and ``30``)?
-
-    >>> _hundredfold("0.3", "30"), _hundredfold("75", "0.75"), _hundredfold("3", "30")
-    (True, True, False)
-    """
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
-        return False
-    return x != 0 and (
-        abs(x * 100 - y) < 1e-9 * max(1.0, abs(y)) or abs(y * 100 - x) < 1e-9 * max(1.0, abs(x))
-    )
 
 
 def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
@@ -255,8 +236,8 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 for sv in s.values
                 if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
             ]
-        if not pairs and _percent_scaled(nl, s):
-            pairs = [(nv, sv) for nv in nl.values for sv in s.values if _hundredfold(nv, sv)]
+        if not pairs and percent_scaled(nl, s):
+            pairs = [(nv, sv) for nv in nl.values for sv in s.values if hundredfold(nv, sv)]
         if not pairs:
             continue
         nv, sv = pairs[0]
@@ -347,7 +328,7 @@ def align_filters(
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
         elif _answered_by_output(req, m, sql, asks_whether, matched, out):
             pass
-        elif m.sql is None and (key := _value_as_key(req, candidates, used)) is not None:
+        elif m.sql is None and (key := value_as_key(req, candidates, used)) is not None:
             used.add(key)
             c = candidates[key]
             message = (
@@ -386,7 +367,7 @@ def _date_answer(
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
     selects another period)."""
     dated = date_match(req, candidates, used, sql.tables)
-    if dated is None or (dated.got is not None and _number_in_names(req, sql, hints)):
+    if dated is None or (dated.got is not None and number_in_names(req, sql, hints)):
         return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
     if dated.got is None:
@@ -470,13 +451,13 @@ def _answered_otherwise(
 ) -> bool:
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
     a name, a bound one off in inclusiveness, or a near miss of a kind without weight."""
-    if m.sql is None and (name := _number_in_names(req, sql, hints)) is not None:
+    if m.sql is None and (name := number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
-    if m.sql is None and (code := _number_in_code(req, sql)) is not None:
+    if m.sql is None and (code := number_in_code(req, sql)) is not None:
         _answer_elsewhere(req, f"code {code!r}", code, matched, out)
         return True
-    if m.sql is None and _counted_by_limit(req, sql):
+    if m.sql is None and counted_by_limit(req, sql):
         _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
         return True
     if m.sql is not None and m.problem == "wrong_operator" and _range_stated(req, m.sql, stated):
@@ -501,75 +482,6 @@ def _answered_otherwise(
     return False
 
 
-#: A key column's name: ``gender_id``, ``ColourId``, ``TYPE_ID``.
-_KEY_NAME = re.compile(r"(?:_id|_ID|[a-z]Id|[a-z]ID)$")
-
-
-def _value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> int | None:
-    """The position of an unused SQL filter that applies a named value by its key: the hint
-    ``color = 'Blue'`` as ``eye_colour_id = 7``, ``gender = 'Female'`` as ``gender_id = 2``
-    (the agent looked the key up). Only a key column named after the value's column and
-    compared with whole numbers qualifies.
-
-    >>> req = Filter("color", "=", ("blue",))
-    >>> _value_as_key(req, [Filter("eye_colour_id", "=", ("7",))], set())
-    0
-    >>> _value_as_key(req, [Filter("height_cm", "=", ("7",))], set()) is None
-    True
-    """
-    if not req.column or req.op not in ("=", "in") or any(v.isdigit() for v in req.values):
-        return None
-    stems = [w[:4] for w in re.split(r"[^a-z0-9]+", canon_col(req.column)) if len(w) >= 4]
-    for i, c in enumerate(candidates):
-        col = canon_col(c.column or "")
-        if (
-            i in used
-            or c.op not in ("=", "in")
-            or not _KEY_NAME.search(c.column or "")
-            or not all(v.isdigit() for v in c.values)
-        ):
-            continue
-        if any(stem in col for stem in stems):
-            return i
-    return None
-
-
-def _number_in_code(req: Filter, sql: Spec) -> str | None:
-    """A SQL filter's code value that holds the question's number with a short tag of
-    letters (``the 2023 Fall term`` as ``TERM_CODE = '2023FA'``, ``FY2024``), or None.
-
-    >>> _number_in_code(Filter(None, "=", ("2023",)), Spec(filters=[Filter("t", "=", ("2023fa",))]))
-    '2023fa'
-    """
-    if req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
-        return None
-    n = re.escape(req.values[0])
-    code = re.compile(rf"[a-z]{{1,4}}{n}|{n}[a-z]{{1,4}}")
-    for f in sql.filters:
-        if f.op in ("=", "in"):
-            for v in f.values:
-                if code.fullmatch(v):
-                    return v
-    return None
-
-
-def _counted_by_limit(req: Filter, sql: Spec) -> bool:
-    """A bare number of rows the SQL returns as its LIMIT: ``list at least five
-    superpowers`` as ``LIMIT 5``, ``Greece 1000`` as ``TOP 1000``.
-
-    >>> _counted_by_limit(Filter(None, ">=", ("5",)), Spec(limit=5))
-    True
-    >>> _counted_by_limit(Filter("age", ">=", ("5",)), Spec(limit=5))
-    False
-    """
-    return (
-        req.column is None
-        and req.op in ("=", ">=")
-        and sql.limit is not None
-        and req.values == (str(sql.limit),)
-    )
-
-
 def _named_column_other_value(
     req: Filter, candidates: Sequence[Filter], used: set[int], text: str
 ) -> Filter | None:
@@ -586,37 +498,6 @@ def _named_column_other_value(
         if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
             return c
     return None
-
-
-def _number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
-    """A name of the SQL that holds the question's number: a column named for it
-    (``more than 1500`` as ``NumGE1500``, ``ages 5-17`` as `` `Enrollment (Ages 5-17)` ``),
-    a sharded table, or a column that a clause of the hints ties to it ("A16 stands for
-    no. of committed crimes 1996"); None otherwise.
-
-    >>> s = Spec(columns=["numge1500", "a16"], tables=["satscores"])
-    >>> _number_in_names(Filter(None, ">", ("1500",)), s, None)
-    'numge1500'
-    >>> _number_in_names(Filter(None, "=", ("1996",)), s, "A16 stands for crimes in 1996")
-    'a16'
-    >>> _number_in_names(Filter(None, "=", ("150",)), s, None) is None
-    True
-    """
-    if not req.values or any(int_value(v) is None for v in req.values):
-        return None
-    names = [*sql.columns, *sql.tables]
-    for v in req.values:
-        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)")
-        found = next((n for n in names if bounded.search(n)), None)
-        found = found or hinted_column(hints, sql.columns, _searches(bounded))
-        if found is not None:
-            return found
-    return None
-
-
-def _searches(rx: re.Pattern[str]) -> Callable[[str, list[str]], bool]:
-    """A clause test for :func:`hinted_column`: does ``rx`` occur in the clause?"""
-    return lambda clause, _words: rx.search(clause) is not None
 
 
 def _stated_literal(req: Filter, sql: Spec) -> str | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
@@ -30,12 +31,10 @@ from stef.nl.lexicon import (
 )
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
-from stef.sql.predicates import DATE_LIKE_NAME
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
 
-_NAME_WORDS = re.compile(r"[^0-9a-z]+")
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
 #: Question words that a computed output answers (a COUNT, a ratio, an extreme).
 _ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
@@ -47,7 +46,7 @@ SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is nul
 
 
 def _words(name: str) -> list[str]:
-    return [singular(w) for w in _NAME_WORDS.split(name.casefold()) if w]
+    return [singular(w) for w in NAME_WORDS.split(name.casefold()) if w]
 
 
 def _word_matches(word: str, name: str) -> bool:
@@ -173,7 +172,7 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
 def _is_value_word(word: str, sql: Spec) -> bool:
     """Is ``word`` a word of a string value of the SQL ('Aaron Doran')?"""
     w = word.rstrip("'")
-    return len(w) >= 3 and any(w in _NAME_WORDS.split(v) for v in sql.literals)
+    return len(w) >= 3 and any(w in NAME_WORDS.split(v) for v in sql.literals)
 
 
 #: A negation word, and an enrichment clause that defines one ("doesn't have comments
@@ -254,7 +253,7 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     if not any(_word_matches(head, t) for t in sql.tables):
         return
     names, _ = _outputs(sql)
-    if any(_word_matches(head, n) or _id_like(n) or _descriptive(n) for n in names):
+    if any(_word_matches(head, n) or _id_like(n) or descriptive(n) for n in names):
         return
     out.add(
         "projection_subject_missing",
@@ -270,11 +269,6 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
 def _id_like(name: str) -> bool:
     low = name.casefold()
     return low == "id" or low.endswith("id")
-
-
-def _descriptive(name: str) -> bool:
-    low = name.casefold()
-    return low.endswith(("name", "title"))
 
 
 def _word_set(name: str) -> set[str]:
@@ -303,7 +297,7 @@ def keys_related(a: str, b: str) -> bool:
     if ca == cb:
         return True
     ida, idb = _id_like(ca), _id_like(cb)
-    if (ida and _descriptive(cb)) or (idb and _descriptive(ca)):
+    if (ida and descriptive(cb)) or (idb and descriptive(ca)):
         return False
     if ida and idb:
         return True
@@ -317,8 +311,8 @@ def _own_key(column: str, table: str) -> bool:
     (True, True, False)
     """
     c = column.casefold()
-    t = _NAME_WORDS.sub("", table.casefold())
-    return c == "id" or _NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
+    t = NAME_WORDS.sub("", table.casefold())
+    return c == "id" or NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
 
 
 def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
@@ -364,8 +358,8 @@ def _names_table(key: str, table: str) -> bool:
     >>> _names_table("owneruserid", "users"), _names_table("account_id", "client")
     (True, False)
     """
-    stem = _NAME_WORDS.sub("", re.sub(r"_?id$", "", key.casefold()))
-    name = _NAME_WORDS.sub("", table.casefold())
+    stem = NAME_WORDS.sub("", re.sub(r"_?id$", "", key.casefold()))
+    name = NAME_WORDS.sub("", table.casefold())
     if _share_a_word(key.casefold(), table.casefold()):
         return True
     return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
@@ -458,8 +452,8 @@ class _Vocabulary:
         vocab: set[str] = set()
         for n in names:
             low = n.casefold()
-            vocab.add(_NAME_WORDS.sub("", low))
-            vocab.update(singular(w) for w in _NAME_WORDS.split(low) if w)
+            vocab.add(NAME_WORDS.sub("", low))
+            vocab.update(singular(w) for w in NAME_WORDS.split(low) if w)
         vocab.discard("")
         self.words = vocab
         self.blob = " ".join(vocab)
@@ -624,149 +618,6 @@ def check_duplicate_filters(sql: Spec, out: FindingCollector) -> None:
             text,
             "structure",
         )
-
-
-#: Words that make a column a date (``date``, ``birthday``, ``opendate``, ``dob``).
-_DATE_NAME = re.compile(r"date|birthday|\bdob\b")
-#: A bare year or year-month ("2008", "2013-10"): part of a date, never a whole one.
-_PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
-_MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
-#: Date parts a filter may take of a column (``strftime('%Y', d)`` → ``year``).
-_DATE_PARTS = frozenset({"year", "month", "day", "year_month", "date"})
-
-
-def _unquoted(value: str, text: str) -> bool:
-    """Is ``value`` written in ``text`` as a bare number, not a quoted string?
-
-    >>> _unquoted("1980", "dob > 1980"), _unquoted("1930", "birthday > '1930'")
-    (True, False)
-    """
-    return re.search(rf"['\"]{re.escape(value)}['\"]", text) is None
-
-
-def check_value_formats(sql: Spec, out: FindingCollector) -> None:
-    """Conditions whose value cannot have the column's form:
-
-    - a date column equal to a bare year or year-month (``date = '2008'``) — a stored date
-      never equals part of itself — or ranged against a bare number (``dob > 1980``),
-      which compares a date string with a number; the year must be taken out
-      (``strftime('%Y', date)``);
-    - a name or title compared by size with a number (``name > 5``);
-    - a date part taken of a column whose name says no date (``strftime('%Y', frequency)``).
-
-    >>> from stef.spec import Filter, Spec
-    >>> out = FindingCollector()
-    >>> check_value_formats(Spec(filters=[Filter("birth_date", "=", ("1920",))]), out)
-    >>> check_value_formats(Spec(filters=[Filter("name", ">", ("5",), "name > 5")]), out)
-    >>> [f.kind for f in out.findings]
-    ['date_compared_to_year', 'name_compared_to_number']
-    """
-    for f in sql.filters:
-        if (
-            f.func in _DATE_PARTS
-            and f.column
-            and _PLAIN_NAME.fullmatch(f.column)
-            and not DATE_LIKE_NAME.search(f.column.casefold())
-        ):
-            out.add(
-                "date_part_of_non_date",
-                "warning",
-                f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
-                None,
-                f.text,
-                "value_format",
-            )
-        if f.func or not f.column or f.clause == "join" or not f.values:
-            continue
-        words = _NAME_WORDS.sub(" ", f.column.casefold())
-        if _DATE_NAME.search(words) and any(
-            _PARTIAL_DATE.fullmatch(v)
-            and (f.op in ("=", "in") or (f.op in _MAGNITUDE_OPS and _unquoted(v, f.text)))
-            for v in f.values
-        ):
-            out.add(
-                "date_compared_to_year",
-                "warning",
-                f"{f.text!r} compares a date with a bare year; no date matches it as meant",
-                None,
-                f.text,
-                "value_format",
-            )
-        elif (
-            f.op in _MAGNITUDE_OPS
-            and _descriptive(f.column)
-            and all(_NUMBER.fullmatch(v) and _unquoted(v, f.text) for v in f.values)
-        ):
-            out.add(
-                "name_compared_to_number",
-                "warning",
-                f"{f.text!r} compares a name by size with a number",
-                None,
-                f.text,
-                "value_format",
-            )
-
-
-_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-
-
-def _number(v: str) -> float | None:
-    try:
-        return float(v)
-    except ValueError:
-        return None
-
-
-def check_ranges(sql: Spec, out: FindingCollector) -> None:
-    """Conditions no row can meet or sorts that cannot order anything:
-
-    - a BETWEEN whose low bound is above its high one (``ua BETWEEN 8 AND 6.5``);
-    - ORDER BY a column that a WHERE equality or IS NULL holds to one value
-      (``WHERE a13 = 1996 ORDER BY a13``): every row ties, so the LIMIT picks any.
-
-    >>> from stef.spec import Filter, OrderKey, Spec
-    >>> out = FindingCollector()
-    >>> check_ranges(Spec(filters=[Filter("ua", "between", ("8", "6.5"))]), out)
-    >>> pinned = Spec(filters=[Filter("a13", "=", ("1996",))], order_by=[OrderKey("a13", "desc")])
-    >>> check_ranges(pinned, out)
-    >>> [f.kind for f in out.findings]
-    ['empty_range', 'order_by_constant']
-    """
-    for f in sql.filters:
-        if f.op != "between" or len(f.values) != 2:
-            continue
-        low, high = (_number(v) for v in f.values)
-        if low is not None and high is not None and low > high:
-            out.add(
-                "empty_range",
-                "warning",
-                f"{f.text!r} has its low bound above its high one; no row meets it",
-                None,
-                f.text,
-                "value_format",
-            )
-            break
-    if sql.subqueries or sql.set_operations or sql.ctes:
-        return  # the filters of another SELECT may pin their own column of that name
-    pinned = {
-        f.column
-        for f in sql.filters
-        if f.column
-        and f.clause == "where"
-        and not f.func
-        and ((f.op == "=" and len(f.values) == 1) or f.op == "is null")
-    }
-    for o in sql.order_by:
-        if not o.is_aggregate and o.key in pinned:
-            out.add(
-                "order_by_constant",
-                "warning",
-                f"ORDER BY {o.key} sorts rows that the WHERE clause holds to one {o.key}",
-                None,
-                o.text or o.key,
-                "structure",
-            )
-            return
 
 
 _ID_WORDS = frozenset(

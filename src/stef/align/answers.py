@@ -1,0 +1,139 @@
+"""Where a required filter is answered other than by a matching SQL filter: a number a
+name holds (``NumGE1500``), a code that holds a year (``'2023FA'``), a LIMIT that is the
+number of rows asked for, a value applied by its key (``eye_colour_id = 7``), a fraction the
+SQL computes as a percentage. Pure functions of the two specs, used by
+:mod:`stef.align.filters`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from stef.align.matching import canon_col, hinted_column, int_value
+from stef.spec import Filter, Spec
+
+#: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
+_TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
+
+
+def percent_scaled(nl: Filter, sql: Filter) -> bool:
+    """One side states a percentage and the other a fraction: ``over 75%`` against
+    ``share > 0.75``, ``a rate of over 0.3`` against ``x * 100 / n > 30``."""
+    said = nl.text.casefold()
+    return "%" in said or "percent" in said or _TIMES_100.search(sql.text) is not None
+
+
+def hundredfold(a: str, b: str) -> bool:
+    """Is one number a hundred times the other (``0.3`` and ``30``)?
+
+    >>> hundredfold("0.3", "30"), hundredfold("75", "0.75"), hundredfold("3", "30")
+    (True, True, False)
+    """
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    return x != 0 and (
+        abs(x * 100 - y) < 1e-9 * max(1.0, abs(y)) or abs(y * 100 - x) < 1e-9 * max(1.0, abs(x))
+    )
+
+
+#: A key column's name: ``gender_id``, ``ColourId``, ``TYPE_ID``.
+_KEY_NAME = re.compile(r"(?:_id|_ID|[a-z]Id|[a-z]ID)$")
+
+
+def value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> int | None:
+    """The position of an unused SQL filter that applies a named value by its key: the hint
+    ``color = 'Blue'`` as ``eye_colour_id = 7``, ``gender = 'Female'`` as ``gender_id = 2``
+    (the agent looked the key up). Only a key column named after the value's column and
+    compared with whole numbers qualifies.
+
+    >>> req = Filter("color", "=", ("blue",))
+    >>> value_as_key(req, [Filter("eye_colour_id", "=", ("7",))], set())
+    0
+    >>> value_as_key(req, [Filter("height_cm", "=", ("7",))], set()) is None
+    True
+    """
+    if not req.column or req.op not in ("=", "in") or any(v.isdigit() for v in req.values):
+        return None
+    stems = [w[:4] for w in re.split(r"[^a-z0-9]+", canon_col(req.column)) if len(w) >= 4]
+    for i, c in enumerate(candidates):
+        col = canon_col(c.column or "")
+        if (
+            i in used
+            or c.op not in ("=", "in")
+            or not _KEY_NAME.search(c.column or "")
+            or not all(v.isdigit() for v in c.values)
+        ):
+            continue
+        if any(stem in col for stem in stems):
+            return i
+    return None
+
+
+def number_in_code(req: Filter, sql: Spec) -> str | None:
+    """A SQL filter's code value that holds the question's number with a short tag of
+    letters (``the 2023 Fall term`` as ``TERM_CODE = '2023FA'``, ``FY2024``), or None.
+
+    >>> number_in_code(Filter(None, "=", ("2023",)), Spec(filters=[Filter("t", "=", ("2023fa",))]))
+    '2023fa'
+    """
+    if req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
+        return None
+    n = re.escape(req.values[0])
+    code = re.compile(rf"[a-z]{{1,4}}{n}|{n}[a-z]{{1,4}}")
+    for f in sql.filters:
+        if f.op in ("=", "in"):
+            for v in f.values:
+                if code.fullmatch(v):
+                    return v
+    return None
+
+
+def counted_by_limit(req: Filter, sql: Spec) -> bool:
+    """A bare number of rows the SQL returns as its LIMIT: ``list at least five
+    superpowers`` as ``LIMIT 5``, ``Greece 1000`` as ``TOP 1000``.
+
+    >>> counted_by_limit(Filter(None, ">=", ("5",)), Spec(limit=5))
+    True
+    >>> counted_by_limit(Filter("age", ">=", ("5",)), Spec(limit=5))
+    False
+    """
+    return (
+        req.column is None
+        and req.op in ("=", ">=")
+        and sql.limit is not None
+        and req.values == (str(sql.limit),)
+    )
+
+
+def number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
+    """A name of the SQL that holds the question's number: a column named for it
+    (``more than 1500`` as ``NumGE1500``, ``ages 5-17`` as `` `Enrollment (Ages 5-17)` ``),
+    a sharded table, or a column that a clause of the hints ties to it ("A16 stands for
+    no. of committed crimes 1996"); None otherwise.
+
+    >>> s = Spec(columns=["numge1500", "a16"], tables=["satscores"])
+    >>> number_in_names(Filter(None, ">", ("1500",)), s, None)
+    'numge1500'
+    >>> number_in_names(Filter(None, "=", ("1996",)), s, "A16 stands for crimes in 1996")
+    'a16'
+    >>> number_in_names(Filter(None, "=", ("150",)), s, None) is None
+    True
+    """
+    if not req.values or any(int_value(v) is None for v in req.values):
+        return None
+    names = [*sql.columns, *sql.tables]
+    for v in req.values:
+        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)")
+        found = next((n for n in names if bounded.search(n)), None)
+        found = found or hinted_column(hints, sql.columns, _searches(bounded))
+        if found is not None:
+            return found
+    return None
+
+
+def _searches(rx: re.Pattern[str]) -> Callable[[str, list[str]], bool]:
+    """A clause test for :func:`hinted_column`: does ``rx`` occur in the clause?"""
+    return lambda clause, _words: rx.search(clause) is not None

@@ -1,0 +1,165 @@
+"""Checks of the SQL's literals against what their columns hold: a year compared with a
+whole date, a name compared with a number, a range that selects nothing, an ORDER BY on a
+column the WHERE clause pins to one value. Pure functions of the SQL spec.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.findings import FindingCollector
+from stef.spec import Spec
+from stef.sql.predicates import DATE_LIKE_NAME
+
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
+#: What separates the words of a schema name (``first_name``, ``OrderDate``).
+NAME_WORDS = re.compile(r"[^0-9a-z]+")
+
+
+def descriptive(name: str) -> bool:
+    """Does a column name a thing rather than count it (``store_name``, ``title``)?"""
+    low = name.casefold()
+    return low.endswith(("name", "title"))
+
+
+#: Words that make a column a date (``date``, ``birthday``, ``opendate``, ``dob``).
+_DATE_NAME = re.compile(r"date|birthday|\bdob\b")
+#: A bare year or year-month ("2008", "2013-10"): part of a date, never a whole one.
+_PARTIAL_DATE = re.compile(r"[12][0-9]{3}(?:-[0-9]{1,2})?")
+_MAGNITUDE_OPS = frozenset({"<", ">", "<=", ">=", "between"})
+#: Date parts a filter may take of a column (``strftime('%Y', d)`` → ``year``).
+_DATE_PARTS = frozenset({"year", "month", "day", "year_month", "date"})
+
+
+def _unquoted(value: str, text: str) -> bool:
+    """Is ``value`` written in ``text`` as a bare number, not a quoted string?
+
+    >>> _unquoted("1980", "dob > 1980"), _unquoted("1930", "birthday > '1930'")
+    (True, False)
+    """
+    return re.search(rf"['\"]{re.escape(value)}['\"]", text) is None
+
+
+def check_value_formats(sql: Spec, out: FindingCollector) -> None:
+    """Conditions whose value cannot have the column's form:
+
+    - a date column equal to a bare year or year-month (``date = '2008'``) — a stored date
+      never equals part of itself — or ranged against a bare number (``dob > 1980``),
+      which compares a date string with a number; the year must be taken out
+      (``strftime('%Y', date)``);
+    - a name or title compared by size with a number (``name > 5``);
+    - a date part taken of a column whose name says no date (``strftime('%Y', frequency)``).
+
+    >>> from stef.spec import Filter, Spec
+    >>> out = FindingCollector()
+    >>> check_value_formats(Spec(filters=[Filter("birth_date", "=", ("1920",))]), out)
+    >>> check_value_formats(Spec(filters=[Filter("name", ">", ("5",), "name > 5")]), out)
+    >>> [f.kind for f in out.findings]
+    ['date_compared_to_year', 'name_compared_to_number']
+    """
+    for f in sql.filters:
+        if (
+            f.func in _DATE_PARTS
+            and f.column
+            and _PLAIN_NAME.fullmatch(f.column)
+            and not DATE_LIKE_NAME.search(f.column.casefold())
+        ):
+            out.add(
+                "date_part_of_non_date",
+                "warning",
+                f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
+                None,
+                f.text,
+                "value_format",
+            )
+        if f.func or not f.column or f.clause == "join" or not f.values:
+            continue
+        words = NAME_WORDS.sub(" ", f.column.casefold())
+        if _DATE_NAME.search(words) and any(
+            _PARTIAL_DATE.fullmatch(v)
+            and (f.op in ("=", "in") or (f.op in _MAGNITUDE_OPS and _unquoted(v, f.text)))
+            for v in f.values
+        ):
+            out.add(
+                "date_compared_to_year",
+                "warning",
+                f"{f.text!r} compares a date with a bare year; no date matches it as meant",
+                None,
+                f.text,
+                "value_format",
+            )
+        elif (
+            f.op in _MAGNITUDE_OPS
+            and descriptive(f.column)
+            and all(_NUMBER.fullmatch(v) and _unquoted(v, f.text) for v in f.values)
+        ):
+            out.add(
+                "name_compared_to_number",
+                "warning",
+                f"{f.text!r} compares a name by size with a number",
+                None,
+                f.text,
+                "value_format",
+            )
+
+
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _number(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def check_ranges(sql: Spec, out: FindingCollector) -> None:
+    """Conditions no row can meet or sorts that cannot order anything:
+
+    - a BETWEEN whose low bound is above its high one (``ua BETWEEN 8 AND 6.5``);
+    - ORDER BY a column that a WHERE equality or IS NULL holds to one value
+      (``WHERE a13 = 1996 ORDER BY a13``): every row ties, so the LIMIT picks any.
+
+    >>> from stef.spec import Filter, OrderKey, Spec
+    >>> out = FindingCollector()
+    >>> check_ranges(Spec(filters=[Filter("ua", "between", ("8", "6.5"))]), out)
+    >>> pinned = Spec(filters=[Filter("a13", "=", ("1996",))], order_by=[OrderKey("a13", "desc")])
+    >>> check_ranges(pinned, out)
+    >>> [f.kind for f in out.findings]
+    ['empty_range', 'order_by_constant']
+    """
+    for f in sql.filters:
+        if f.op != "between" or len(f.values) != 2:
+            continue
+        low, high = (_number(v) for v in f.values)
+        if low is not None and high is not None and low > high:
+            out.add(
+                "empty_range",
+                "warning",
+                f"{f.text!r} has its low bound above its high one; no row meets it",
+                None,
+                f.text,
+                "value_format",
+            )
+            break
+    if sql.subqueries or sql.set_operations or sql.ctes:
+        return  # the filters of another SELECT may pin their own column of that name
+    pinned = {
+        f.column
+        for f in sql.filters
+        if f.column
+        and f.clause == "where"
+        and not f.func
+        and ((f.op == "=" and len(f.values) == 1) or f.op == "is null")
+    }
+    for o in sql.order_by:
+        if not o.is_aggregate and o.key in pinned:
+            out.add(
+                "order_by_constant",
+                "warning",
+                f"ORDER BY {o.key} sorts rows that the WHERE clause holds to one {o.key}",
+                None,
+                o.text or o.key,
+                "structure",
+            )
+            return
