@@ -20,6 +20,11 @@ run:
 and the ratio of each pipeline rate to the bare-parse rate on the same SQL and dialect
 (issue 16's target: >= 0.25). Rates in one process are per CPU second of this process
 (``time.process_time``); the ``--workers`` comparison is in wall seconds.
+
+``--once bare`` or ``--once reused`` runs one pass of that path alone (no dialect) and
+prints nothing: for a count of instructions that a busy machine does not disturb, the
+difference of two runs under ``valgrind --tool=callgrind`` with ``--limit 100`` and
+``--limit 400`` is what 300 rows cost.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dialect", default="sqlite")
+    ap.add_argument("--once", choices=("bare", "reused"), default=None)
     args = ap.parse_args()
 
     rows = [json.loads(line) for line in Path(args.data).read_text().splitlines() if line.strip()]
@@ -106,6 +112,12 @@ def main() -> None:
             len(e.line)
 
     stef.evaluate("How many users?", "SELECT COUNT(*) FROM users")  # imports, caches
+    if args.once:  # one pass of one path, for an instruction count (see the module doc)
+        if args.once == "bare":
+            bare(None)
+        else:
+            reused(records)
+        return
     t_bare = best(lambda: bare(None), args.repeat)
     t_bare_d = best(lambda: bare(args.dialect), args.repeat)
     rates = [

@@ -132,7 +132,9 @@ class Evaluator:
             f for p in self.rules.benign_filters for f in predicate_filters(p, None, self._synonyms)
         ]
         self._rules_sha = self.rules.sha256()
-        self._texts: dict[tuple[str, str | None, datetime | None], TextsAnalysis] = {}
+        self._texts: dict[
+            tuple[str, str | None, datetime | None], tuple[TextsAnalysis, EnrichmentResult]
+        ] = {}
         self._texts_rules = self.rules
 
     def __getstate__(self) -> dict[str, Any]:
@@ -259,8 +261,10 @@ class Evaluator:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
         nl_usage: dict[str, Any] | None = None  # what an LLM extractor spent
         if self.nl_extractor is _default_nl:  # read each text once for both stages
-            texts = self._analyze_texts(rec)
-            nl, enrichment = texts.merged(), check_analyses(texts)
+            texts, checked = self._analyze_texts(rec)
+            # a fresh result per record (its findings list is the evaluation's own)
+            enrichment = EnrichmentResult(checked.consistent, list(checked.findings))
+            nl = texts.merged()
         else:
             if self._nl_with_usage is not None:
                 nl, nl_usage = self._nl_with_usage(
@@ -286,22 +290,24 @@ class Evaluator:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
-    def _analyze_texts(self, rec: Record) -> TextsAnalysis:
-        """:func:`~stef.nl.spec.analyze_texts` of the record's texts, remembered for the last
+    def _analyze_texts(self, rec: Record) -> tuple[TextsAnalysis, EnrichmentResult]:
+        """:func:`~stef.nl.spec.analyze_texts` of the record's texts and their enrichment
+        check (:func:`~stef.nl.enrichment.check_analyses`), remembered for the last
         :data:`TEXTS_CACHE` pairs: an agent's log asks the same question many times, and
         the same texts, rules and time give the same analysis (stef.nl is pure)."""
         if self._texts_rules is not self.rules:  # rules swapped on this evaluator
             self._texts.clear()
             self._texts_rules = self.rules
         key = (rec.question, rec.enriched_question, rec.time)
-        texts = self._texts.get(key)
-        if texts is None:
+        hit = self._texts.get(key)
+        if hit is None:
             texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
+            hit = (texts, check_analyses(texts))
             if len(self._texts) >= TEXTS_CACHE:
                 with contextlib.suppress(RuntimeError, StopIteration):  # another thread's
                     self._texts.pop(next(iter(self._texts)), None)  # the oldest
-            self._texts[key] = texts
-        return texts
+            self._texts[key] = hit
+        return hit
 
     def finish(self, p: Prepared, judgment: Judgment) -> dict[str, Any]:
         """Score a judged record and assemble its evaluation."""

@@ -38,7 +38,7 @@ def _step_answer_format(ctx: _Ctx) -> None:
     >>> [m.group(0) for m in ANSWER_FORMAT.finditer("revenue in the format YYYY-MM, in millions")]
     ['in the format YYYY-MM', 'in millions']
     """
-    for m in ANSWER_FORMAT.finditer(ctx.text):
+    for m in ctx.scan(ANSWER_FORMAT):  # its lower-case twin on ASCII text
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
     for m in _URL.finditer(ctx.text):

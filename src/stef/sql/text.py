@@ -321,8 +321,8 @@ class TreeText:
         if op is not None:
             return self._fast_binary(node, op)
         if cls is exp.Paren:
-            inner = node.this
-            return f"({self.render(inner)})" if isinstance(inner, exp.Expr) else None
+            body = node.this  # one type per name (``inner`` above is a list)
+            return f"({self.render(body)})" if isinstance(body, exp.Expr) else None
         if cls is exp.Cast:
             return self._fast_cast(node)
         return None
@@ -374,9 +374,9 @@ class TreeText:
                 info = self.columns.get(id(n))
                 if info is not None:
                     if info.span is not None:
-                        s, e = info.span
-                        lo = s if lo is None or s < lo else lo
-                        hi = e if hi is None or e > hi else hi
+                        cs, ce = info.span  # ints; ``s`` below may be None
+                        lo = cs if lo is None or cs < lo else lo
+                        hi = ce if hi is None or ce > hi else hi
                     continue
             s = n.meta_get("start")
             if s is not None:
