@@ -334,6 +334,30 @@ def _next_start_included(got: Span | None, want: Span) -> bool:
     )
 
 
+def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
+    """The SQL condition that answers a bare month (``in April``, no year): one whose span
+    of days lies inside that month of some year (``d LIKE '2009-04%'``), or None.
+
+    >>> april = Filter(None, "=", ("4",), func="month")
+    >>> month_answered(april, [Filter("d", "like", ("2009-04%",))]).values
+    ('2009-04%',)
+    """
+    if req.func != "month" or req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
+        return None
+    month = int(req.values[0])
+    for c in candidates:
+        span = filter_span(c)
+        if (
+            span is not None
+            and span.start is not None
+            and span.end is not None
+            and span.start.month == month
+            and span.end <= span.start + relativedelta(months=1)
+        ):
+            return c
+    return None
+
+
 def _strict_at_midnight(got: Span | None, want: Span) -> bool:
     """``since 1/1/2019`` written ``d > '2019-01-01'``: on a timestamp the strict bound
     leaves out only the instant of midnight, not the day.

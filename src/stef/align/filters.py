@@ -35,7 +35,7 @@ from stef.align.answers import (
     percent_scaled,
     value_as_key,
 )
-from stef.align.dates import date_match, describe
+from stef.align.dates import date_match, describe, month_answered
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
@@ -228,6 +228,18 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 and (b := int_value(sv)) is not None
                 and abs(a - b) == 1
             ]
+        if not pairs and nl.op in (">", "<") and s.op == "between" and len(s.values) == 2:
+            # "more than 50 but less than 60" as BETWEEN 51 AND 59 (whole numbers)
+            lo, hi = (int_value(v) for v in s.values)
+            pairs = [
+                (nv, sv)
+                for nv in nl.values
+                if (n := int_value(nv)) is not None
+                for sv, bound in ((s.values[0], lo), (s.values[1], hi))
+                if bound is not None
+                and bound == (n + 1 if nl.op == ">" else n - 1)
+                and (sv is s.values[0]) == (nl.op == ">")
+            ]
         if not pairs and s.column and re.search(r"yr|year", canon_col(s.column)):
             # "in 2017" as yr_data = 17: a year kept as its last two digits
             pairs = [
@@ -292,6 +304,7 @@ def align_filters(
     benign: Sequence[Filter] = (),
     excused: frozenset[str] = frozenset(),
     hints: str | None = None,
+    question: str = "",
 ) -> tuple[list[tuple[Filter, Filter]], list[Filter], list[Filter], list[Filter], int]:
     """Match required (NL) filters to SQL filters. Returns matched, missing, extra, benign, bad.
 
@@ -304,7 +317,11 @@ def align_filters(
     matched: list[tuple[Filter, Filter]] = []
     missing: list[Filter] = []
     bad = 0
-    asks_whether = bool(nl.flags.get("yes_no")) or _WHETHER.search(text) is not None
+    asks_whether = (
+        bool(nl.flags.get("yes_no"))
+        or _WHETHER.search(text) is not None
+        or _ALTERNATIVE.search(question) is not None
+    )
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
     for req in required:
         dated = _date_answer(req, candidates, used, sql, matched, out, hints)
@@ -367,6 +384,16 @@ def _date_answer(
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
     selects another period)."""
     dated = date_match(req, candidates, used, sql.tables)
+    if used and (dated is None or dated.got is not None):
+        # a hint restating the question's period ("in 2019" and "BETWEEN '2019-01-01' AND
+        # '2019-12-31'") is answered by the condition that answered the question
+        again = date_match(req, candidates, set(), sql.tables)
+        if again is not None and again.got is None:
+            matched.append((req, again.sql))
+            return 0
+    if dated is None and (month := month_answered(req, candidates)) is not None:
+        matched.append((req, month))  # "in April" beside "April, 2009" as LIKE '2009-04%'
+        return 0
     if dated is None or (dated.got is not None and number_in_names(req, sql, hints)):
         return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
@@ -387,6 +414,8 @@ def _date_answer(
 
 #: A question that asks whether something holds ("… carcinogenic or not?").
 _WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
+#: A question ending in a choice of two ("… treated as inpatient or outpatient?").
+_ALTERNATIVE = re.compile(r"\b[a-z]+\s+or\s+[a-z]+\s*\?\s*$", re.I)
 
 
 def _answer_elsewhere(
@@ -707,7 +736,14 @@ def align(
     text = searchable(question, enriched_question)
     out = FindingCollector()
     matched, missing, extra, benign_found, bad = align_filters(
-        nl, sql, out, text=text, benign=benign, excused=excused, hints=enriched_question
+        nl,
+        sql,
+        out,
+        text=text,
+        benign=benign,
+        excused=excused,
+        hints=enriched_question,
+        question=question,
     )
     required = [f for f in nl.filters if f.values]
     matched_required = sum(1 for a, _ in matched if a in required)

@@ -362,7 +362,10 @@ def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
     """Reject runs that name attributes (``TG level``, ``School Ownership Code``) or units."""
     first, last = run[0][2], run[-1][2]
     if len(run) == 1 and (
-        first.casefold() in lx.NOT_VALUES or re.fullmatch(r"[A-Z]-\d+", first) or first == "I"
+        first.casefold() in lx.NOT_VALUES
+        or re.fullmatch(r"[A-Z]-\d+", first)
+        or first == "I"
+        or re.fullmatch(r"[A-Z][a-z]", first)  # "build Up play", "Washington St.": no value
     ):
         return False
     if any("_" in w and not lx.CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
