@@ -14,7 +14,9 @@ from stef.rules import Rules
 from stef.spec import OrderKey, Spec
 
 
-def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
+def check_order_limit(
+    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, hints: str | None = None
+) -> None:
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
     aggs = sql_aggs(sql)
     inner = sql.flags.get("inner_limits") or []
@@ -39,7 +41,7 @@ def check_order_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) 
             "ordering",
         )
         return
-    _check_order(nl, sql, out, rules, aggs)
+    _check_order(nl, sql, out, rules, aggs, hints)
     _check_limit(nl, sql, out, rules, aggs)
 
 
@@ -95,12 +97,38 @@ def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
     return asked.direction
 
 
-def _check_order(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
+def _hinted_direction(asked: OrderKey, hints: str | None) -> str | None:
+    """The direction a hint gives the question's superlative phrase by naming its
+    aggregate: "lowest speed of lap time refers to Max(time)" sorts time descending.
+
+    >>> _hinted_direction(OrderKey("speed", "asc", text="lowest speed of lap time"),
+    ...                   "lowest speed of lap time refers to Max(time);")
+    'desc'
+    """
+    words = asked.text.casefold().split()
+    if not hints or len(words) < 2:
+        return None
+    phrase = " ".join(words[:2])
+    for clause in re.split(r"[;\n]", hints.casefold()):
+        if phrase in clause:
+            m = _HINT_EXTREME.search(clause, clause.index(phrase) + len(phrase))
+            if m is not None:
+                return "desc" if m.group(1) == "max" else "asc"
+    return None
+
+
+#: MAX( or MIN( in a hint clause.
+_HINT_EXTREME = re.compile(r"\b(max|min)\s*\(")
+
+
+def _check_order(
+    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str], hints: str | None
+) -> None:
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
     if asked_order and first is not None:
-        want = _wanted(nl.order_by[0], first)
+        want = _hinted_direction(nl.order_by[0], hints) or _wanted(nl.order_by[0], first)
         if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
             if nl.order_by[0].stated:
                 out.add(
