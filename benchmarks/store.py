@@ -94,9 +94,15 @@ def stream(evs: list[dict[str, Any]], n: int) -> Iterator[dict[str, Any]]:
         yield ev
 
 
+#: CPU seconds of this process in the last :func:`timed` call.
+LAST_CPU = [0.0]
+
+
 def timed(fn: Any) -> tuple[float, Any]:
-    t0 = time.perf_counter()
+    """Wall seconds of ``fn()`` and its result (its CPU seconds in ``LAST_CPU[0]``)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     result = fn()
+    LAST_CPU[0] = time.process_time() - c0
     return time.perf_counter() - t0, result
 
 
@@ -110,7 +116,10 @@ def time_stats(store: Any, bare_s: float) -> None:
             return len([figures(t) for t in tallies.values()])
 
         took, rows = timed(run)
-        print(f"stats {label:45s} {took:6.3f} s ({rows:>6} rows), {took / bare_s:5.2f}x bare")
+        print(
+            f"stats {label:45s} {took:6.3f} s ({rows:>6} rows), {took / bare_s:5.2f}x bare, "
+            f"{LAST_CPU[0]:.2f} CPU s"
+        )
 
 
 def main() -> None:
@@ -186,11 +195,12 @@ def ingest(workdir: Path, evs: list[dict[str, Any]], n: int) -> tuple[SQLiteStor
         Path(str(path) + suffix).unlink(missing_ok=True)
     store = SQLiteStore(path)
     store_s, stored = timed(lambda: store.write(stream(evs, n)))
+    store_cpu = LAST_CPU[0]
     assert stored == n, stored
     print(f"ingest, bare executemany: {n / bare_s:10,.0f} evaluations/s ({bare_s:.1f} s)")
     print(
         f"ingest, Store.write:      {n / store_s:10,.0f} evaluations/s ({store_s:.1f} s), "
-        f"{bare_s / store_s:.2f}x the bare rate"
+        f"{bare_s / store_s:.2f}x the bare rate, {store_cpu:.1f} CPU s"
     )
     again_s, stored = timed(lambda: store.write(stream(evs, min(n, 100_000))))
     print(

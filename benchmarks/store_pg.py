@@ -35,7 +35,7 @@ import orjson
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from store import pool, stream, time_stats, timed
+from store import LAST_CPU, pool, stream, time_stats, timed
 
 from stef.monitor.store.postgres import PostgresStore
 from stef.monitor.store.sqlite import SQLiteStore
@@ -136,11 +136,12 @@ def ingest(
     bare_s, _ = timed(bare_ingest)
     store = PostgresStore(url)
     store_s, stored = timed(lambda: store.write(stream(evs, n)))
+    store_cpu = LAST_CPU[0]
     assert stored == n, stored
     print(f"ingest, bare COPY:        {n / bare_s:10,.0f} evaluations/s ({bare_s:.1f} s)")
     print(
         f"ingest, Store.write:      {n / store_s:10,.0f} evaluations/s ({store_s:.1f} s), "
-        f"{bare_s / store_s:.2f}x the bare rate"
+        f"{bare_s / store_s:.2f}x the bare rate, {store_cpu:.1f} client CPU s"
     )
     if with_sqlite:
         with tempfile.TemporaryDirectory() as tmp:

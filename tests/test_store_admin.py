@@ -23,6 +23,7 @@ MIGRATIONS = [
     "0004_watch_state",
     "0005_compressed_docs",
     "0006_row_finding_kinds",
+    "0007_fine_rollups",
 ]
 
 
@@ -50,17 +51,17 @@ def run(*args: str):
 def test_migrate_applies_each_migration_once_and_check_lists_pending(store_target):
     check = run("store", "migrate", "--store", store_target, "--check")
     assert check.exit_code == 1
-    assert check.stdout.splitlines()[:6] == [f"pending {m}" for m in MIGRATIONS]
-    assert check.stdout.splitlines()[6].endswith(": 6 migration(s) pending")
+    assert check.stdout.splitlines()[:7] == [f"pending {m}" for m in MIGRATIONS]
+    assert check.stdout.splitlines()[7].endswith(": 7 migration(s) pending")
 
     first = run("store", "migrate", "--store", store_target)
     assert first.exit_code == 0, first.output
     lines = first.stdout.splitlines()
-    assert lines[:6] == [f"applied {m}" for m in MIGRATIONS]
-    assert lines[6].endswith(": 6 migration(s) applied; schema current (6 migrations)")
+    assert lines[:7] == [f"applied {m}" for m in MIGRATIONS]
+    assert lines[7].endswith(": 7 migration(s) applied; schema current (7 migrations)")
 
     again = run("store", "migrate", "--store", store_target)
-    assert again.stdout.endswith(": nothing to apply; schema current (6 migrations)\n")
+    assert again.stdout.endswith(": nothing to apply; schema current (7 migrations)\n")
     assert run("store", "migrate", "--store", store_target, "--check").exit_code == 0
 
 

@@ -38,9 +38,12 @@ def _figures(tallies):
     return out
 
 
+PENDING = ["0005_compressed_docs", "0006_row_finding_kinds", "0007_fine_rollups"]
+
+
 def _as_before_0005(target: str) -> None:
     """Turn a store into what STEF wrote before 0005: documents as JSON text, no
-    ``finding_kinds`` column, 0005 and 0006 not applied."""
+    ``finding_kinds`` column, no 10-minute rollups, 0005 to 0007 not applied."""
     if target.startswith("postgresql://"):
         with psycopg.connect(target, autocommit=True) as conn, conn.transaction():
             docs = conn.execute("SELECT seq, doc FROM evaluation_docs").fetchall()
@@ -52,6 +55,7 @@ def _as_before_0005(target: str) -> None:
                     [(seq, orjson.dumps(decode_doc(doc)).decode()) for seq, doc in docs],
                 )
             conn.execute("ALTER TABLE evaluations DROP COLUMN finding_kinds")
+            conn.execute("DROP TABLE rollups_10m")
             conn.execute("DELETE FROM schema_migrations WHERE name >= '0005'")
         return
     conn = sqlite3.connect(target, isolation_level=None)
@@ -64,6 +68,7 @@ def _as_before_0005(target: str) -> None:
         [(seq, orjson.dumps(decode_doc(doc)).decode()) for seq, doc in docs],
     )
     conn.execute("ALTER TABLE evaluations DROP COLUMN finding_kinds")
+    conn.execute("DROP TABLE rollups_10m")
     conn.execute("DELETE FROM schema_migrations WHERE name >= '0005'")
     conn.execute("COMMIT")
     conn.close()
@@ -87,18 +92,23 @@ def test_an_old_store_migrates_to_compressed_documents_and_reads_the_same(
     store.close()
     _as_before_0005(store_target)
     old = open_store(store_target, migrate=False)
-    assert old.pending_migrations() == ["0005_compressed_docs", "0006_row_finding_kinds"]
+    assert old.pending_migrations() == PENDING
     # Before migrating, the text documents read as ever.
     assert [e["id"] for e in old.query(limit=3)] == [e["id"] for e in evaluations[:3]]
     old.close()
 
     store = open_store(store_target)
-    assert store.migrated == ["0005_compressed_docs", "0006_row_finding_kinds"]
+    assert store.migrated == PENDING
     assert list(store.query()) == evaluations
     raw = _raw_docs(store_target)
     assert len(raw) == 300 and all(d[:4] == ZSTD_MAGIC for d in raw)
-    # Figures from rollups, and from the rows (the backfilled finding kinds included).
-    for by, window in ((["agent", "agent_version"], 86400.0), (["metadata.team"], 1800.0)):
+    # Figures from rollups (the 10-minute ones backfilled from the rows), and from the
+    # rows (the backfilled finding kinds included).
+    for by, window in (
+        (["agent", "agent_version"], 86400.0),
+        (["agent", "app"], 1800.0),
+        (["metadata.team"], 1800.0),
+    ):
         assert _figures(store.tallies(by=by, window=window)) == _figures(
             tally_evaluations(evaluations, by=by, window=window)
         )

@@ -326,22 +326,23 @@ def score_summary(
     >>> score_summary({40.0: 1, 80.0: 1, 100.0: 1})
     (73.33333333333333, 80.0, 48.0, 96.0)
     """
-    items = sorted((float(k), n) for k, n in scores.items() if n > 0)
-    if not items:
+    counted = {float(k): n for k, n in scores.items() if n > 0}
+    if not counted:
         return None, None, None, None
-    values = [v for v, _ in items]
-    cum = list(itertools.accumulate(n for _, n in items))
+    values = sorted(counted)
+    counts = [counted[v] for v in values]
+    cum = list(itertools.accumulate(counts))
     n = cum[-1]
-
-    def quantile(q: float) -> float:
+    right = bisect.bisect_right
+    quantiles = []
+    for q in (0.5, 0.1, 0.9):
         h = (n - 1) * q
         lo, hi = math.floor(h), math.ceil(h)
-        v_lo = values[bisect.bisect_right(cum, lo)]
-        v_hi = values[bisect.bisect_right(cum, hi)]
-        return v_lo + (h - lo) * (v_hi - v_lo)
-
-    mean = (_pairwise_sum([v * c for v, c in items]) + 0.0) / n  # + 0.0: never -0.0
-    return mean, quantile(0.5), quantile(0.1), quantile(0.9)
+        v_lo = values[right(cum, lo)]
+        quantiles.append(v_lo + (h - lo) * (values[right(cum, hi)] - v_lo))
+    weighted = [v * c for v, c in zip(values, counts, strict=True)]
+    mean = (_pairwise_sum(weighted) + 0.0) / n  # + 0.0: never -0.0
+    return mean, quantiles[0], quantiles[1], quantiles[2]
 
 
 def _pairwise_sum(a: Sequence[float]) -> float:
@@ -374,8 +375,13 @@ def _pairwise_sum(a: Sequence[float]) -> float:
 
 
 def _shares(counter: Counter[str], order: Sequence[str], total: int) -> dict[str, float]:
-    keys = list(order) + sorted(k for k in counter if k not in order and counter[k])
-    return {k: round(counter.get(k, 0) / total, 4) if total else 0.0 for k in keys}
+    """Share of each of ``order``, then of any other key counted (sorted), in ``total``."""
+    get = counter.get
+    out = {k: round(get(k, 0) / total, 4) for k in order} if total else dict.fromkeys(order, 0.0)
+    extra = [k for k, n in counter.items() if n and k not in out]
+    for k in sorted(extra):
+        out[k] = round(counter[k] / total, 4) if total else 0.0
+    return out
 
 
 def _round(x: float | None, digits: int = 2) -> float | None:

@@ -99,6 +99,10 @@ def json_bytes(evaluation: Any) -> bytes:
     >>> json_bytes({"n": 2**70})
     b'{"n": 1180591620717411303424}'
     """
+    try:  # plain first: OPT_NON_STR_KEYS costs half again, and is needed only for odd keys
+        return orjson.dumps(evaluation)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
     try:
         return orjson.dumps(evaluation, option=orjson.OPT_NON_STR_KEYS)
     except (TypeError, orjson.JSONEncodeError):

@@ -37,7 +37,7 @@ from stef.monitor.stats import (
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
-from stef.monitor.store.migrations import ROLLUP_SECONDS
+from stef.monitor.store.migrations import ROLLUP_SECONDS, ROLLUP_TABLES, RollupTable
 from stef.monitor.store.selection import Selection
 
 #: Light columns of ``evaluations`` after ``seq``, in the order :func:`build_row` gives them.
@@ -241,45 +241,114 @@ def build_row(
     )
 
 
+#: Rollup tallies to merge into the stored ones, by rollup table name.
+RollupDeltas = dict[str, dict[RollupKey, Tally]]
+
+
 class RollupDelta:
-    """What a batch of new rows adds to the hourly rollups, counted cell by cell.
+    """What a batch of new rows adds to the rollups of buckets of ``width`` seconds
+    (default: hours), counted cell by cell.
 
     Per rollup key: counts of (status, score, band, filter, verdict) cells, confidence sums
-    and finding kinds, turned into tallies once per batch (cheaper than a Tally per row).
+    and finding kinds, turned into tallies once per batch (cheaper than a Tally per row),
+    in buckets of ``width`` or of any multiple of it.
+
+    >>> d = RollupDelta(600)
+    >>> for t in (1250.0, 4000.0):
+    ...     d.add((None, "bot", "1", "app", None, None, t, "ok", 80.0, "good", None,
+    ...            None, 0.9), {})
+    >>> [(k, t.records) for k, t in d.tallies().items()]
+    [(('bot', '1', 'app', 1200), 1), (('bot', '1', 'app', 3600), 1)]
+    >>> [(k, t.records) for k, t in d.tallies(width=86400).items()]
+    [(('bot', '1', 'app', 0), 2)]
     """
 
-    def __init__(self) -> None:
-        self.cells: dict[RollupKey, Counter[tuple[Any, ...]]] = {}
+    def __init__(self, width: int = ROLLUP_SECONDS) -> None:
+        self.width = width
+        self.cells: dict[RollupKey, dict[tuple[Any, ...], int]] = {}
         self.confs: dict[RollupKey, list[float]] = {}
-        self.found: dict[RollupKey, Counter[tuple[str, bool]]] = {}
+        self.found: dict[RollupKey, dict[tuple[str, bool], int]] = {}
 
     def add(self, row: Sequence[Any], kinds: Mapping[str, str], sign: int = 1) -> None:
         """Count one :func:`build_row` row with its :func:`finding_kinds` (``sign=-1``
         takes a row away, as a replaced or pruned evaluation)."""
-        key = (row[1], row[2], row[3], int(row[6] // ROLLUP_SECONDS) * ROLLUP_SECONDS)
-        if key not in self.cells:
-            self.cells[key], self.confs[key], self.found[key] = Counter(), [0.0, 0], Counter()
-        self.cells[key][tuple(row[7:12])] += sign
+        width = self.width
+        key = (row[1], row[2], row[3], int(row[6] // width) * width)
+        cells = self.cells.get(key)
+        if cells is None:
+            cells = self.cells[key] = {}
+            self.confs[key], self.found[key] = [0.0, 0], {}
+        cell = tuple(row[7:12])
+        cells[cell] = cells.get(cell, 0) + sign
         if row[12] is not None and row[7] == "ok":
-            self.confs[key][0] += sign * row[12]
-            self.confs[key][1] += sign
-        for kind, severity in kinds.items():
-            self.found[key][(kind, severity == "info")] += sign
+            conf = self.confs[key]
+            conf[0] += sign * row[12]
+            conf[1] += sign
+        if kinds:
+            found = self.found[key]
+            for kind, severity in kinds.items():
+                k = (kind, severity == "info")
+                found[k] = found.get(k, 0) + sign
 
-    def tallies(self, into: dict[RollupKey, Tally] | None = None) -> dict[RollupKey, Tally]:
-        """The tallies per rollup key, merged into ``into`` when given."""
+    def tallies(
+        self, into: dict[RollupKey, Tally] | None = None, width: int | None = None
+    ) -> dict[RollupKey, Tally]:
+        """The tallies per rollup key of buckets of ``width`` seconds (a multiple of this
+        delta's; default: its own), merged into ``into`` when given."""
+        cells, confs, found = self.cells, self.confs, self.found
+        if width is not None and width != self.width:
+            cells, confs, found = {}, {}, {}
+            for key, counted in self.cells.items():
+                wide = (key[0], key[1], key[2], key[3] // width * width)
+                if wide not in cells:
+                    cells[wide], confs[wide], found[wide] = {}, [0.0, 0], {}
+                _add_counts(cells[wide], counted)
+                _add_counts(found[wide], self.found[key])
+                confs[wide][0] += self.confs[key][0]
+                confs[wide][1] += self.confs[key][1]
         out = {} if into is None else into
-        for key, counter in self.cells.items():
+        for key, counted in cells.items():
             tally = Tally()
-            for (status, score, band, filt, verdict), count in counter.items():
+            for (status, score, band, filt, verdict), count in counted.items():
                 tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
-            tally.confidence_sum, tally.confidence_n = self.confs[key][0], int(self.confs[key][1])
-            for (kind, info), count in self.found[key].items():
+            tally.confidence_sum, tally.confidence_n = confs[key][0], int(confs[key][1])
+            for (kind, info), count in found[key].items():
                 (tally.excused if info else tally.findings)[kind] += count
             if key in out:
                 out[key].merge(tally)
             else:
                 out[key] = tally
+        return out
+
+
+def _add_counts(into: dict[Any, int], counts: Mapping[Any, int]) -> None:
+    for k, n in counts.items():
+        into[k] = into.get(k, 0) + n
+
+
+class Rollups:
+    """What a batch adds to every rollup table (:data:`ROLLUP_TABLES`): rows are counted
+    once, in the finest buckets, and summed into each table's.
+
+    >>> r = Rollups()
+    >>> r.add((None, "bot", "1", "app", None, None, 1250.0, "ok", 80.0, "good", None,
+    ...        None, 0.9), {})
+    >>> {name: list(t) for name, t in r.tallies().items()}
+    {'rollups': [('bot', '1', 'app', 0)], 'rollups_10m': [('bot', '1', 'app', 1200)]}
+    """
+
+    def __init__(self) -> None:
+        self.delta = RollupDelta(min(table.width for table in ROLLUP_TABLES))
+
+    def add(self, row: Sequence[Any], kinds: Mapping[str, str], sign: int = 1) -> None:
+        """Count one :func:`build_row` row (as :meth:`RollupDelta.add`)."""
+        self.delta.add(row, kinds, sign)
+
+    def tallies(self, into: RollupDeltas | None = None) -> RollupDeltas:
+        """The tallies per table and rollup key, merged into ``into`` when given."""
+        out: RollupDeltas = {} if into is None else into
+        for table in ROLLUP_TABLES:
+            out[table.name] = self.delta.tallies(out.get(table.name), table.width)
         return out
 
 
@@ -297,18 +366,40 @@ def negated(tally: Tally) -> Tally:
 _COUNTERS = ("statuses", "bands", "filters", "verdicts", "findings", "excused")
 
 
+def _counter(counts: Mapping[Any, int]) -> Counter[Any]:
+    """A Counter holding ``counts`` (built without Counter's Python-level update)."""
+    out: Counter[Any] = Counter.__new__(Counter)
+    dict.update(out, counts)
+    return out
+
+
 class _TallySum:
     """Stored tallies (``Tally.to_dict`` form) summed as plain dicts: summing thousands of
-    rollup rows this way is several times faster than a Tally and a merge per row."""
+    rollup rows this way is several times faster than a Tally and a merge per row. The
+    first one is taken as it comes (a sub-hour window often sums one rollup row)."""
 
     def __init__(self) -> None:
+        self.empty = True
         self.records = 0
         self.confidence_sum = 0.0
         self.confidence_n = 0
         self.scores: dict[float, int] = {}
         self.counters: dict[str, dict[str, int]] = {name: {} for name in _COUNTERS}
 
-    def add(self, d: Mapping[str, Any]) -> None:
+    def add(self, d: dict[str, Any]) -> None:
+        """Add one parsed stored tally (this sum may keep its dicts: parse it afresh)."""
+        if self.empty:
+            self.empty = False
+            self.records = d.get("records", 0)
+            self.confidence_sum = 0.0 + d.get("confidence_sum", 0.0)
+            self.confidence_n = d.get("confidence_n", 0)
+            self.scores = {float(k): n for k, n in d.get("scores", ())}
+            counters = self.counters
+            for name in _COUNTERS:
+                part = d.get(name)
+                if part:
+                    counters[name] = part
+            return
         self.records += d.get("records", 0)
         self.confidence_sum += d.get("confidence_sum", 0.0)
         self.confidence_n += d.get("confidence_n", 0)
@@ -327,15 +418,15 @@ class _TallySum:
         c = self.counters
         return Tally(
             records=self.records,
-            statuses=Counter(c["statuses"]),
-            scores=Counter(self.scores),
-            bands=Counter(c["bands"]),
-            filters=Counter(c["filters"]),
-            verdicts=Counter(c["verdicts"]),
+            statuses=_counter(c["statuses"]),
+            scores=_counter(self.scores),
+            bands=_counter(c["bands"]),
+            filters=_counter(c["filters"]),
+            verdicts=_counter(c["verdicts"]),
             confidence_sum=self.confidence_sum,
             confidence_n=self.confidence_n,
-            findings=Counter(c["findings"]),
-            excused=Counter(c["excused"]),
+            findings=_counter(c["findings"]),
+            excused=_counter(c["excused"]),
         )
 
 
@@ -429,20 +520,30 @@ def as_selection(selection: Selection | Mapping[str, Any] | None) -> Selection:
 
 
 def rollups_cover(sel: Selection, by: Sequence[str], window: float | None) -> bool:
-    """Whether hourly rollups answer this selection, grouping and window exactly."""
+    """Whether rollups answer this selection, grouping and window exactly."""
+    return covering_rollups(sel, by, window) is not None
 
-    def whole_hours(x: float | None) -> bool:
-        return x is None or float(x) % ROLLUP_SECONDS == 0
 
-    return (
+def covering_rollups(sel: Selection, by: Sequence[str], window: float | None) -> RollupTable | None:
+    """The coarsest rollup table that answers this selection, grouping and window exactly
+    (hourly for whole hours, 10-minute for whole 10 minutes), or ``None``.
+
+    >>> covering_rollups(Selection(), ["agent"], 1800.0).name
+    'rollups_10m'
+    >>> covering_rollups(Selection(status="ok"), [], None) is None
+    True
+    """
+    if not (
         all(k in GROUP_KEYS for k in by)
         and sel.status is None
         and sel.finding is None
         and not sel.metadata
-        and whole_hours(window)
-        and whole_hours(sel.since)
-        and whole_hours(sel.until)
-    )
+    ):
+        return None
+    for table in ROLLUP_TABLES:
+        if all(x is None or float(x) % table.width == 0 for x in (window, sel.since, sel.until)):
+            return table
+    return None
 
 
 class SQLReader:
@@ -577,28 +678,34 @@ class SQLReader:
         """
         sel = as_selection(selection)
         check_group_keys(by)
-        if rollups_cover(sel, by, window):
-            return self._tallies_from_rollups(sel, by, window)
+        table = covering_rollups(sel, by, window)
+        if table is not None:
+            return self._tallies_from_rollups(sel, by, window, table)
         return self._tallies_from_rows(sel, by, window)
 
     def _tallies_from_rollups(
-        self, sel: Selection, by: Sequence[str], window: float | None
+        self,
+        sel: Selection,
+        by: Sequence[str],
+        window: float | None,
+        table: RollupTable = ROLLUP_TABLES[0],
     ) -> dict[GroupKey, Tally]:
         mark = self.dialect.mark
+        start = table.start
         clauses, params = [], []
         for key in ("agent", "agent_version", "app"):
             if getattr(sel, key) is not None:
                 clauses.append(f"{key} = {mark}")
                 params.append(getattr(sel, key))
         if sel.since is not None:
-            clauses.append(f"hour >= {mark}")
+            clauses.append(f"{start} >= {mark}")
             params.append(sel.since)
         if sel.until is not None:
-            clauses.append(f"hour < {mark}")
+            clauses.append(f"{start} < {mark}")
             params.append(sel.until)
         clause = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         sums: dict[GroupKey, _TallySum] = {}
-        sql = f"SELECT agent, agent_version, app, hour, tally FROM rollups{clause}"
+        sql = f"SELECT agent, agent_version, app, {start}, tally FROM {table.name}{clause}"
         for agent, version, app, hour, text in self._stream(sql, params):
             values = {"agent": agent, "agent_version": version, "app": app}
             gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
@@ -708,17 +815,23 @@ class SQLReader:
             return True
         return (float(hi) - float(lo)) / float(window) <= MANY_WINDOWS
 
-    def _prune_boundary(self, before: float) -> tuple[int, dict[RollupKey, Tally]]:
-        """For pruning records before ``before``: the first rollup hour that survives, and
-        what the records of that hour before ``before`` take from its rollups.
+    def _prune_boundary(self, before: float) -> tuple[dict[str, int], RollupDeltas]:
+        """For pruning records before ``before``: per rollup table, the first bucket start
+        that survives, and what the records of that bucket before ``before`` take from
+        its rollups.
 
-        Rollups of earlier hours hold only pruned records and go whole.
+        Rollups of earlier buckets hold only pruned records and go whole.
         """
-        hour = int(before // ROLLUP_SECONDS) * ROLLUP_SECONDS
-        delta: dict[RollupKey, Tally] = {}
-        if hour < before:
-            sel = Selection(since=float(hour), until=float(before))
-            for (values, _), tally in self._tallies_from_rows(sel, GROUP_KEYS, None).items():
-                agent, version, app = values
-                delta[(agent, version, app, hour)] = negated(tally)
-        return hour, delta
+        starts: dict[str, int] = {}
+        deltas: RollupDeltas = {}
+        for table in ROLLUP_TABLES:
+            start = int(before // table.width) * table.width
+            starts[table.name] = start
+            delta: dict[RollupKey, Tally] = {}
+            deltas[table.name] = delta
+            if start < before:
+                sel = Selection(since=float(start), until=float(before))
+                for (values, _), tally in self._tallies_from_rows(sel, GROUP_KEYS, None).items():
+                    agent, version, app = values
+                    delta[(agent, version, app, start)] = negated(tally)
+        return starts, deltas

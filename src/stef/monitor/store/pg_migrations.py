@@ -46,6 +46,38 @@ def m0005_compressed_docs(conn: Any) -> None:
     conn.execute("ALTER INDEX evaluation_docs_z_pkey RENAME TO evaluation_docs_pkey")
 
 
+def m0007_fine_rollups(conn: Any) -> None:
+    """Tallies per agent/version/app and 10 minutes (``rollups_10m``), backfilled from the
+    rows' light columns (read through a server-side cursor)."""
+    from stef.monitor.store.migrations import BACKFILL_COLUMNS, FINE_SECONDS, backfilled
+
+    conn.execute(
+        """
+        CREATE TABLE rollups_10m (
+            key TEXT PRIMARY KEY,
+            agent TEXT,
+            agent_version TEXT,
+            app TEXT,
+            start BIGINT NOT NULL,
+            tally TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute("CREATE INDEX rollups_10m_start ON rollups_10m (start)")
+    with conn.cursor(name="stef_backfill_10m") as cur:
+        cur.itersize = 5000
+        cur.execute(f"SELECT {', '.join(BACKFILL_COLUMNS)} FROM evaluations")
+        rows = backfilled(cur, FINE_SECONDS)
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY rollups_10m (key, agent, agent_version, app, start, tally) FROM STDIN"
+        ) as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
+
+
 #: A migration: SQL statements, or a function of the connection (inside the transaction).
 Migration = tuple[str, ...] | Callable[[Any], None]
 #: Every migration, in the order it runs: (name, SQL statements or function).
@@ -147,7 +179,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             """,
         ),
     ),
+    ("0007_fine_rollups", m0007_fine_rollups),
 ]
+
 
 _LEDGER = (
     "CREATE TABLE IF NOT EXISTS schema_migrations "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -30,7 +31,9 @@ from typing import Any
 import orjson
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.adapt import Dumper
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
@@ -39,15 +42,16 @@ from stef.monitor.store.codec import compress_json, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
     POSTGRES,
-    RollupDelta,
+    RollupDeltas,
     RollupKey,
+    Rollups,
     SQLReader,
     StoreError,
     build_row,
     checked,
     record_time,
 )
-from stef.monitor.store.migrations import rollup_id
+from stef.monitor.store.migrations import ROLLUP_TABLES, RollupTable, rollup_id
 
 _LIGHT = ", ".join(COLUMNS)
 _STAGE = (
@@ -92,9 +96,31 @@ _UPDATE_OLD = (
     "FROM stef_incoming_findings f JOIN evaluations e ON e.id = f.id WHERE e.seq = ANY(%(seqs)s)",
 )
 _RETRIES = 5
+#: The light columns a new row is copied with (``timestamp`` and ``evaluated_at`` stay NULL).
+_COPIED = tuple(c for c in COLUMNS if c not in ("timestamp", "evaluated_at"))
+_COPIED_AT = tuple(COLUMNS.index(c) for c in _COPIED)
+_COPY_TYPES = ["bigint"] + [
+    {"t": "float8", "score": "float8", "confidence": "float8", "metadata": "jsonb"}.get(c, "text")
+    for c in _COPIED
+]
+_COPY_ROWS = f"COPY evaluations (seq, {', '.join(_COPIED)}) FROM STDIN (FORMAT BINARY)"
+_COPY_DOCS = "COPY evaluation_docs (seq, doc) FROM STDIN (FORMAT BINARY)"
+_COPY_FINDINGS = "COPY findings (seq, kind, severity) FROM STDIN (FORMAT BINARY)"
+_pick_copied = operator.itemgetter(*_COPIED_AT)
 #: A chunk's rows: (light columns, compressed document, finding kinds) by stored id.
 _Entries = dict[str, tuple[tuple[Any, ...], bytes, dict[str, str]]]
 _cursor_names = itertools.count()
+
+
+class _JsonbText(Dumper):
+    """Binary COPY of JSON text (already written by :func:`_jsonb_text`) into ``jsonb``:
+    the format's version byte, then the text."""
+
+    format = Format.BINARY
+    oid = psycopg.adapters.types["jsonb"].oid
+
+    def dump(self, obj: Any) -> bytes:
+        return b"\x01" + obj.encode()
 
 
 def describe(url: str) -> str:
@@ -146,11 +172,12 @@ def _entry(ev: Mapping[str, Any], t: float) -> tuple[tuple[Any, ...], bytes, dic
     """(light columns, compressed document, finding kinds) of one evaluation, as
     PostgreSQL stores them."""
     kinds = finding_kinds(ev)
-    row = build_row(ev, t, _jsonb_text, kinds)
     data = json_bytes(ev)
     if b"\\u0000" in data:  # a NUL somewhere: the columns cannot hold it
-        row = tuple(_no_nul(v) for v in row)
         kinds = {_no_nul(k): v for k, v in kinds.items()}
+        row = tuple(_no_nul(v) for v in build_row(ev, t, _jsonb_text, kinds))
+    else:
+        row = build_row(ev, t, _jsonb_text, kinds)
     return row, compress_json(data), kinds
 
 
@@ -177,6 +204,7 @@ class PostgresStore(SQLReader):
         #: where the store is, for messages (the URL without its password)
         self.location = describe(url)
         self.chunk = chunk
+        self._seq_oid: int | None = None
         #: names of the migrations this open applied
         self.migrated: list[str] = []
         self._local = threading.local()
@@ -267,21 +295,31 @@ class PostgresStore(SQLReader):
         if len(batch) < self.chunk:  # one chunk: no thread
             if not batch and not offsets:
                 return 0
-            return self._write_chunk(self._entries(batch, replace), replace, offsets)
+            return self._write_chunk(self._entries(batch, replace)[0], replace, offsets)
         # Several chunks: the next one is checked and built here while a worker thread
         # has the server store the previous one. A chunk that fails stops the write
-        # after the chunks before it are stored, as in SQLite.
+        # after the chunks before it are stored, as in SQLite. Once a chunk held no id
+        # already stored, the next ones are not looked up first: they are copied
+        # straight in, and a chunk that meets a stored id after all goes through the
+        # insert's ON CONFLICT (and the look-ups resume).
         new = 0
+        probe = True
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-write") as worker:
             pending: Future[int] | None = None
+            pending_size = 0
             while True:
                 last = len(batch) < self.chunk
-                entries = self._entries(batch, replace)
+                entries, known = self._entries(batch, replace, probe)
+                conflicted = False
                 if pending is not None:
-                    new += pending.result()
+                    stored = pending.result()
+                    new += stored
+                    conflicted = stored < pending_size
+                probe = known > 0 or conflicted
                 if batch or (last and offsets):
                     chunk_offsets = offsets if last else None
                     pending = worker.submit(self._write_chunk, entries, replace, chunk_offsets)
+                    pending_size = len(entries)
                 else:
                     pending = None
                 if last:
@@ -291,20 +329,23 @@ class PostgresStore(SQLReader):
                 new += pending.result()
         return new
 
-    def _entries(self, batch: Sequence[Mapping[str, Any]], replace: bool) -> _Entries:
-        """The chunk's rows by (stored) id, checked; without the ids already stored
-        unless ``replace`` (one another writer stores meanwhile is still skipped, by the
-        insert's ON CONFLICT)."""
+    def _entries(
+        self, batch: Sequence[Mapping[str, Any]], replace: bool, probe: bool = True
+    ) -> tuple[_Entries, int]:
+        """The chunk's rows by (stored) id, checked, and how many of its ids were found
+        stored already: those are left out unless ``replace`` (one another writer stores
+        meanwhile is still skipped, by the insert's ON CONFLICT). ``probe=False`` does not
+        look them up (the write then finds them)."""
         entries: _Entries = {}
         unique = checked(batch, replace)
-        known = set() if replace or not unique else self.existing_ids(unique)
+        known = set() if replace or not unique or not probe else self.existing_ids(unique)
         for ev_id, (ev, t) in unique.items():
             if ev_id in known:
                 continue
             entry = _entry(ev, t)
             if replace or entry[0][0] not in entries:
                 entries[entry[0][0]] = entry
-        return entries
+        return entries, len(known)
 
     def _write_chunk(
         self, entries: _Entries, replace: bool, offsets: Mapping[str, int] | None
@@ -330,19 +371,23 @@ class PostgresStore(SQLReader):
         offsets: Mapping[str, int] | None,
     ) -> int:
         new_ids: set[str] = set()
-        rollups: dict[RollupKey, Tally] = {}
+        rollups: RollupDeltas = {}
         if entries:
-            conn.execute("SET LOCAL work_mem = '64MB'")  # the chunk's joins sort in memory
-            self._stage(conn, entries)
-            ids = list(entries)
-            old = self._lock_existing(conn, ids) if replace else {}
-            new_ids = {r[0] for r in conn.execute(_INSERT_NEW)}
+            old: dict[str, int] = {}
+            if not replace and self._copy_new(conn, entries):
+                new_ids = set(entries)
+            else:
+                conn.execute("SET LOCAL work_mem = '64MB'")  # the chunk's joins sort in memory
+                self._stage(conn, entries)
+                ids = list(entries)
+                old = self._lock_existing(conn, ids) if replace else {}
+                new_ids = {r[0] for r in conn.execute(_INSERT_NEW)}
             if replace:
-                late = [i for i in ids if i not in new_ids and i not in old]
+                late = [i for i in entries if i not in new_ids and i not in old]
                 if late:  # stored meanwhile by another writer, which has committed now
                     old.update(self._lock_existing(conn, late))
                 rollups = self._replace_old(conn, old)
-            delta = RollupDelta()
+            delta = Rollups()
             for ev_id, (row, _, kinds) in entries.items():
                 if ev_id in new_ids or ev_id in old:
                     delta.add(row, kinds)
@@ -358,6 +403,46 @@ class PostgresStore(SQLReader):
                     [(str(p), int(o), now) for p, o in offsets.items()],
                 )
         return len(new_ids)
+
+    def _copy_new(self, conn: psycopg.Connection[Any], entries: _Entries) -> bool:
+        """COPY a chunk of ids not stored yet straight into ``evaluations``,
+        ``evaluation_docs`` and ``findings`` (binary format, ``seq`` drawn from the
+        table's sequence beforehand); ``False``, with nothing written, when one of the ids
+        is stored already (the chunk then goes through the staged ``INSERT … ON
+        CONFLICT``)."""
+        if self._seq_oid is None:  # the sequence by OID: no name look-up per value drawn
+            row = conn.execute(
+                "SELECT pg_get_serial_sequence('evaluations', 'seq')::regclass::oid"
+            ).fetchone()
+            assert row is not None
+            self._seq_oid = int(row[0])
+        seqs = [
+            r[0]
+            for r in conn.execute(
+                "SELECT nextval(%s::oid) FROM generate_series(1, %s) ORDER BY 1",
+                (self._seq_oid, len(entries)),
+            )
+        ]
+        pick = _pick_copied
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                cur.adapters.register_dumper(None, _JsonbText)
+                with cur.copy(_COPY_ROWS) as copy:
+                    copy.set_types(_COPY_TYPES)
+                    for seq, (row, _, _) in zip(seqs, entries.values(), strict=True):
+                        copy.write_row((seq, *pick(row)))
+                with cur.copy(_COPY_DOCS) as copy:
+                    copy.set_types(["bigint", "bytea"])
+                    for seq, (_, doc, _) in zip(seqs, entries.values(), strict=True):
+                        copy.write_row((seq, doc))
+                with cur.copy(_COPY_FINDINGS) as copy:
+                    copy.set_types(["bigint", "text", "text"])
+                    for seq, (_, _, kinds) in zip(seqs, entries.values(), strict=True):
+                        for kind, severity in kinds.items():
+                            copy.write_row((seq, kind, severity))
+        except pg_errors.UniqueViolation:
+            return False
+        return True
 
     @staticmethod
     def _stage(
@@ -386,15 +471,13 @@ class PostgresStore(SQLReader):
         return {ev_id: seq for ev_id, seq in rows}
 
     @staticmethod
-    def _replace_old(
-        conn: psycopg.Connection[Any], old: Mapping[str, int]
-    ) -> dict[RollupKey, Tally]:
+    def _replace_old(conn: psycopg.Connection[Any], old: Mapping[str, int]) -> RollupDeltas:
         """Overwrite the stored rows of ``old`` from the staged ones; return what the old
         versions take away from the rollups."""
         if not old:
             return {}
         seqs = list(old.values())
-        delta = RollupDelta()
+        delta = Rollups()
         docs = conn.execute("SELECT doc FROM evaluation_docs WHERE seq = ANY(%s)", (seqs,))
         for (doc,) in docs.fetchall():
             ev = decode_doc(doc)
@@ -405,39 +488,49 @@ class PostgresStore(SQLReader):
         return delta.tallies()
 
     @staticmethod
-    def _add_rollups(conn: psycopg.Connection[Any], rollups: Mapping[RollupKey, Tally]) -> None:
-        """Merge ``rollups`` into the stored ones, locking their rows in key order."""
-        if not rollups:
-            return
+    def _add_rollups(conn: psycopg.Connection[Any], rollups: RollupDeltas) -> None:
+        """Merge ``rollups`` (per table) into the stored ones, locking their rows in key
+        order, table after table."""
+        for table in ROLLUP_TABLES:
+            if rollups.get(table.name):
+                PostgresStore._add_to(conn, table, rollups[table.name])
+
+    @staticmethod
+    def _add_to(
+        conn: psycopg.Connection[Any], table: RollupTable, rollups: Mapping[RollupKey, Tally]
+    ) -> None:
+        name = table.name
         by_id = {rollup_id(k): (k, t) for k, t in rollups.items()}
-        keys = list(by_id)
-        columns = list(zip(*(k for k, _ in by_id.values()), strict=True))
+        keys = sorted(by_id)
+        columns = list(zip(*(by_id[k][0] for k in keys), strict=True))
         conn.execute(
-            "INSERT INTO rollups (key, agent, agent_version, app, hour, tally) "
+            f"INSERT INTO {name} (key, agent, agent_version, app, {table.start}, tally) "
             "SELECT k, a, v, p, h, '{}' FROM unnest(%b::text[], %b::text[], %b::text[], "
             "%b::text[], %b::bigint[]) AS u(k, a, v, p, h) ORDER BY k "
             "ON CONFLICT (key) DO NOTHING",
             (keys, *(list(c) for c in columns)),
         )
         stored = conn.execute(
-            "SELECT key, tally FROM rollups WHERE key = ANY(%b) ORDER BY key FOR UPDATE", (keys,)
+            f"SELECT key, tally FROM {name} WHERE key = ANY(%b) ORDER BY key FOR UPDATE", (keys,)
         ).fetchall()
         changed: list[tuple[str, str]] = []
         empty: list[str] = []
         for key, text in stored:
-            tally = Tally.from_dict(orjson.loads(text)).merge(by_id[key][1])
+            tally = by_id[key][1]
+            if text != "{}":  # a bucket stored before (else one just made, empty)
+                tally = Tally.from_dict(orjson.loads(text)).merge(tally)
             if tally.records == 0:
                 empty.append(key)
             else:
                 changed.append((key, orjson.dumps(tally.to_dict()).decode()))
         if changed:
             conn.execute(
-                "UPDATE rollups r SET tally = u.tally FROM unnest(%b::text[], %b::text[]) "
+                f"UPDATE {name} r SET tally = u.tally FROM unnest(%b::text[], %b::text[]) "
                 "AS u(key, tally) WHERE r.key = u.key",
                 ([k for k, _ in changed], [t for _, t in changed]),
             )
         if empty:
-            conn.execute("DELETE FROM rollups WHERE key = ANY(%s)", (empty,))
+            conn.execute(f"DELETE FROM {name} WHERE key = ANY(%s)", (empty,))
 
     def prune(self, before: float) -> int:
         """Delete the evaluations recorded before ``before`` (epoch seconds), their findings
@@ -448,9 +541,13 @@ class PostgresStore(SQLReader):
         try:
             with self._transaction() as conn:
                 conn.execute("LOCK TABLE evaluations IN SHARE ROW EXCLUSIVE MODE")
-                hour, delta = self._prune_boundary(before)
-                self._add_rollups(conn, delta)
-                conn.execute("DELETE FROM rollups WHERE hour < %s", (hour,))
+                starts, deltas = self._prune_boundary(before)
+                self._add_rollups(conn, deltas)
+                for table in ROLLUP_TABLES:
+                    conn.execute(
+                        f"DELETE FROM {table.name} WHERE {table.start} < %s",
+                        (starts[table.name],),
+                    )
                 old = "SELECT seq FROM evaluations WHERE t < %s"
                 conn.execute(f"DELETE FROM findings WHERE seq IN ({old})", (before,))
                 conn.execute(f"DELETE FROM evaluation_docs WHERE seq IN ({old})", (before,))

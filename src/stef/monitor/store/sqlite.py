@@ -39,8 +39,8 @@ from stef.monitor.store.codec import decode_doc, encode_doc
 from stef.monitor.store.common import (
     COLUMNS,
     SQLITE,
-    RollupDelta,
-    RollupKey,
+    RollupDeltas,
+    Rollups,
     SQLReader,
     StoreError,
     build_row,
@@ -49,7 +49,7 @@ from stef.monitor.store.common import (
     question_key,
     record_time,
 )
-from stef.monitor.store.migrations import rollup_id, rollup_key
+from stef.monitor.store.migrations import ROLLUP_TABLES, rollup_id, rollup_key
 
 __all__ = ["SQLiteStore", "StoreError", "check_evaluation", "question_key", "record_time"]
 
@@ -252,10 +252,10 @@ class SQLiteStore(SQLReader):
         conn.execute("BEGIN IMMEDIATE")
         try:
             existing = self._seqs(list(unique))
-            rollups: dict[RollupKey, Tally] = {}
+            rollups: RollupDeltas = {}
             if replace and existing:
                 self._forget(list(existing.values()), rollups)
-            delta = RollupDelta()
+            delta = Rollups()
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
             docs: list[tuple[int, bytes]] = []
@@ -305,7 +305,7 @@ class SQLiteStore(SQLReader):
             )
         return found
 
-    def _forget(self, seqs: Sequence[int], rollups: dict[Any, Tally]) -> None:
+    def _forget(self, seqs: Sequence[int], rollups: RollupDeltas) -> None:
         """Take replaced evaluations out of rollups and findings (inside a transaction)."""
         for i in range(0, len(seqs), 500):
             part = list(seqs[i : i + 500])
@@ -313,25 +313,45 @@ class SQLiteStore(SQLReader):
             sql = f"SELECT doc FROM evaluation_docs WHERE seq IN ({marks})"
             for (doc,) in self.conn.execute(sql, part):
                 old = decode_doc(doc)
-                key = rollup_key(old, record_time(old))
-                if key not in rollups:
-                    rollups[key] = Tally()
-                rollups[key].add(old, sign=-1)
+                t = record_time(old)
+                for table in ROLLUP_TABLES:
+                    tallies = rollups.setdefault(table.name, {})
+                    key = rollup_key(old, t, table.width)
+                    if key not in tallies:
+                        tallies[key] = Tally()
+                    tallies[key].add(old, sign=-1)
             self.conn.execute(f"DELETE FROM findings WHERE seq IN ({marks})", part)
 
-    def _add_rollups(self, rollups: Mapping[Any, Tally]) -> None:
-        for key, tally in rollups.items():
-            rid = rollup_id(key)
-            row = self.conn.execute("SELECT tally FROM rollups WHERE key = ?", (rid,)).fetchone()
-            if row:
-                tally = Tally.from_dict(orjson.loads(row[0])).merge(tally)
-            if tally.records == 0:
-                self.conn.execute("DELETE FROM rollups WHERE key = ?", (rid,))
+    def _add_rollups(self, rollups: RollupDeltas) -> None:
+        """Merge ``rollups`` (per table) into the stored ones; a bucket left with no
+        records goes."""
+        for table in ROLLUP_TABLES:
+            tallies = rollups.get(table.name)
+            if not tallies:
                 continue
-            self.conn.execute(
-                "INSERT OR REPLACE INTO rollups (key, agent, agent_version, app, hour, tally) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (rid, *key, orjson.dumps(tally.to_dict()).decode()),
+            by_id = {rollup_id(k): (k, t) for k, t in tallies.items()}
+            ids = list(by_id)
+            stored: dict[str, str] = {}
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                marks = ", ".join("?" * len(part))
+                sql = f"SELECT key, tally FROM {table.name} WHERE key IN ({marks})"
+                stored.update(self.conn.execute(sql, part))
+            changed: list[tuple[Any, ...]] = []
+            empty: list[tuple[str]] = []
+            for rid, (key, tally) in by_id.items():
+                text = stored.get(rid)
+                if text is not None:
+                    tally = Tally.from_dict(orjson.loads(text)).merge(tally)
+                if tally.records == 0:
+                    empty.append((rid,))
+                else:
+                    changed.append((rid, *key, orjson.dumps(tally.to_dict()).decode()))
+            self.conn.executemany(f"DELETE FROM {table.name} WHERE key = ?", empty)
+            self.conn.executemany(
+                f"INSERT OR REPLACE INTO {table.name} "
+                f"(key, agent, agent_version, app, {table.start}, tally) VALUES (?, ?, ?, ?, ?, ?)",
+                changed,
             )
 
     def prune(self, before: float) -> int:
@@ -340,9 +360,12 @@ class SQLiteStore(SQLReader):
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            hour, delta = self._prune_boundary(before)
-            self._add_rollups(delta)
-            conn.execute("DELETE FROM rollups WHERE hour < ?", (hour,))
+            starts, deltas = self._prune_boundary(before)
+            self._add_rollups(deltas)
+            for table in ROLLUP_TABLES:
+                conn.execute(
+                    f"DELETE FROM {table.name} WHERE {table.start} < ?", (starts[table.name],)
+                )
             old = "SELECT seq FROM evaluations WHERE t < ?"
             conn.execute(f"DELETE FROM findings WHERE seq IN ({old})", (before,))
             conn.execute(f"DELETE FROM evaluation_docs WHERE seq IN ({old})", (before,))

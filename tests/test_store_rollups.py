@@ -1,0 +1,130 @@
+"""Figures from the 10-minute rollups equal figures over the rows and figures counted in
+Python, on both backends, after writes, replaces and prunes; and PostgreSQL's straight
+COPY of new ids stores an id met again once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.store import Selection, open_store
+from stef.monitor.store.common import covering_rollups, record_time
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
+from monitor_factory import make_evaluations
+
+#: 2024-05-01T00:00:00Z, where the factory's records start.
+T0 = 1714521600.0
+
+
+def _figures(tallies):
+    out = {}
+    for key, tally in tallies.items():
+        d = figures(tally).to_dict()
+        conf = d.pop("mean_confidence")
+        d["mean_confidence~"] = None if conf is None else round(conf, 2)
+        out[key] = d
+    return out
+
+
+def _evaluations():
+    return make_evaluations(
+        300, seed=21, error_rate=0.08, step_s=23.0, metadata={"team": "ops"}
+    ) + make_evaluations(250, seed=22, agent="other", agent_version="2.0", app="hr", step_s=41.0)
+
+
+def _in(ev, sel):
+    t = record_time(ev)
+    return (
+        (sel.agent is None or ev["agent"] == sel.agent)
+        and (sel.app is None or ev["app"] == sel.app)
+        and (sel.since is None or t >= sel.since)
+        and (sel.until is None or t < sel.until)
+    )
+
+
+CASES = [
+    (["agent"], 1800.0, Selection()),
+    (["agent", "app"], 600.0, Selection()),
+    (["agent_version"], 1200.0, Selection(agent="other")),
+    ([], 600.0, Selection(since=T0 + 1200, until=T0 + 6000)),
+    (["app"], None, Selection(since=T0 + 600)),
+]
+
+
+def _check(store, evaluations):
+    for by, window, sel in CASES:
+        table = covering_rollups(sel, by, window)
+        assert table is not None and table.name == "rollups_10m", (by, window, sel)
+        got = _figures(store.tallies(sel, by=by, window=window))
+        assert got, (by, window, sel)
+        assert got == _figures(store._tallies_from_rows(sel, by, window))
+        chosen = [e for e in evaluations if _in(e, sel)]
+        assert got == _figures(tally_evaluations(chosen, by=by, window=window))
+
+
+def test_sub_hour_windows_from_fine_rollups_equal_the_rows(store_target):
+    evaluations = _evaluations()
+    store = open_store(store_target)
+    store.chunk = 120  # several chunks, each adding to buckets others added to
+    assert store.write(evaluations) == len(evaluations)
+    _check(store, evaluations)
+    store.close()
+
+
+def test_fine_rollups_stay_exact_after_replace_and_prune(store_target):
+    evaluations = _evaluations()
+    store = open_store(store_target)
+    store.write(evaluations)
+    changed = [
+        {**e, "score": 0.0, "band": "poor", "findings": []}
+        for e in evaluations[::7]
+        if e["status"] == "ok"
+    ]
+    assert store.write(changed, replace=True) == 0
+    by_id = {e["id"]: e for e in evaluations} | {e["id"]: e for e in changed}
+    current = list(by_id.values())
+    _check(store, current)
+    cutoff = T0 + 2345.0  # inside a 10-minute bucket and inside an hour
+    pruned = store.prune(cutoff)
+    kept = [e for e in current if record_time(e) >= cutoff]
+    assert pruned == len(current) - len(kept) > 0
+    _check(store, kept)
+    store.close()
+
+
+def test_postgres_copies_new_ids_and_stores_one_met_again_once(pg_url):
+    evaluations = _evaluations()
+    store = open_store(pg_url)
+    store.chunk = 100
+    # Chunk 1 holds no stored id, so chunks 2 on are copied without a look-up first:
+    # chunk 3 meets ids stored before and goes through the insert's ON CONFLICT.
+    assert store.write(evaluations[250:300]) == 50
+    assert store.write(evaluations[:400]) == 350
+    assert store.count() == 400
+    ids = [e["id"] for e in store.query()]
+    assert sorted(ids) == sorted(e["id"] for e in evaluations[:400])
+    assert store.count({"finding": "filter_missing"}) == sum(
+        any(f["kind"] == "filter_missing" for f in e["findings"]) for e in evaluations[:400]
+    )
+    by, window = ["agent"], 1800.0
+    want = _figures(tally_evaluations(evaluations[:400], by=by, window=window))
+    assert _figures(store.tallies(by=by, window=window)) == want
+    assert _figures(store.tallies(by=by, window=3600.0)) == _figures(
+        tally_evaluations(evaluations[:400], by=by, window=3600.0)
+    )
+    store.close()
+
+
+@pytest.mark.parametrize("window", [300.0, 900.0])
+def test_windows_not_whole_10_minutes_still_read_the_rows(store_target, window):
+    evaluations = _evaluations()
+    store = open_store(store_target)
+    store.write(evaluations)
+    assert covering_rollups(Selection(), ["agent"], window) is None
+    got = _figures(store.tallies(by=["agent"], window=window))
+    assert got == _figures(tally_evaluations(evaluations, by=["agent"], window=window))
+    store.close()
