@@ -15,33 +15,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from stef.monitor.stats import Tally, to_epoch
-
-#: Width of a rollup bucket in seconds: stats windows that are whole hours use rollups.
-ROLLUP_SECONDS = 3600
-#: Width of a fine rollup bucket: windows of whole 10 minutes (10m, 20m, 30m, 90m) use them.
-FINE_SECONDS = 600
-
-
-@dataclass(frozen=True)
-class RollupTable:
-    """A table of tallies per agent/version/app and time bucket of ``width`` seconds,
-    the bucket's start in column ``start``."""
-
-    name: str
-    start: str
-    width: int
-
-
-#: The rollup tables, coarsest first (figures read the coarsest one that fits).
-ROLLUP_TABLES = (
-    RollupTable("rollups", "hour", ROLLUP_SECONDS),
-    RollupTable("rollups_10m", "start", FINE_SECONDS),
+from stef.monitor.store.rollups import (
+    FINE_SECONDS,
+    ROLLUP_SECONDS,
+    RollupDelta,
 )
 
 
@@ -246,7 +228,6 @@ def backfilled(rows: Iterable[Sequence[Any]], width: int) -> list[tuple[Any, ...
     """Rollup rows ``(key, agent, agent_version, app, start, tally JSON)`` of buckets of
     ``width`` seconds, counted from evaluation rows of :data:`BACKFILL_COLUMNS` as figures
     over the rows count them."""
-    from stef.monitor.store.common import RollupDelta  # common imports this module
 
     delta = RollupDelta(width)
     kinds_of: dict[str, dict[str, str]] = {}

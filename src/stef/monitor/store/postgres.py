@@ -42,16 +42,14 @@ from stef.monitor.store.codec import compress_json, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
     POSTGRES,
-    RollupDeltas,
-    RollupKey,
-    Rollups,
     SQLReader,
     StoreError,
     build_row,
     checked,
     record_time,
 )
-from stef.monitor.store.migrations import ROLLUP_TABLES, RollupTable, rollup_id
+from stef.monitor.store.migrations import rollup_id
+from stef.monitor.store.rollups import ROLLUP_TABLES, RollupDeltas, RollupKey, Rollups, RollupTable
 
 _LIGHT = ", ".join(COLUMNS)
 _STAGE = (

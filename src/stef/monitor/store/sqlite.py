@@ -39,8 +39,6 @@ from stef.monitor.store.codec import decode_doc, encode_doc
 from stef.monitor.store.common import (
     COLUMNS,
     SQLITE,
-    RollupDeltas,
-    Rollups,
     SQLReader,
     StoreError,
     build_row,
@@ -49,7 +47,8 @@ from stef.monitor.store.common import (
     question_key,
     record_time,
 )
-from stef.monitor.store.migrations import ROLLUP_TABLES, rollup_id, rollup_key
+from stef.monitor.store.migrations import rollup_id, rollup_key
+from stef.monitor.store.rollups import ROLLUP_TABLES, RollupDeltas, Rollups
 
 __all__ = ["SQLiteStore", "StoreError", "check_evaluation", "question_key", "record_time"]
 
