@@ -8,6 +8,11 @@ longer than ``deadline`` seconds is killed and replaced; that record's result is
 ``fallback(item, status, message)`` (status ``internal_error`` or ``timeout``) and the
 records queued behind it go to the new child. The batch always finishes.
 
+:class:`SharedPool` is the same supervision for a server: threads :meth:`~SharedPool.submit`
+lists of items and get a future each; ``work`` takes a whole chunk (so a worker can store
+its chunk in one transaction), and a chunk whose worker dies or runs past its deadline is
+retried record by record, so that only the record that caused it gets ``fallback``.
+
 >>> import os
 >>> def work(x):
 ...     if x == "crash":
@@ -26,9 +31,11 @@ import faulthandler
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from itertools import islice
 from multiprocessing.connection import Connection, wait
@@ -243,6 +250,277 @@ class SupervisedPool(Generic[T]):
         self._workers.clear()
 
     def __enter__(self) -> SupervisedPool[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class PoolError(Exception):
+    """A chunk of a :class:`SharedPool` job failed as a whole (``work`` raised in the
+    worker: e.g. its store refused the write), or the pool closed before it was done."""
+
+
+def _chunk_child(conn: Connection, work: Callable[[list[Any]], Any], memory_mb: int | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.disable()
+    _limit_memory(memory_mb)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        try:
+            out: Any = work(msg)
+        except MemoryError:
+            out = _Failed(f"this chunk of records needed more than {memory_mb} MiB")
+        except Exception as e:  # the chunk fails; the caller decides (the service: a 503)
+            out = _Failed(f"{type(e).__name__}: {e}"[:500])
+        conn.send(out)
+
+
+class _Job(Generic[T]):
+    """One :meth:`SharedPool.submit`: its future and the results so far."""
+
+    def __init__(self, n: int) -> None:
+        self.future: Future[list[T]] = Future()
+        self.results: list[Any] = [None] * n
+        self.missing = n
+
+    def put(self, i: int, result: T) -> None:
+        self.results[i] = result
+        self.missing -= 1
+        if self.missing == 0 and not self.future.done():
+            self.future.set_result(self.results)
+
+    def fail(self, exc: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(exc)
+
+
+#: An item in flight: its job, its place in the job, the item.
+_Entry = tuple[_Job[Any], int, Any]
+
+
+@dataclass
+class _Slot:
+    proc: Any
+    conn: Connection
+    entries: list[_Entry] = field(default_factory=list)
+    started: float = 0.0
+
+
+class SharedPool(Generic[T]):
+    """``workers`` supervised processes shared by any number of threads.
+
+    ``work(items)`` runs in a worker on a chunk of up to ``chunk`` items (of one job or of
+    several) and returns one result per item, in order. A worker that dies (or holds a
+    chunk longer than ``deadline`` seconds per item) is replaced; its chunk's items are
+    retried one by one, and the item that kills a worker on its own gets
+    ``fallback(item, status, message)`` (run here, status ``internal_error`` or
+    ``timeout``). ``work`` raising fails its chunk's jobs with :class:`PoolError`.
+
+    >>> pool = SharedPool(lambda xs: [x * 2 for x in xs], lambda x, s, m: s, workers=2)
+    >>> pool.submit([1, 2, 3]).result(), pool.submit([]).result()
+    ([2, 4, 6], [])
+    >>> pool.close()
+    """
+
+    def __init__(
+        self,
+        work: Callable[[list[Any]], Sequence[T]],
+        fallback: Callable[[Any, str, str], T],
+        *,
+        workers: int = 1,
+        deadline: float | None = DEFAULT_DEADLINE,
+        memory_mb: int | None = DEFAULT_MEMORY_MB,
+        chunk: int = 16,
+    ) -> None:
+        self.work = work
+        self.fallback = fallback
+        self.size = max(1, workers)
+        self.deadline = deadline
+        self.memory_mb = memory_mb
+        self.chunk = max(1, chunk)
+        #: Workers replaced (died or ran past the deadline).
+        self.restarts = 0
+        self._ctx = mp.get_context("fork")
+        self._lock = threading.Lock()
+        self._queue: deque[_Entry] = deque()  # submitted, not yet sent (under _lock)
+        self._suspects: deque[_Entry] = deque()  # of a lost chunk: retried one at a time
+        self._closed = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._slots = [self._spawn() for _ in range(self.size)]
+        self._thread = threading.Thread(target=self._run, name="stef-pool", daemon=True)
+        self._thread.start()
+
+    def submit(self, items: Iterable[Any]) -> Future[list[T]]:
+        """A future of ``work``'s results for ``items``, in their order (thread-safe)."""
+        entries = list(items)
+        job: _Job[T] = _Job(len(entries))
+        if not entries:
+            job.future.set_result([])
+            return job.future
+        with self._lock:
+            if self._closed:
+                raise PoolError("the pool is closed")
+            self._queue.extend((job, i, x) for i, x in enumerate(entries))
+        self._wake()
+        return job.future
+
+    def _wake(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self._wake_w, b"x")  # one byte: atomic from any thread
+
+    def _spawn(self) -> _Slot:
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(
+            target=_chunk_child, args=(child, self.work, self.memory_mb), daemon=True
+        )
+        proc.start()
+        child.close()
+        return _Slot(proc, parent)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    if self._closed:
+                        return
+                self._offer()
+                busy = [s for s in self._slots if s.entries]
+                timeout = None
+                if self.deadline is not None and busy:
+                    first = min(s.started + self._limit(s) for s in busy)
+                    timeout = max(0.0, first - time.monotonic())
+                ready = wait([*(s.conn for s in busy), self._wake_r], timeout)
+                if self._wake_r in ready:
+                    with contextlib.suppress(BlockingIOError, OSError):
+                        while os.read(self._wake_r, 4096):
+                            pass
+                self._collect(busy, ready)
+        finally:
+            self._stop()
+
+    def _limit(self, s: _Slot) -> float:
+        return (self.deadline or 0.0) * len(s.entries)
+
+    def _next(self) -> list[_Entry]:
+        """The next chunk: one suspect alone, else up to ``chunk`` queued items of jobs not
+        failed yet."""
+        while self._suspects:
+            entry = self._suspects.popleft()
+            if not entry[0].future.done():
+                return [entry]
+        part: list[_Entry] = []
+        with self._lock:
+            while self._queue and len(part) < self.chunk:
+                entry = self._queue.popleft()
+                if not entry[0].future.done():
+                    part.append(entry)
+        return part
+
+    def _offer(self) -> None:
+        for s in self._slots:
+            if s.entries:
+                continue  # only an idle worker is sent more (see SupervisedPool.map)
+            part = self._next()
+            if not part:
+                return
+            s.entries, s.started = part, time.monotonic()
+            with contextlib.suppress(OSError, ValueError):  # died idle: noticed below
+                s.conn.send([x for _, _, x in part])
+
+    def _collect(self, busy: list[_Slot], ready: list[Any]) -> None:
+        now = time.monotonic()
+        for s in busy:
+            if s.conn in ready:
+                try:
+                    out = s.conn.recv()
+                except (EOFError, OSError):
+                    s.proc.join(5)
+                    self._lose(s, "internal_error", self._died(s))
+                    continue
+                entries, s.entries = s.entries, []
+                if isinstance(out, _Failed):
+                    for job in {id(e[0]): e[0] for e in entries}.values():
+                        job.fail(PoolError(out.message))
+                else:
+                    for (job, i, _), result in zip(entries, out, strict=True):
+                        job.put(i, result)
+            elif self.deadline is not None and now - s.started > self._limit(s):
+                self._lose(
+                    s,
+                    "timeout",
+                    f"evaluating this record took longer than {self.deadline:g} s; it was stopped",
+                )
+
+    def _died(self, s: _Slot) -> str:
+        return (
+            f"the worker process evaluating this record died ({_death(s.proc.exitcode)}); "
+            "please report it"
+        )
+
+    def _lose(self, s: _Slot, status: str, message: str) -> None:
+        """Replace the worker; the one item of a lone chunk gets ``fallback``, the items of
+        a bigger chunk are retried one by one to find the one that caused it."""
+        entries, s.entries = s.entries, []
+        with contextlib.suppress(OSError, ValueError):
+            s.proc.kill()
+        s.proc.join(5)
+        with contextlib.suppress(OSError):
+            s.conn.close()
+        self.restarts += 1
+        self._slots[self._slots.index(s)] = self._spawn()
+        if len(entries) > 1:
+            self._suspects.extendleft(reversed(entries))
+            return
+        for job, i, item in entries:
+            try:
+                job.put(i, self.fallback(item, status, message))
+            except Exception as e:  # e.g. the store refused the error evaluation
+                job.fail(PoolError(f"{type(e).__name__}: {e}"))
+
+    def _stop(self) -> None:
+        closed = PoolError("the pool closed before these records were evaluated")
+        with self._lock:
+            self._closed = True
+            left = [*self._queue, *self._suspects]
+            self._queue.clear()
+        self._suspects.clear()
+        for s in self._slots:
+            left.extend(s.entries)
+            s.entries = []
+        for job, _, _ in left:
+            job.fail(closed)
+        for s in self._slots:
+            with contextlib.suppress(OSError, ValueError, BrokenPipeError):
+                s.conn.send(None)
+        for s in self._slots:
+            s.proc.join(2)
+            if s.proc.is_alive():
+                s.proc.kill()
+                s.proc.join(2)
+            with contextlib.suppress(OSError):
+                s.conn.close()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the workers; jobs not done by then fail with :class:`PoolError`
+        (idempotent)."""
+        with self._lock:
+            self._closed = True
+        self._wake()
+        self._thread.join(timeout)
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+
+    def __enter__(self) -> SharedPool[T]:
         return self
 
     def __exit__(self, *exc: object) -> None:
