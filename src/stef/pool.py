@@ -6,7 +6,11 @@ results in input order. The parent watches every child: a child that exits (a se
 in compiled code, the kernel's out-of-memory killer) or that has worked on one record for
 longer than ``deadline`` seconds is killed and replaced; that record's result is
 ``fallback(item, status, message)`` (status ``internal_error`` or ``timeout``) and the
-records queued behind it go to the new child. The batch always finishes.
+records queued behind it go to the new child. The batch always finishes. A child sends its
+results in batches (every :data:`FLUSH` seconds, and at the end of each chunk), so the
+parent wakes about once per chunk, not once per record; when a child is lost with several
+records unanswered, they are retried one by one, and the one that is lost again on its own
+gets ``fallback``.
 
 :class:`SharedPool` is the same supervision for a server: threads :meth:`~SharedPool.submit`
 lists of items and get a future each; ``work`` takes a whole chunk (so a worker can store
@@ -30,6 +34,7 @@ import contextlib
 import faulthandler
 import multiprocessing as mp
 import os
+import selectors
 import signal
 import threading
 import time
@@ -47,6 +52,9 @@ T = TypeVar("T")
 DEFAULT_DEADLINE = 5.0
 #: Default memory budget of one worker process beyond what it holds at start (MiB).
 DEFAULT_MEMORY_MB = 2048
+#: A child of :class:`SupervisedPool` sends the results it holds once this many seconds
+#: have passed since it last sent (and at the end of each chunk).
+FLUSH = 0.05
 
 
 class _Failed:
@@ -81,6 +89,8 @@ def _child(conn: Connection, work: Callable[[Any], Any], memory_mb: int | None) 
             return
         if msg is None:
             return
+        held: list[tuple[int, Any]] = []
+        last = time.monotonic()
         for idx, item in msg:
             try:
                 out: Any = work(item)
@@ -88,7 +98,50 @@ def _child(conn: Connection, work: Callable[[Any], Any], memory_mb: int | None) 
                 out = _Failed(f"evaluating this record needed more than {memory_mb} MiB")
             except Exception as e:  # work must not raise; if it does, one record pays
                 out = _Failed(f"internal error in STEF ({type(e).__name__}: {e})"[:500])
-            conn.send((idx, out))
+            held.append((idx, out))
+            now = time.monotonic()
+            if now - last >= FLUSH:
+                conn.send(held)
+                held, last = [], now
+        if held:
+            conn.send(held)
+
+
+class _Watch:
+    """The connections of the busy workers, watched by one selector for the pool's life.
+
+    ``multiprocessing.connection.wait`` builds (and registers) a new selector per call, and
+    the parent waits about once per record: on a two-core machine that is CPU the workers
+    would use.
+    """
+
+    def __init__(self) -> None:
+        self._sel = selectors.DefaultSelector()
+        self._on: dict[int, Connection] = {}
+
+    def wait(self, conns: list[Connection], timeout: float | None) -> list[Connection]:
+        """The ones of ``conns`` ready to read (after at most ``timeout`` seconds)."""
+        want = {id(c): c for c in conns}
+        for key in [k for k in self._on if k not in want]:
+            self.forget(self._on[key])
+        for key, conn in want.items():
+            if key not in self._on:
+                self._sel.register(conn, selectors.EVENT_READ)
+                self._on[key] = conn
+        if not want:
+            return []
+        return [key.fileobj for key, _ in self._sel.select(timeout)]  # type: ignore[misc]
+
+    def forget(self, conn: Connection) -> None:
+        """Stop watching ``conn`` (before it is closed)."""
+        if self._on.pop(id(conn), None) is not None:
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self._sel.unregister(conn)
+
+    def close(self) -> None:
+        for conn in list(self._on.values()):
+            self.forget(conn)
+        self._sel.close()
 
 
 @dataclass
@@ -130,7 +183,9 @@ class SupervisedPool(Generic[T]):
         self.chunk = max(1, chunk)
         self._ctx = mp.get_context("fork")
         self._workers: list[_Worker] = []
-        #: Records that cost a worker (killed or timed out), for the caller's summary.
+        self._watch = _Watch()
+        self._suspects: deque[tuple[int, Any]] = deque()  # of a lost child: one at a time
+        #: Workers replaced (one died or ran past the deadline).
         self.restarts = 0
 
     def _spawn(self) -> _Worker:
@@ -146,16 +201,12 @@ class SupervisedPool(Generic[T]):
         with contextlib.suppress(OSError, ValueError):
             w.proc.kill()
         w.proc.join(5)
+        self._watch.forget(w.conn)
         with contextlib.suppress(OSError):
             w.conn.close()
         self.restarts += 1
         fresh = self._spawn()
         self._workers[self._workers.index(w)] = fresh
-        rest = list(w.pending)
-        if rest:
-            fresh.pending.extend(rest)
-            fresh.conn.send(rest)
-            fresh.started = time.monotonic()
         return fresh
 
     def map(self, items: Iterable[Any]) -> Iterator[T]:
@@ -167,21 +218,27 @@ class SupervisedPool(Generic[T]):
         sent = emitted = 0
         exhausted = False
         window = self.size * self.chunk * 2
+        self._suspects.clear()
         while True:
-            if not exhausted:
-                for w in self._workers:
-                    # only an idle worker is sent more: one busy sending results while we
-                    # block sending it a big chunk would wait on us forever (full pipes)
-                    if not w.pending and sent - emitted < window:
-                        part = list(islice(it, self.chunk))
-                        if not part:
-                            exhausted = True
-                            break
-                        msg = [(sent + k, x) for k, x in enumerate(part)]
-                        sent += len(part)
-                        w.started = time.monotonic()
-                        w.pending.extend(msg)
-                        w.conn.send(msg)
+            for w in self._workers:
+                # only an idle worker is sent more: one busy sending results while we
+                # block sending it a big chunk would wait on us forever (full pipes)
+                if w.pending:
+                    continue
+                if self._suspects:
+                    msg = [self._suspects.popleft()]
+                elif not exhausted and sent - emitted < window:
+                    part = list(islice(it, self.chunk))
+                    if not part:
+                        exhausted = True
+                        continue
+                    msg = [(sent + k, x) for k, x in enumerate(part)]
+                    sent += len(part)
+                else:
+                    continue
+                w.started = time.monotonic()
+                w.pending.extend(msg)
+                w.conn.send(msg)
             while emitted in done:
                 yield done.pop(emitted)
                 emitted += 1
@@ -199,24 +256,26 @@ class SupervisedPool(Generic[T]):
         if self.deadline is not None and busy:
             first = min(w.started for w in busy)
             timeout = max(0.0, first + self.deadline - time.monotonic())
-        ready = wait([w.conn for w in busy], timeout)
+        ready = self._watch.wait([w.conn for w in busy], timeout)
         now = time.monotonic()
         for w in busy:
             if w.conn in ready:
                 try:
-                    while w.conn.poll():
-                        idx, out = w.conn.recv()
-                        _, item = w.pending.popleft()
-                        w.started = now
-                        if isinstance(out, _Failed):
-                            out = self.fallback(item, "internal_error", out.message)
-                        done[idx] = out
+                    # one message per wake: the selector answers again at once while more
+                    # wait (Connection.poll would build a selector of its own each time)
+                    results = w.conn.recv()
                 except (EOFError, OSError):
                     w.proc.join(5)
-                    self._lose_first(w, done, "internal_error", self._died(w))
+                    self._lose(w, done, "internal_error", self._died(w))
                     continue
+                w.started = now
+                for idx, out in results:
+                    _, item = w.pending.popleft()
+                    if isinstance(out, _Failed):
+                        out = self.fallback(item, "internal_error", out.message)
+                    done[idx] = out
             if self.deadline is not None and w.pending and now - w.started > self.deadline:
-                self._lose_first(
+                self._lose(
                     w,
                     done,
                     "timeout",
@@ -230,10 +289,17 @@ class SupervisedPool(Generic[T]):
             "please report it"
         )
 
-    def _lose_first(self, w: _Worker, done: dict[int, T], status: str, message: str) -> None:
-        idx, item = w.pending.popleft()
-        done[idx] = self.fallback(item, status, message)
+    def _lose(self, w: _Worker, done: dict[int, T], status: str, message: str) -> None:
+        """Replace a lost child. Its one unanswered record gets ``fallback``; several (it
+        had not sent all it finished) are retried one by one, ahead of the rest."""
+        pending = list(w.pending)
+        w.pending.clear()
         self._replace(w)
+        if len(pending) == 1:
+            idx, item = pending[0]
+            done[idx] = self.fallback(item, status, message)
+        else:
+            self._suspects.extendleft(reversed(pending))
 
     def close(self) -> None:
         """Stop the children (idempotent)."""
@@ -245,6 +311,7 @@ class SupervisedPool(Generic[T]):
             if w.proc.is_alive():
                 w.proc.kill()
                 w.proc.join(2)
+            self._watch.forget(w.conn)
             with contextlib.suppress(OSError):
                 w.conn.close()
         self._workers.clear()
