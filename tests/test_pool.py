@@ -51,10 +51,12 @@ def test_shared_pool_answers_each_thread_its_own_results_in_order() -> None:
 
     from stef.pool import SharedPool
 
-    with SharedPool(_double_or_fail, lambda x, s, m: s, workers=2, chunk=3) as pool:
-        with ThreadPoolExecutor(4) as threads:
-            jobs = [list(range(k, k + 10)) for k in range(0, 200, 10)]
-            got = list(threads.map(lambda j: pool.submit(j).result(timeout=60), jobs))
+    jobs = [list(range(k, k + 10)) for k in range(0, 200, 10)]
+    with (
+        SharedPool(_double_or_fail, lambda x, s, m: s, workers=2, chunk=3) as pool,
+        ThreadPoolExecutor(4) as threads,
+    ):
+        got = list(threads.map(lambda j: pool.submit(j).result(timeout=60), jobs))
     assert got == [[x * 2 for x in j] for j in jobs]
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import multiprocessing as mp
 import queue
 import threading
 import time
@@ -113,6 +114,9 @@ class EvalPool:
         self._opener = open_store
         self._parent_store: Any = None
         self._parent_lock = threading.Lock()
+        # one writer at a time, across the workers: a worker waiting here wakes as soon as
+        # the other is done, where SQLite's busy handler would sleep 1, 2, 5 … 100 ms
+        self._write_lock = mp.get_context("fork").Lock()
         self.pool: SharedPool[Done] = SharedPool(
             self._work, self._fallback, workers=workers, deadline=deadline, chunk=chunk
         )
@@ -140,9 +144,10 @@ class EvalPool:
         if keep:
             if self._store is None:
                 self._store = self._opener(self.store_target)
-            started = time.perf_counter()
-            self._store.write(keep, replace=self.replace)
-            took = time.perf_counter() - started
+            with self._write_lock:
+                started = time.perf_counter()
+                self._store.write(keep, replace=self.replace)
+                took = time.perf_counter() - started
         out: list[Done] = []
         for v, (_, _, full) in zip(evaluations, items, strict=True):
             out.append((v if full else metrics_brief(v), took))
@@ -158,9 +163,10 @@ class EvalPool:
             with self._parent_lock:
                 if self._parent_store is None:
                     self._parent_store = self._opener(self.store_target)
-                started = time.perf_counter()
-                self._parent_store.write([ev], replace=self.replace)
-                took = time.perf_counter() - started
+                with self._write_lock:
+                    started = time.perf_counter()
+                    self._parent_store.write([ev], replace=self.replace)
+                    took = time.perf_counter() - started
         return (ev if full else metrics_brief(ev), took)
 
     @property
