@@ -22,15 +22,21 @@ judge, store in SQLite). All in this run, it reports:
   that only counts (what ``/v1/traces`` costs inside the service), then as it runs: every
   answer waits until its calls are evaluated and stored (calls/s until the last answer);
 - ``stef eval``: the same records as JSONL through ``stef.batch.evaluate_encoded``
-  (what ``stef eval`` does), evaluations/s;
+  (what ``stef eval`` does), evaluations/s, before and after the HTTP runs (the mean is
+  the reference of the ratios: other jobs on a shared machine change its speed);
+- the CPU bound: 2 cores × ``stef eval``'s CPU time per record / the worker server's per
+  call (server, workers and the benchmark's clients), which the load changes less than
+  the rates;
 
-and the ratios accepted / ``stef eval`` and end-to-end / ``stef eval``.
+and the ratios of each rate to ``stef eval``'s, and whether ``stef serve --eval-workers`` stores
+the evaluations the one-process server stores.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -156,36 +162,65 @@ def _post_all(url: str, bodies: list[bytes], clients: int) -> float:
 TOKEN = "bench-write-token"
 
 
-def _through_serve(bodies: list[bytes], n: int, clients: int) -> tuple[float, float]:
-    """calls/s through ``stef serve``'s app: receiver only, then evaluated and stored."""
+def _serve_rate(
+    bodies: list[bytes], n: int, clients: int, workers: int | None
+) -> tuple[float, float, list[dict[str, Any]]]:
+    """calls/s through ``stef serve``'s app with ``eval_workers=workers`` (``None``: its
+    store function replaced by a counter), the CPU seconds of this process and its workers
+    meanwhile, and the evaluations stored (by id)."""
+    from stef.monitor.store import open_store
     from stef.service import ServiceConfig, create_app, parse_tokens
 
     received = [0]
 
-    async def count(records: list[dict[str, Any]], store: bool = True) -> list[Any]:
+    async def count(records: list[dict[str, Any]]) -> bool:
         received[0] += len(records)
-        return records
+        return True
 
-    rates = []
-    for evaluate in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            db = Path(tmp) / "stef.db"
-            config = ServiceConfig(store=db, tokens=parse_tokens(f"write:{TOKEN}"), rate_limit=None)
-            app = create_app(config)
-            if not evaluate:
-                app.state.evaluate_records = count
-            with LiveServer(app) as srv:
-                took = _post_all(srv.url, bodies, clients)
-            if evaluate:
-                from stef.monitor.store import open_store
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "stef.db"
+        config = ServiceConfig(
+            store=db,
+            tokens=parse_tokens(f"write:{TOKEN}"),
+            rate_limit=None,
+            eval_workers=workers or 0,
+        )
+        app = create_app(config)
+        if workers is None:
+            app.state.store_calls = count
+        before = _cpu()
+        with LiveServer(app) as srv:
+            took = _post_all(srv.url, bodies, clients)
+        cpu = _cpu() - before  # the app's lifespan closed the workers: their time counts
+        store = open_store(db)
+        stored = sorted(store.query(), key=lambda e: e["id"])
+        store.close()
+    if workers is None:
+        assert received[0] == n, received
+    else:
+        assert len(stored) == n, (len(stored), n)
+    return n / took, cpu, stored
 
-                store = open_store(db)
-                stored = store.count()
-                store.close()
-                assert stored == n, (stored, n)
-        rates.append(n / took)
-    assert received[0] == n, received
-    return rates[0], rates[1]
+
+def _cpu() -> float:
+    """CPU seconds of this process (server and clients) and of its reaped children."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        r = resource.getrusage(who)
+        total += r.ru_utime + r.ru_stime
+    return total
+
+
+def _timeless(evaluations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for e in evaluations:
+        e = dict(e)
+        e.pop("evaluated_at", None)
+        e["provenance"] = {k: v for k, v in e["provenance"].items() if k != "latency_ms"}
+        out.append(e)
+    return out
 
 
 def main() -> None:
@@ -196,6 +231,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=3000)
     ap.add_argument("--batch", type=int, default=100, help="traces per OTLP request")
     ap.add_argument("--clients", type=int, default=2, help="concurrent exporters")
+    ap.add_argument(
+        "--eval-workers", type=int, default=2, help="stef serve --eval-workers to compare"
+    )
     args = ap.parse_args()
 
     rows = _load(Path(args.data), args.limit)
@@ -232,8 +270,77 @@ def main() -> None:
 
     ev = Evaluator()
     ev.evaluate(question="warm up", sql="SELECT 1")
+    lines = [
+        json.dumps({"id": f"r{i}", "question": r["question"], "sql": r["sql"]})
+        for i, r in enumerate(rows)
+    ]
+    first = _stef_eval(ev, lines)  # once before and once after the HTTP runs (see below)
+    standalone = {w: _standalone(ev, bodies, n, args.clients, w) for w in (0, args.eval_workers)}
+
+    serve_alone, _, _ = _serve_rate(bodies, n, args.clients, None)
+    serve = {w: _serve_rate(bodies, n, args.clients, w) for w in (0, args.eval_workers)}
+    same = _timeless(serve[0][2]) == _timeless(serve[args.eval_workers][2])
+
+    last = _stef_eval(ev, lines)
+    # other jobs on a shared machine change the speed between runs: the mean of the two
+    cli, cli_cpu = (first[0] + last[0]) / 2, (first[1] + last[1]) / 2
+    print(f"stef eval before / after the HTTP runs: {first[0]:,.0f} / {last[0]:,.0f} evaluations/s")
+
+    w = args.eval_workers
+    rows_out = [
+        ("decode (protobuf -> records, no HTTP)", decode, "calls/s", None),
+        ("/v1/traces receiver alone (no eval)", receiver, "calls/s", None),
+        ("/v1/traces accepted while evaluating", standalone[0][0], "calls/s", None),
+        ("/v1/traces end to end (stored)", standalone[0][1], "calls/s", None),
+        (f"  the same, IngestWorker workers={w}", standalone[w][1], "calls/s", None),
+        ("stef serve /v1/traces, no eval", serve_alone, "calls/s", None),
+        ("stef serve /v1/traces end to end", serve[0][0], "calls/s", serve[0][1]),
+        (f"  the same, --eval-workers {w}", serve[w][0], "calls/s", serve[w][1]),
+        ("stef eval, same records", cli, "evaluations/s", cli_cpu),
+    ]
+    for label, rate, unit, cpu in rows_out:
+        spans = f" ({3 * rate:,.0f} spans/s)" if unit == "calls/s" else ""
+        cpu_s = f"  {cpu:5.2f} CPU s" if cpu is not None else ""
+        print(f"{label:40s} {rate:10,.0f} {unit}{spans}{cpu_s}")
+    for label, rate in (
+        ("receiver alone", receiver),
+        ("accepted", standalone[0][0]),
+        ("end to end", standalone[0][1]),
+        (f"end to end, IngestWorker workers={w}", standalone[w][1]),
+        ("stef serve no eval", serve_alone),
+        ("stef serve end to end", serve[0][0]),
+        (f"stef serve end to end, --eval-workers {w}", serve[w][0]),
+    ):
+        print(f"ratio {label} / stef eval: {rate / cli:6.2f}")
+    print(
+        f"--eval-workers {w} / in-process, stef serve end to end: {serve[w][0] / serve[0][0]:.2f}x"
+    )
+    print(f"stored evaluations identical with --eval-workers {w} and in-process: {same}")
+    ceiling = 2 * cli_cpu / serve[w][1]
+    print(
+        f"CPU bound on 2 cores, --eval-workers {w} / stef eval: {ceiling:.2f}x "
+        f"({serve[w][1] / n * 1e3:.2f} CPU ms a call served, {cli_cpu / n * 1e3:.2f} evaluated)"
+    )
+    e2e = serve[w][0]
+    print(
+        f"stef serve end to end >= 2,000 text-to-SQL calls/s: {'yes' if e2e >= 2000 else 'no'} "
+        f"({e2e:,.0f}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs)"
+    )
+
+
+def _stef_eval(ev: Evaluator, lines: list[str]) -> tuple[float, float]:
+    """``stef eval``'s path on the JSONL lines: evaluations/s and CPU seconds."""
+    t0, c0 = time.perf_counter(), _cpu()
+    m = sum(1 for _ in evaluate_encoded(ev, lines))
+    return m / (time.perf_counter() - t0), _cpu() - c0
+
+
+def _standalone(
+    ev: Evaluator, bodies: list[bytes], n: int, clients: int, workers: int
+) -> tuple[float, float]:
+    """calls/s accepted and stored through ``standalone_app(IngestWorker(...).submit)``."""
     with tempfile.TemporaryDirectory() as tmp:
-        worker = IngestWorker(ev, Path(tmp) / "stef.db", max_queue=10 * n)
+        worker = IngestWorker(ev, Path(tmp) / "stef.db", max_queue=10 * n, workers=workers)
         with LiveServer(standalone_app(worker.submit)) as srv, httpx.Client() as client:
             headers = {"Content-Type": "application/x-protobuf"}
 
@@ -243,7 +350,7 @@ def main() -> None:
                 ).status_code
 
             t0 = time.perf_counter()
-            with ThreadPoolExecutor(args.clients) as pool:
+            with ThreadPoolExecutor(clients) as pool:
                 codes = list(pool.map(post, bodies))
             t_accept = time.perf_counter() - t0
             assert worker.wait_idle(3600)
@@ -251,39 +358,7 @@ def main() -> None:
         stats = worker.close()
     assert codes.count(200) == len(bodies), codes
     assert stats["stored"] == n, stats
-
-    serve_alone, serve_e2e = _through_serve(bodies, n, args.clients)
-
-    lines = [
-        json.dumps({"id": f"r{i}", "question": r["question"], "sql": r["sql"]})
-        for i, r in enumerate(rows)
-    ]
-    t0 = time.perf_counter()
-    m = sum(1 for _ in evaluate_encoded(ev, lines))
-    cli = m / (time.perf_counter() - t0)
-
-    accepted, e2e = n / t_accept, n / t_all
-    rows_out = [
-        ("decode (protobuf -> records, no HTTP)", decode, "calls/s"),
-        ("/v1/traces receiver alone (no eval)", receiver, "calls/s"),
-        ("/v1/traces accepted while evaluating", accepted, "calls/s"),
-        ("/v1/traces end to end (stored)", e2e, "calls/s"),
-        ("stef serve /v1/traces, no eval", serve_alone, "calls/s"),
-        ("stef serve /v1/traces end to end", serve_e2e, "calls/s"),
-        ("stef eval, same records", cli, "evaluations/s"),
-    ]
-    for label, rate, unit in rows_out:
-        spans = f" ({3 * rate:,.0f} spans/s)" if unit == "calls/s" else ""
-        print(f"{label:40s} {rate:10,.0f} {unit}{spans}")
-    for label, rate in (
-        ("receiver alone", receiver),
-        ("accepted", accepted),
-        ("end to end", e2e),
-        ("stef serve no eval", serve_alone),
-        ("stef serve end to end", serve_e2e),
-    ):
-        print(f"ratio {label} / stef eval: {rate / cli:6.2f}")
-    print(f"receiver alone >= 2,000 text-to-SQL calls/s: {'yes' if receiver >= 2000 else 'no'}")
+    return n / t_accept, n / t_all
 
 
 if __name__ == "__main__":

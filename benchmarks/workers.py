@@ -12,6 +12,12 @@ records/s, the CPU seconds its processes used and the same-run ratio (issue 16's
 >= 1.85x for 2 workers). The evaluations of both are compared line by line. On a shared
 machine whose cores other jobs also use, the ratio is noisy and tends low: N workers only
 help as far as N cores are free.
+
+The ``stef`` runs may write Python's bytecode cache (``PYTHONDONTWRITEBYTECODE`` is dropped
+from their environment) and one untimed run of each goes first, so that no timed run
+compiles STEF's sources: an installed STEF has its bytecode, and compiling it is start-up
+work that both runs would do once, in the parent, shrinking the ratio. The load average is
+printed with every round.
 """
 
 from __future__ import annotations
@@ -55,11 +61,15 @@ def write_records(data: Path, copies: int, out: Path) -> int:
     return n
 
 
+#: The environment of the runs: the bytecode cache may be written (see the module's help).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(argv: list[str], output: Path) -> tuple[float, float]:
     """Wall and CPU seconds (the command and its worker processes) of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([*argv, "--output", str(output)], check=True, stderr=subprocess.DEVNULL)
+    subprocess.run([*argv, "--output", str(output)], check=True, stderr=subprocess.DEVNULL, env=ENV)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -92,11 +102,19 @@ def main() -> None:
         outs = {w: Path(tmp) / f"out-{w}.jsonl" for w in counts}
         walls: dict[int, list[float]] = {w: [] for w in counts}
         cpus: dict[int, list[float]] = {w: [] for w in counts}
-        for _ in range(args.rounds):
+        for w in counts:  # untimed: bytecode written, files in the page cache
+            run([*base, "--workers", str(w)], outs[w])
+        for r in range(args.rounds):
             for w in counts:
                 wall, cpu = run([*base, "--workers", str(w)], outs[w])
                 walls[w].append(wall)
                 cpus[w].append(cpu)
+            print(
+                f"round {r + 1}: {walls[1][-1]:.2f} s / {walls[args.workers][-1]:.2f} s = "
+                f"{walls[1][-1] / walls[args.workers][-1]:.2f}x "
+                f"(load average {os.getloadavg()[0]:.2f})",
+                flush=True,
+            )
         same = without_time(outs[1]) == without_time(outs[args.workers])
     med = {w: statistics.median(walls[w]) for w in counts}
     for w in counts:

@@ -126,17 +126,33 @@ def _deep_finite(value: Any) -> bool:
 
 
 def _brief(evaluation: dict[str, Any]) -> dict[str, Any]:
-    """The part of an evaluation :meth:`Summary.add` reads (keep the two in step)."""
+    """The part of an evaluation :meth:`Summary.add` reads (keep the two in step): small,
+    since a worker process sends one per record to the parent.
+
+    >>> _brief({"status": "ok", "score": 70.0, "band": "marginal", "findings": [
+    ...     {"kind": "extra_filter", "severity": "info"}, {"kind": "missing_filter",
+    ...     "severity": "error", "detail": "..."}], "provenance": {"judge": {}}})
+    {'status': 'ok', 'score': 70.0, 'band': 'marginal', 'findings': [{'kind': 'missing_filter'}]}
+    """
     out = {k: evaluation.get(k) for k in ("status", "score", "band")}
     out["findings"] = [
-        {"kind": f.get("kind"), "severity": f.get("severity")}
+        {"kind": f.get("kind")}
         for f in evaluation.get("findings") or ()
+        if f.get("severity") != "info"  # Summary counts the others only
     ]
     prov = evaluation.get("provenance") or {}
-    kept = {k: prov[k] for k in ("usage", "nl_extractor_usage") if prov.get(k)}
+    kept = {}
+    for key in ("usage", "nl_extractor_usage"):  # the judge's and the extractor's tokens
+        usage = prov.get(key)
+        tokens = {k: usage[k] for k in _TOKENS if k in usage} if isinstance(usage, dict) else {}
+        if tokens:
+            kept[key] = tokens
     if kept:
         out["provenance"] = kept
     return out
+
+
+_TOKENS = ("prompt_tokens", "completion_tokens")
 
 
 def _encoded(evaluation: dict[str, Any], keep: bool) -> Encoded:

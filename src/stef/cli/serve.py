@@ -61,6 +61,16 @@ def _trace_map(text: str | None) -> Any:
         raise click.UsageError(e.message.replace("--map:", "--trace-map:", 1)) from None
 
 
+def default_eval_workers() -> int:
+    """``--eval-workers`` when not given: one per CPU this process may use, none (evaluate
+    in the server's process) on a single CPU, where a worker would only add copying."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return cpus if cpus >= 2 else 0
+
+
 def _sink(kind: str, url: str) -> Any:
     from stef.interop.sinks import SinkConfigError, sink_from_env
 
@@ -131,6 +141,14 @@ def _sink(kind: str, url: str) -> Any:
     show_default=True,
     help="Seconds a trace waits on /v1/traces for its root span before it is read.",
 )
+@click.option(
+    "--eval-workers",
+    type=click.IntRange(0, 256),
+    default=None,
+    help="Worker processes that evaluate and store records (/v1/traces, /v1/evaluate); "
+    "0: in the server's process. Default: one per CPU when there are two or more. Offline "
+    "judging only; network judges are awaited in the server's process.",
+)
 @click.option("--log-level", default="info", show_default=True)
 @click.option("--print-openapi", is_flag=True, help="Print the OpenAPI document and exit.")
 @judge_options
@@ -149,6 +167,7 @@ def serve(
     exports: tuple[tuple[str, str], ...],
     trace_map: str | None,
     trace_wait: float,
+    eval_workers: int | None,
     log_level: str,
     print_openapi: bool,
     **judge_opts: Any,
@@ -199,6 +218,9 @@ def serve(
         trace_map=_trace_map(trace_map),
         traces_wait=trace_wait,
         exports=[_sink(kind, url) for kind, url in exports],
+        eval_workers=0
+        if print_openapi
+        else (default_eval_workers() if eval_workers is None else eval_workers),
     )
     try:
         app = create_app(config)

@@ -2,7 +2,9 @@
 
 Other packages add their own routes through ``routers`` and evaluate through
 ``app.state.evaluate_records(records, store=True)`` (a coroutine; evaluation runs in the
-threadpool), authenticating with :func:`stef.service.deps.require_write`.
+threadpool, or in the worker processes of ``ServiceConfig.eval_workers``), authenticating
+with :func:`stef.service.deps.require_write`. ``/v1/traces`` stores through
+``app.state.store_calls(records)``, which brings back only what the metrics count.
 
 >>> import tempfile, pathlib
 >>> from stef.service.engine import ServiceConfig
@@ -14,6 +16,7 @@ threadpool), authenticating with :func:`stef.service.deps.require_write`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -218,6 +221,17 @@ def create_app(
         return await run_in_threadpool(engine.evaluate_and_store, records, store)
 
     app.state.evaluate_records = evaluate_records
+
+    async def store_calls(records: list[Any]) -> bool:
+        """``/v1/traces``' ingest function: every call evaluated and stored before the
+        answer; in the worker processes when there are (``eval_workers``)."""
+        if engine.pool is None:
+            await run_in_threadpool(engine.evaluate_and_store, records)
+        else:
+            engine.account(await asyncio.wrap_future(engine.submit(records)))
+        return True
+
+    app.state.store_calls = store_calls
     _install_handlers(app)
     app.include_router(api.router)
     for router in routers:

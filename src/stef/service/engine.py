@@ -5,6 +5,11 @@ The store is opened once per worker thread (:class:`StoreHandle`): SQLite connec
 belong to the thread that opened them, and every store call of the service runs in the
 threadpool, off the event loop. A store that declares ``thread_safe = True`` is shared.
 
+With ``ServiceConfig.eval_workers`` ≥ 1 (and offline judging) records are evaluated and
+stored by that many worker processes (:class:`stef.interop.ingest.EvalPool`), each with its
+own copy of the evaluators and its own store connection; this process keeps HTTP and
+counts what comes back (:meth:`Engine.submit`, :meth:`Engine.account`).
+
 >>> import tempfile, pathlib
 >>> engine = Engine(ServiceConfig(store=pathlib.Path(tempfile.mkdtemp()) / "s.db"))
 >>> [e["status"] for e in engine.evaluate_and_store(
@@ -21,11 +26,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stef.evaluator import Evaluator
+from stef.interop.ingest import Done, EvalPool, offline
 from stef.judges.base import Judge
 from stef.monitor.store import Store, check_evaluation, open_store
 from stef.monitor.store.sqlite import record_time
@@ -67,6 +74,11 @@ class ServiceConfig:
     export_attempts: int = 5
     export_backoff: float = 0.5
     export_close_timeout: float = 10.0
+    #: Worker processes evaluating and storing records (0: in this process). Used with an
+    #: offline judge and extractor only; network judges are awaited here, concurrently.
+    #: ``record_timeout``: seconds one record may take in a worker (then status ``timeout``).
+    eval_workers: int = 0
+    record_timeout: float | None = 5.0
 
 
 class StoreHandle:
@@ -118,7 +130,19 @@ class Engine:
         }
         self.stores = StoreHandle(config.store)
         self.started = time.time()
+        self.pool = self._pool()
         self.deliveries = _deliveries(config)
+
+    def _pool(self) -> EvalPool | None:
+        n = self.config.eval_workers
+        if n < 1 or not all(offline(ev) for ev in (self.default, *self.by_app.values())):
+            return None
+        return EvalPool(
+            self.evaluator_for,
+            self.config.store,
+            workers=n,
+            deadline=self.config.record_timeout,
+        )
 
     def store(self) -> Store:
         return self.stores.get()
@@ -151,13 +175,36 @@ class Engine:
     ) -> list[dict[str, Any]]:
         """Evaluate ``records`` and (unless ``store`` is false) keep them; the function
         other routers (``/v1/traces``) call through ``app.state.evaluate_records``."""
+        if self.pool is not None:
+            return self.account(self.pool.submit(records, store=store, full=True).result())
         evaluations = self.evaluate(records)
         if store and evaluations:
             self.write(evaluations)
+        self._deliver(evaluations)
+        return evaluations
+
+    def submit(self, records: Sequence[Any]) -> Future[list[Done]]:
+        """Records to the worker processes (``eval_workers``): a future of what they
+        stored, whole evaluations when ``--export`` needs them, else their briefs; pass it
+        to :meth:`account`."""
+        assert self.pool is not None
+        return self.pool.submit(records, full=bool(self.deliveries))
+
+    def account(self, results: list[Done]) -> list[dict[str, Any]]:
+        """Count what the workers evaluated (metrics; whole evaluations to ``--export``)."""
+        out = []
+        for ev, took in results:
+            if took is not None:
+                self.metrics.store_write.observe(took)
+            self.metrics.observe_evaluation(ev)
+            out.append(ev)
+        self._deliver(out)
+        return out
+
+    def _deliver(self, evaluations: Sequence[Mapping[str, Any]]) -> None:
         for delivery in self.deliveries:  # queues only: never blocks, never raises
             for ev in evaluations:
                 delivery.submit(ev)
-        return evaluations
 
     def ingest(self, evaluations: Sequence[Mapping[str, Any]]) -> int:
         """Store evaluations made elsewhere (already checked by :func:`ingest_problem`)."""
@@ -166,6 +213,8 @@ class Engine:
         return self.write(evaluations)
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
         for delivery in self.deliveries:
             delivery.close(self.config.export_close_timeout)
         self.stores.close()

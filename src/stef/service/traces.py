@@ -3,10 +3,11 @@ and stored, under the same tokens as ``/v1/evaluate``.
 
 The receiver is :class:`stef.interop.otlp_http.TracesReceiver`, guarded by
 :func:`~stef.service.deps.require_write` and handing records to the service's
-evaluate-and-store function. A token limited to some apps writes only their evaluations,
-here as on ``/v1/evaluate``; a call span it may not write is *refused for good* (an
-exporter must not retry it) and the others of the request are evaluated: the answer is a 200
-whose ``partial_success`` says how many spans were refused and why (:func:`screen_apps`).
+evaluate-and-store function for calls (``app.state.store_calls``). A token limited to
+some apps writes only their evaluations, here as on ``/v1/evaluate``; a call span it may
+not write is *refused for good* (an exporter must not retry it) and the others of the
+request are evaluated: the answer is a 200 whose ``partial_success`` says how many spans
+were refused and why (:func:`screen_apps`).
 
 >>> from stef.service.auth import Principal
 >>> shop = Principal("write", frozenset({"shop"}), "x")
@@ -138,6 +139,7 @@ def traces_receiver(
 ) -> TracesReceiver:
     """The service's ``/v1/traces``: write tokens, app screening, the documented answers."""
     return TracesReceiver(
+        state_attr="store_calls",
         dependencies=[Depends(require_write)],
         trace_map=trace_map,
         wait=wait,
