@@ -80,6 +80,25 @@ def _sink(kind: str, url: str) -> Any:
         raise click.UsageError(f"--export {kind}: {e.message}") from None
 
 
+def _checked_tokens(token_file: str | None, no_auth: bool, host: str) -> Any:
+    """The service's tokens, or a usage error: none configured without ``--no-auth``, or
+    ``--no-auth`` on an address other than loopback."""
+    try:
+        tokens = _tokens(token_file)
+    except StefError as e:
+        raise click.ClickException(e.message) from None
+    if not tokens and not no_auth:
+        raise click.ClickException(
+            "no token configured: set STEF_TOKENS (write:TOKEN,read:TOKEN) or --token-file, "
+            "or pass --no-auth to serve without auth on loopback"
+        )
+    if no_auth and not _loopback(host):
+        raise click.ClickException(
+            f"--no-auth binds to loopback only; {host} is not a loopback address"
+        )
+    return tokens
+
+
 @click.command("serve")
 @click.option(
     "--store",
@@ -182,19 +201,7 @@ def serve(
     from stef.rules import load_rules
     from stef.service import ServiceConfig, create_app
 
-    try:
-        tokens = _tokens(token_file)
-    except StefError as e:
-        raise click.ClickException(e.message) from None
-    if not tokens and not no_auth:
-        raise click.ClickException(
-            "no token configured: set STEF_TOKENS (write:TOKEN,read:TOKEN) or --token-file, "
-            "or pass --no-auth to serve without auth on loopback"
-        )
-    if no_auth and not _loopback(host):
-        raise click.ClickException(
-            f"--no-auth binds to loopback only; {host} is not a loopback address"
-        )
+    tokens = _checked_tokens(token_file, no_auth, host)
     try:
         rules = load_rules(rules_path)
     except StefError as e:

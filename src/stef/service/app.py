@@ -168,6 +168,25 @@ def _install_handlers(app: FastAPI) -> None:
         )
 
 
+def _install_ingest(app: FastAPI, engine: Engine) -> None:
+    """``app.state.evaluate_records`` (evaluate, store, answer the evaluations) and
+    ``app.state.store_calls`` (``/v1/traces``' ingest function: every call evaluated and
+    stored before the answer; in the worker processes when there are, ``eval_workers``)."""
+
+    async def evaluate_records(records: list[Any], store: bool = True) -> list[dict[str, Any]]:
+        return await run_in_threadpool(engine.evaluate_and_store, records, store)
+
+    async def store_calls(records: list[Any]) -> bool:
+        if engine.pool is None:
+            await run_in_threadpool(engine.evaluate_and_store, records)
+        else:
+            engine.account(await asyncio.wrap_future(engine.submit(records)))
+        return True
+
+    app.state.evaluate_records = evaluate_records
+    app.state.store_calls = store_calls
+
+
 def create_app(
     config: ServiceConfig,
     routers: Sequence[APIRouter] = (),
@@ -217,21 +236,7 @@ def create_app(
         RateLimiter(config.rate_limit, config.rate_burst) if config.rate_limit else None
     )
 
-    async def evaluate_records(records: list[Any], store: bool = True) -> list[dict[str, Any]]:
-        return await run_in_threadpool(engine.evaluate_and_store, records, store)
-
-    app.state.evaluate_records = evaluate_records
-
-    async def store_calls(records: list[Any]) -> bool:
-        """``/v1/traces``' ingest function: every call evaluated and stored before the
-        answer; in the worker processes when there are (``eval_workers``)."""
-        if engine.pool is None:
-            await run_in_threadpool(engine.evaluate_and_store, records)
-        else:
-            engine.account(await asyncio.wrap_future(engine.submit(records)))
-        return True
-
-    app.state.store_calls = store_calls
+    _install_ingest(app, engine)
     _install_handlers(app)
     app.include_router(api.router)
     for router in routers:
