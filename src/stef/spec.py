@@ -64,6 +64,10 @@ def excerpt(text: str, limit: int = MAX_FRAGMENT_CHARS) -> str:
 #: The cue of an NL value read only from capitalisation (see :class:`Filter`).
 WEAK_CUE = "capitalised"
 
+#: A comparison operator and the one that selects exactly the rows it leaves out
+#: (``NOT x > 5`` is ``x <= 5``; "except those less than 9" keeps ``>= 9``).
+NEGATED_OP = {"=": "!=", "!=": "=", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}
+
 
 @dataclass(frozen=True)
 class Filter:

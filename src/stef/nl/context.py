@@ -16,7 +16,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from stef.nl import lexicon as lx
-from stef.nl.words import _known_index, _match_column, _noun_phrase, _prev_words
+from stef.nl.words import (
+    _known_index,
+    _match_column,
+    _noun_phrase,
+    _prev_words,
+    _sentence_span,
+)
 from stef.rules import Rules
 from stef.spec import WEAK_CUE, Aggregation, Filter, Spec, normalize_column, normalize_value
 
@@ -184,7 +190,7 @@ class _Ctx:
             and self.source == "enriched"
             and f.cue is None
             and f.column is None
-            and _COMMENTARY.search(self.low, *_sentence(self.low, start))
+            and _COMMENTARY.search(self.low, *_sentence_span(self.low, start, ".;?!\n"))
         ):
             f = replace(f, cue=WEAK_CUE)
         if f not in self.spec.filters:
@@ -205,13 +211,6 @@ class _Ctx:
 
 #: Modal verbs of commentary: what will or could happen, not what to select.
 _COMMENTARY = re.compile(r"\b(?:will|would|could|might)\b")
-
-
-def _sentence(low: str, pos: int) -> tuple[int, int]:
-    """Start and end of the sentence around ``pos`` (a newline ends one too)."""
-    start = max(low.rfind(c, 0, pos) for c in ".;?!\n") + 1
-    ends = [i for i in (low.find(c, pos) for c in ".;?!\n") if i >= 0]
-    return start, min(ends, default=len(low))
 
 
 def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:

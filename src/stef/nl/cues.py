@@ -19,6 +19,7 @@ from stef.nl.words import (
     _noun_phrase,
     _parse_number,
     _prev_words,
+    _sentence_span,
 )
 from stef.spec import Aggregation, OrderKey
 
@@ -47,13 +48,6 @@ def _step_order(ctx: _Ctx) -> None:
                 ctx.spec.order_by.append(OrderKey(key, direction, False, text, d is not None))
             ctx.cue(text)
             ctx.take(m.start(), end)
-
-
-def _sentence_span(low: str, pos: int) -> tuple[int, int]:
-    """Start and end of the sentence (or clause) around ``pos``."""
-    start = max(low.rfind(c, 0, pos) for c in ".;?!") + 1
-    ends = [i for i in (low.find(c, pos) for c in ".;?!") if i >= 0]
-    return start, min(ends, default=len(low))
 
 
 def _order_phrases(ctx: _Ctx, m: re.Match[str]) -> tuple[list[str], int]:

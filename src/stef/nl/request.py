@@ -59,9 +59,7 @@ class RequestedItem:
     aggregate: bool
 
 
-_SINGULAR: dict[str, str] = {}
-
-
+@lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     """A crude singular, enough to compare a question's nouns with column names
     (memoised: the alignment asks for the same words many times).
@@ -69,15 +67,6 @@ def singular(word: str) -> str:
     >>> [singular(w) for w in ("names", "cities", "classes", "status", "ids")]
     ['name', 'city', 'class', 'status', 'id']
     """
-    s = _SINGULAR.get(word)
-    if s is None:
-        if len(_SINGULAR) > 50_000:
-            _SINGULAR.clear()
-        s = _SINGULAR[word] = _singular(word)
-    return s
-
-
-def _singular(word: str) -> str:
     if word == "ids":
         return "id"
     if len(word) > 4 and word.endswith("ies"):

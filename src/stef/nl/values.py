@@ -11,7 +11,7 @@ import re
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
 from stef.nl.words import _is_plural, _parse_number, _prev_words
-from stef.spec import WEAK_CUE, Filter, normalize_number
+from stef.spec import NEGATED_OP, WEAK_CUE, Filter, normalize_number
 
 #: Phrases that say how the answer should look, never what to filter on: a date or
 #: number format, rounding, a unit or scale, a percentage.
@@ -215,7 +215,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         if clause is not None and not clause.group(0).startswith("without"):
             negated = clause  # "excluding … users with less than 10 answers"
         if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
-            op = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}[op]
+            op = NEGATED_OP[op]
         _number_filter(ctx, op, [m.group("n")], m)
     for m in ctx.scan(lx.POSTFIX_RE):
         if ctx.free(m.start(), m.end()):

@@ -183,6 +183,18 @@ def _is_participle(word: str) -> bool:
     return regular or word in lx.IRREGULAR_PARTICIPLES
 
 
+def _sentence_span(low: str, pos: int, ends: str = ".;?!") -> tuple[int, int]:
+    """Start and end of the sentence (or clause) around ``pos``; ``ends`` are the
+    characters that end one.
+
+    >>> _sentence_span("a b. c d; e", 6), _sentence_span("a b. c d; e", 6, ".")
+    ((4, 8), (4, 11))
+    """
+    start = max(low.rfind(c, 0, pos) for c in ends) + 1
+    stops = [i for i in (low.find(c, pos) for c in ends) if i >= 0]
+    return start, min(stops, default=len(low))
+
+
 def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 

@@ -17,25 +17,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 from sqlglot import exp
 
 from stef.findings import Finding
-from stef.spec import Filter, normalize_value
+from stef.spec import NEGATED_OP, Filter, normalize_value
 from stef.sql.text import TreeText
 
-_VALUES: dict[str, str] = {}
 
-
+@lru_cache(maxsize=65536)
 def cached_value(text: str) -> str:
     """``normalize_value(text)``, memoised."""
-    value = _VALUES.get(text)
-    if value is None:
-        if len(_VALUES) > 50_000:
-            _VALUES.clear()
-        value = _VALUES[text] = normalize_value(text)
-    return value
+    return normalize_value(text)
 
 
 #: Comparison node → operator.
@@ -50,7 +45,6 @@ COMPARISONS: dict[type[exp.Expr], str] = {
 }
 _NEGATABLE = frozenset({exp.In, exp.Between, exp.Like, exp.ILike, exp.Is})
 _FLIP = {"=": "=", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
-_NEGATE = {"=": "!=", "!=": "=", ">": "<=", ">=": "<", "<": ">=", "<=": ">"}
 
 #: Nodes that only change a value's type; a filter looks through them to the column.
 TRANSPARENT = (exp.Paren, exp.Cast, exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime)
@@ -487,7 +481,7 @@ class PredicateReader:
         self, core: exp.Expr, op: str, negate: bool, clause: str, src: exp.Expr | None, kind: str
     ) -> Filter | JoinCondition:
         if negate:
-            op = _NEGATE[op]
+            op = NEGATED_OP[op]
         left, right = core.this, core.expression
         lnames = self.side_columns(left)
         rnames = self.side_columns(right)
