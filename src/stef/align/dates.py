@@ -152,13 +152,7 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
     ):  # strftime('%m', d) BETWEEN '08' AND '11' beside the year
         y, (lo, hi) = int(years[0].values[0]), (int(v) for v in ranged[0].values)
         span = Span(date(y, lo, 1), date(y, hi, 1) + relativedelta(months=1))
-        for f in filters:
-            if f is not years[0] and f is not ranged[0]:
-                s = filter_span(f)
-                if s is None:
-                    return None
-                span = span.meet(s)
-        return span
+        return _met(span, [f for f in filters if f is not years[0] and f is not ranged[0]])
     days = [f for f in filters if f.func == "day" and f.op == "=" and len(f.values) == 1]
     rest = [f for f in filters if f not in months and f not in days]
     if months and len(years) == 1 and len(months) == 1 and months[0].values[0].isdigit():
@@ -173,19 +167,19 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
                 except ValueError:
                     return None
                 span = Span(day, day + timedelta(days=1))
-            for f in rest:
-                s = filter_span(f)
-                if s is None:
-                    return None
-                span = span.meet(s)
-            return span
-    out: Span | None = None
-    for f in rest:
+            return _met(span, rest)
+    return _met(None, rest)
+
+
+def _met(span: Span | None, filters: Sequence[Filter]) -> Span | None:
+    """``span`` (None: unbounded) met with the span of every filter, or None when one of
+    them is no date condition."""
+    for f in filters:
         s = filter_span(f)
         if s is None:
             return None
-        out = s if out is None else out.meet(s)
-    return out
+        span = s if span is None else span.meet(s)
+    return span
 
 
 #: A table named for the period it holds: ``events_20170801``, ``ga_sessions_2017*``.

@@ -60,7 +60,7 @@ from stef.align.order import check_order_limit
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
-from stef.spec import WEAK_CUE, Filter, Spec
+from stef.spec import NEGATED_OP, WEAK_CUE, Filter, Spec
 
 #: Filter-alignment classes, best first (DESIGN.md).
 FILTER_CLASSES = ("fully_applied", "fully_applied_with_extras", "partially_applied", "not_applied")
@@ -135,7 +135,7 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     n, s = nl.op, sql.op
     if n == s:
         return True
-    if sql.negated and (_POSITIVE.get(n) == s or _COMPLEMENT.get(n) == s):
+    if sql.negated and (_POSITIVE.get(n) == s or (n in BOUNDS and NEGATED_OP[n] == s)):
         return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring'; "except
         # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
     if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
@@ -168,8 +168,6 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 #: A negated operator and the positive one an excluded subquery applies it with.
 _POSITIVE = {"!=": "=", "not like": "like", "not in": "in"}
-#: A bound and the one selecting exactly the rows it leaves out.
-_COMPLEMENT = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
 
 
 def _range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
@@ -229,16 +227,14 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 and abs(a - b) == 1
             ]
         if not pairs and nl.op in (">", "<") and s.op == "between" and len(s.values) == 2:
-            # "more than 50 but less than 60" as BETWEEN 51 AND 59 (whole numbers)
-            lo, hi = (int_value(v) for v in s.values)
+            # "more than 50 but less than 60" as BETWEEN 51 AND 59 (whole numbers): the
+            # low bound one above a strict lower bound, the high one below a strict upper
+            sv, step = (s.values[0], 1) if nl.op == ">" else (s.values[1], -1)
+            bound = int_value(sv)
             pairs = [
                 (nv, sv)
                 for nv in nl.values
-                if (n := int_value(nv)) is not None
-                for sv, bound in ((s.values[0], lo), (s.values[1], hi))
-                if bound is not None
-                and bound == (n + 1 if nl.op == ">" else n - 1)
-                and (sv is s.values[0]) == (nl.op == ">")
+                if bound is not None and (n := int_value(nv)) is not None and bound == n + step
             ]
         if not pairs and s.column and re.search(r"yr|year", canon_col(s.column)):
             # "in 2017" as yr_data = 17: a year kept as its last two digits

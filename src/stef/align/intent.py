@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
@@ -192,7 +193,7 @@ def negation_defined(enriched: str | None) -> bool:
     """
     return any(
         _NEGATION.search(c) and _DEFINES.search(c)
-        for c in _CLAUSE.split((enriched or "").casefold())
+        for c in HINT_CLAUSE.split((enriched or "").casefold())
     )
 
 
@@ -528,7 +529,6 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     return out
 
 
-_CLAUSE = re.compile(r"[;\n]+")
 #: A word of an enrichment clause; names there may hold digits (``A13``).
 _CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
 
@@ -539,7 +539,7 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     if not enriched or not terms:
         return set()
     out: set[str] = set()
-    for clause in _CLAUSE.split(enriched.casefold()):
+    for clause in HINT_CLAUSE.split(enriched.casefold()):
         words = [
             w
             for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))

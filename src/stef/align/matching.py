@@ -304,7 +304,8 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
     return False
 
 
-_HINT_CLAUSE = re.compile(r"[;\n]")
+#: What separates the clauses of the hints (the enriched question).
+HINT_CLAUSE = re.compile(r"[;\n]+")
 _HINT_WORD = re.compile(r"\w+")
 
 
@@ -319,7 +320,7 @@ def hinted_column(
     ...               lambda clause, words: "1996" in words)
     'a16'
     """
-    for clause in _HINT_CLAUSE.split(hints or ""):
+    for clause in HINT_CLAUSE.split(hints or ""):
         low = clause.casefold()
         words = _HINT_WORD.findall(low)
         if holds(low, words):

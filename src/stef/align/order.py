@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from stef.align.aggregation import sql_aggs
+from stef.align.matching import HINT_CLAUSE
 from stef.align.matching import canon_col as canon
 from stef.findings import FindingCollector
 from stef.rules import Rules
@@ -109,7 +110,7 @@ def _hinted_direction(asked: OrderKey, hints: str | None) -> str | None:
     if not hints or len(words) < 2:
         return None
     phrase = " ".join(words[:2])
-    for clause in re.split(r"[;\n]", hints.casefold()):
+    for clause in HINT_CLAUSE.split(hints.casefold()):
         if phrase in clause:
             m = _HINT_EXTREME.search(clause, clause.index(phrase) + len(phrase))
             if m is not None:
