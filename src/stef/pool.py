@@ -79,16 +79,7 @@ def _limit_memory(memory_mb: int | None) -> None:
 
 
 def _child(conn: Connection, work: Callable[[Any], Any], memory_mb: int | None) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    faulthandler.disable()  # a crash is reported by the parent, for its record
-    _limit_memory(memory_mb)
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
+    for msg in _messages(conn, memory_mb):
         held: list[tuple[int, Any]] = []
         last = time.monotonic()
         for idx, item in msg:
@@ -160,6 +151,43 @@ def _death(exitcode: int | None) -> str:
     return f"exit code {exitcode}"
 
 
+def _died(proc: Any) -> str:
+    """The error message of a record whose worker process ``proc`` died."""
+    return (
+        f"the worker process evaluating this record died ({_death(proc.exitcode)}); "
+        "please report it"
+    )
+
+
+def _start(
+    ctx: Any, target: Callable[..., None], work: Any, memory_mb: int | None
+) -> tuple[Any, Connection]:
+    """A started child process running ``target(conn, work, memory_mb)`` and the parent's
+    end of its pipe."""
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=target, args=(child, work, memory_mb), daemon=True)
+    proc.start()
+    child.close()
+    return proc, parent
+
+
+def _messages(conn: Connection, memory_mb: int | None) -> Iterator[Any]:
+    """In a child: ignore Ctrl-C (the parent's to handle), leave crashes to the parent to
+    report, take on the memory budget, then yield what the parent sends until it sends
+    ``None`` or the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    faulthandler.disable()
+    _limit_memory(memory_mb)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        yield msg
+
+
 class SupervisedPool(Generic[T]):
     """``workers`` child processes running ``work``, each record under ``deadline`` seconds
     (``None``: no deadline) and each child under ``memory_mb`` MiB more than it started
@@ -189,13 +217,7 @@ class SupervisedPool(Generic[T]):
         self.restarts = 0
 
     def _spawn(self) -> _Worker:
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(
-            target=_child, args=(child, self.work, self.memory_mb), daemon=True
-        )
-        proc.start()
-        child.close()
-        return _Worker(proc, parent)
+        return _Worker(*_start(self._ctx, _child, self.work, self.memory_mb))
 
     def _replace(self, w: _Worker) -> _Worker:
         with contextlib.suppress(OSError, ValueError):
@@ -266,7 +288,7 @@ class SupervisedPool(Generic[T]):
                     results = w.conn.recv()
                 except (EOFError, OSError):
                     w.proc.join(5)
-                    self._lose(w, done, "internal_error", self._died(w))
+                    self._lose(w, done, "internal_error", _died(w.proc))
                     continue
                 w.started = now
                 for idx, out in results:
@@ -282,12 +304,6 @@ class SupervisedPool(Generic[T]):
                     f"evaluating this record took longer than {self.deadline:g} s "
                     "(--record-timeout); it was stopped",
                 )
-
-    def _died(self, w: _Worker) -> str:
-        return (
-            f"the worker process evaluating this record died ({_death(w.proc.exitcode)}); "
-            "please report it"
-        )
 
     def _lose(self, w: _Worker, done: dict[int, T], status: str, message: str) -> None:
         """Replace a lost child. Its one unanswered record gets ``fallback``; several (it
@@ -329,16 +345,7 @@ class PoolError(Exception):
 
 
 def _chunk_child(conn: Connection, work: Callable[[list[Any]], Any], memory_mb: int | None) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    faulthandler.disable()
-    _limit_memory(memory_mb)
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
+    for msg in _messages(conn, memory_mb):
         try:
             out: Any = work(msg)
         except MemoryError:
@@ -444,13 +451,7 @@ class SharedPool(Generic[T]):
             os.write(self._wake_w, b"x")  # one byte: atomic from any thread
 
     def _spawn(self) -> _Slot:
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(
-            target=_chunk_child, args=(child, self.work, self.memory_mb), daemon=True
-        )
-        proc.start()
-        child.close()
-        return _Slot(proc, parent)
+        return _Slot(*_start(self._ctx, _chunk_child, self.work, self.memory_mb))
 
     def _run(self) -> None:
         try:
@@ -510,7 +511,7 @@ class SharedPool(Generic[T]):
                     out = s.conn.recv()
                 except (EOFError, OSError):
                     s.proc.join(5)
-                    self._lose(s, "internal_error", self._died(s))
+                    self._lose(s, "internal_error", _died(s.proc))
                     continue
                 entries, s.entries = s.entries, []
                 if isinstance(out, _Failed):
@@ -525,12 +526,6 @@ class SharedPool(Generic[T]):
                     "timeout",
                     f"evaluating this record took longer than {self.deadline:g} s; it was stopped",
                 )
-
-    def _died(self, s: _Slot) -> str:
-        return (
-            f"the worker process evaluating this record died ({_death(s.proc.exitcode)}); "
-            "please report it"
-        )
 
     def _lose(self, s: _Slot, status: str, message: str) -> None:
         """Replace the worker; the one item of a lone chunk gets ``fallback``, the items of
