@@ -10,25 +10,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.stats import tally_evaluations
 from stef.monitor.store import Selection, SQLiteStore, StoreError, open_store
 from stef.monitor.store.migrations import MIGRATIONS, migrate
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
+from monitor_factory import figures_of, make_evaluations
 
 ALL_MIGRATIONS = [name for name, _ in MIGRATIONS]
-
-
-def figures_of(tallies):
-    """Figures per key; mean confidence rounded coarser, as float sums differ in order."""
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        conf = d.pop("mean_confidence")
-        d["mean_confidence~"] = None if conf is None else round(conf, 2)
-        out[key] = d
-    return out
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from stef.cli import main
-from stef.monitor.stats import figures, tally_evaluations, to_epoch
+from stef.monitor.stats import tally_evaluations, to_epoch
 from stef.monitor.store import Selection, StoreError, open_store
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
+from monitor_factory import figures_of, make_evaluations
 
 MIGRATIONS = [
     "0001_evaluations",
@@ -25,16 +25,6 @@ MIGRATIONS = [
     "0006_row_finding_kinds",
     "0007_fine_rollups",
 ]
-
-
-def figures_of(tallies):
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        conf = d.pop("mean_confidence")
-        d["mean_confidence~"] = None if conf is None else round(conf, 2)
-        out[key] = d
-    return out
 
 
 @pytest.fixture

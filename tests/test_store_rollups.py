@@ -9,25 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.stats import tally_evaluations
 from stef.monitor.store import Selection, open_store
 from stef.monitor.store.common import covering_rollups, record_time
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
+from monitor_factory import figures_of, make_evaluations
 
 #: 2024-05-01T00:00:00Z, where the factory's records start.
 T0 = 1714521600.0
-
-
-def _figures(tallies):
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        conf = d.pop("mean_confidence")
-        d["mean_confidence~"] = None if conf is None else round(conf, 2)
-        out[key] = d
-    return out
 
 
 def _evaluations():
@@ -59,11 +49,11 @@ def _check(store, evaluations):
     for by, window, sel in CASES:
         table = covering_rollups(sel, by, window)
         assert table is not None and table.name == "rollups_10m", (by, window, sel)
-        got = _figures(store.tallies(sel, by=by, window=window))
+        got = figures_of(store.tallies(sel, by=by, window=window))
         assert got, (by, window, sel)
-        assert got == _figures(store._tallies_from_rows(sel, by, window))
+        assert got == figures_of(store._tallies_from_rows(sel, by, window))
         chosen = [e for e in evaluations if _in(e, sel)]
-        assert got == _figures(tally_evaluations(chosen, by=by, window=window))
+        assert got == figures_of(tally_evaluations(chosen, by=by, window=window))
 
 
 def test_sub_hour_windows_from_fine_rollups_equal_the_rows(store_target):
@@ -111,9 +101,9 @@ def test_postgres_copies_new_ids_and_stores_one_met_again_once(pg_url):
         any(f["kind"] == "filter_missing" for f in e["findings"]) for e in evaluations[:400]
     )
     by, window = ["agent"], 1800.0
-    want = _figures(tally_evaluations(evaluations[:400], by=by, window=window))
-    assert _figures(store.tallies(by=by, window=window)) == want
-    assert _figures(store.tallies(by=by, window=3600.0)) == _figures(
+    want = figures_of(tally_evaluations(evaluations[:400], by=by, window=window))
+    assert figures_of(store.tallies(by=by, window=window)) == want
+    assert figures_of(store.tallies(by=by, window=3600.0)) == figures_of(
         tally_evaluations(evaluations[:400], by=by, window=3600.0)
     )
     store.close()
@@ -125,6 +115,6 @@ def test_windows_not_whole_10_minutes_still_read_the_rows(store_target, window):
     store = open_store(store_target)
     store.write(evaluations)
     assert covering_rollups(Selection(), ["agent"], window) is None
-    got = _figures(store.tallies(by=["agent"], window=window))
-    assert got == _figures(tally_evaluations(evaluations, by=["agent"], window=window))
+    got = figures_of(store.tallies(by=["agent"], window=window))
+    assert got == figures_of(tally_evaluations(evaluations, by=["agent"], window=window))
     store.close()
