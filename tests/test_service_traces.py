@@ -59,7 +59,10 @@ def _config(db: Path, **kw: Any) -> ServiceConfig:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[LiveServer, Path]]:
     db = tmp_path / "stef.db"
-    with LiveServer(create_app(_config(db, traces_wait=0.3))) as srv:
+    # the wait for a trace's root: long enough that a loaded machine's next export (the
+    # SDK sends each span as it ends, the root last) always arrives inside it; the test
+    # of a root that never comes polls until the sweeper gives up on it
+    with LiveServer(create_app(_config(db, traces_wait=3.0))) as srv:
         yield srv, db
 
 
