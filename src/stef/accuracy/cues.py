@@ -28,6 +28,7 @@ _AGG_GROUPS = {
     "howmany": "count",
     "total_number": "count",
     "number": "count",
+    "number_sign": "count",
     "count": "count",
     "sum": "sum",
     "avg": "avg",

@@ -505,29 +505,68 @@ def date_shifted(
 _SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z])(?=[A-Z])")
 
 
-def _requested(node: exp.Expr, cues: Cues) -> bool:
+def _asked_words(node: exp.Expr, cues: Cues) -> set[str]:
+    """The question's words that the output ``node``'s name holds."""
     name = node.alias_or_name
     if not name or name == "*":
-        return False
+        return set()
     words = [w.casefold() for w in _SPLIT.split(name) if len(w) >= 3]
-    return any(w in cues.words or w.removesuffix("s") in cues.words for w in words)
+    return {
+        w.removesuffix("s") for w in words if w in cues.words or w.removesuffix("s") in cues.words
+    }
+
+
+def _sole_answer(node: exp.Expr, outputs: list[exp.Expr], cues: Cues) -> bool:
+    """``node`` holds a question word that no other output's name holds: removing it leaves
+    that word of the question unanswered ("average score" stays answered by ``[Ave. score]``
+    when ``[Highest score]`` goes)."""
+    asked = _asked_words(node, cues)
+    others = set().union(*(_asked_words(p, cues) for p in outputs if p is not node))
+    return bool(asked - others)
+
+
+def _inline_references(root: exp.Select, node: exp.Expr) -> None:
+    """Keep the SQL valid without ``node``: ORDER BY and GROUP BY positions become the
+    outputs they name,
+    and a reference to ``node``'s alias (``ORDER BY [Average Views]``) its expression."""
+    outputs = list(root.expressions)
+    order, group = root.args.get("order"), root.args.get("group")
+    keys = [k.this for k in order.expressions] if order else []
+    for pos in keys + (list(group.expressions) if group else []):
+        if isinstance(pos, exp.Literal) and pos.is_int and 0 < int(pos.this) <= len(outputs):
+            pos.replace(outputs[int(pos.this) - 1].unalias().copy())
+    alias = node.alias if isinstance(node, exp.Alias) else ""
+    if not alias:
+        return
+    for clause in ("order", "having", "qualify"):
+        part = root.args.get(clause)
+        for col in list(part.find_all(exp.Column)) if part else []:
+            if not col.table and col.name.casefold() == alias.casefold():
+                col.replace(node.unalias().copy())
 
 
 def projection_removed(
     root: exp.Expr, cues: Cues, rng: random.Random, dialect: str | None = None
 ) -> str | None:
-    """Remove one output of the outer SELECT that the question asks for (two outputs or more).
+    """Remove one output of the outer SELECT that the question asks for (two outputs or more),
+    whose question word no other output answers; ORDER BY positions and references to its
+    alias are rewritten so the mutant still runs.
 
     >>> t = parse_sql("SELECT name, salary FROM e", "sqlite")
     >>> mutate(t, "sqlite", "projection_removed", read_cues("the name and salary of each")).sql
     'SELECT name FROM e'
+    >>> t = parse_sql("SELECT name, AVG(pay) AS avg_pay FROM e GROUP BY 1 ORDER BY avg_pay", "")
+    >>> mutate(t, "", "projection_removed", read_cues("average pay per dept")).sql
+    'SELECT name FROM e GROUP BY name ORDER BY AVG(pay)'
     """
     if not isinstance(root, exp.Select) or len(root.expressions) < 2:
         return None
-    candidates = [p for p in root.expressions if _requested(p, cues)]
+    outputs = list(root.expressions)
+    candidates = [p for p in outputs if _sole_answer(p, outputs, cues)]
     node = _pick(rng, candidates)
     if node is None:
         return None
+    _inline_references(root, node)
     root.set("expressions", [p for p in root.expressions if p is not node])
     return f"output {_text(node)} removed"
 

@@ -212,11 +212,15 @@ def _counted_noun(text: str) -> str | None:
 
     >>> _counted_noun("How many adults"), _counted_noun("number of kids"), _counted_noun("all")
     ('adults', 'kids', None)
+    >>> _counted_noun("Answer count")
+    'answer'
     """
     words = text.casefold().split()
     for lead in ("many", "of"):
         if lead in words and words.index(lead) + 1 < len(words):
             return words[words.index(lead) + 1].strip(",.?!;:")
+    if len(words) >= 2 and words[-1] == "count":
+        return words[-2]
     return None
 
 

@@ -24,7 +24,9 @@ from datetime import date, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-from stef.spec import Filter
+from stef.findings import FindingCollector
+from stef.spec import Filter, Spec
+from stef.sql.predicates import DATE_LIKE_NAME
 
 
 @dataclass(frozen=True)
@@ -384,3 +386,69 @@ def describe(span: Span) -> str:
     if span.end is None:
         return f"from {span.start}"
     return f"{span.start} to {span.end - timedelta(days=1)}"
+
+
+#: SQL functions that read the clock or do date arithmetic: a condition built with one is a
+#: date condition whatever its column is called.
+_CLOCK_FUNCS = frozenset(
+    {
+        "currenttimestamp",
+        "currentdate",
+        "dateadd",
+        "datediff",
+        "datesub",
+        "date_sub",
+        "date_add",
+        "tsordsadd",
+        "timestampadd",
+        "timestampdiff",
+        "timestampsub",
+        "datetimeadd",
+        "datetimesub",
+    }
+)
+
+
+def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) -> bool:
+    """Does the SQL hold some date condition: a filter on a date-named column, one read
+    through a date function, or clock arithmetic anywhere?
+
+    >>> applies_a_period([Filter("creationdate", ">=", ("getdate() - 30",))], [])
+    True
+    >>> applies_a_period([Filter("posttypeid", "=", ("1",))], ["count"])
+    False
+    """
+    if _CLOCK_FUNCS & set(functions):
+        return True
+    return any(
+        (f.func is not None and f.func not in {"lower", "upper", "length"})
+        or (f.column is not None and DATE_LIKE_NAME.search(f.column))
+        for f in sql_filters
+    )
+
+
+def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A period relative to now (``in the past 30 days``) that no record time resolved must
+    still be applied by some date condition: ``filter_missing`` when the SQL has none.
+
+    >>> out = FindingCollector()
+    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
+    ...     func="date")]), Spec(), out)
+    >>> [f.kind for f in out.findings]
+    ['filter_missing']
+    """
+    functions = sql.flags.get("functions", ())
+    for f in nl.filters:
+        if f.text.casefold() == "today":
+            continue  # "how many are there today?": now, not a day to filter on
+        unresolved = f.func == "date" and not f.values and not f.negated
+        if unresolved and not applies_a_period(sql.filters, functions):
+            out.add(
+                "filter_missing",
+                "error",
+                f"question asks for {f.text!r}, a period relative to now; the SQL has no "
+                "date condition",
+                f.text,
+                None,
+                "filter",
+            )

@@ -35,7 +35,7 @@ from stef.align.answers import (
     percent_scaled,
     value_as_key,
 )
-from stef.align.dates import date_match, describe, month_answered
+from stef.align.dates import check_relative_periods, date_match, describe, month_answered
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
@@ -745,6 +745,7 @@ def align(
     matched_required = sum(1 for a, _ in matched if a in required)
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
+    check_relative_periods(nl, sql, out)
     check_aggregations(nl, sql, out, enriched_question)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r, enriched_question)

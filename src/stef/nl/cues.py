@@ -369,7 +369,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
     for m in ctx.free_matches(lx.AGG_RE):
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
-            found.append((m.start(), m.end(), func))
+            found.append((_counted_start(low, m), m.end(), func))
     for term_rx, func in ctx.lexicon.term_rxs:
         for m in term_rx.finditer(low):
             if ctx.free(m.start(), m.end()) and func in {"count", "sum", "avg", "min", "max"}:
@@ -414,6 +414,8 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
         return None if re.match(r"\s+(?:more|less|fewer)\b", rest) else "count"
     if kind == "total_number":
         return "count"
+    if kind == "number_sign":
+        return "count"  # "# of Questions per Month"
     if kind == "number":
         if p in lx.NUMBER_LABELS or p in lx.NUMBER_OWNERS or rest.startswith(" the "):
             return None
@@ -423,7 +425,9 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
         nxt = (rest.split() or [""])[0]
         lead = p in {"the", "a", "total"} and nxt == "of"
         verb = nxt in {"the", "how", "all", "distinct", "different", "unique", "number", "each"}
-        return "count" if initial or lead or (verb and p not in lx.DETERMINERS) else None
+        if initial or lead or (verb and p not in lx.DETERMINERS):
+            return "count"
+        return "count" if _noun_count(_prev_words(low, start, 2), rest) else None
     if kind == "sum":
         phrase = " ".join(m.group(0).split())
         if phrase == "total":
@@ -451,6 +455,38 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
         return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form else None
     return None  # "maximum"/"minimum" are read as superlatives
+
+
+def _counted_start(low: str, m: re.Match[str]) -> int:
+    """Where an aggregate cue starts: at the noun of ``answer count``, else at the cue."""
+    if m.lastgroup != "count":
+        return m.start()
+    before = re.search(r"([a-z]+)\s+$", low[max(0, m.start() - 30) : m.start()])
+    words = _prev_words(low, m.start(), 2)
+    if before and _noun_count(words, low[m.end() : m.end() + 40]):
+        return m.start() - len(before.group(0))
+    return m.start()
+
+
+def _noun_count(before: list[str], rest: str) -> bool:
+    """``answer count``, ``post count``: a count of the noun before "count" asked for (the
+    SQL answers it by a COUNT or by a stored count column), unless the text compares or sets
+    it (``a view count above 1000``), aggregates it (``the average room count``) or ranks
+    by it (``by view count``).
+
+    >>> _noun_count(["answer"], " by post (2011)"), _noun_count(["view"], " above 1000")
+    (True, False)
+    >>> _noun_count(["the"], " of users"), _noun_count(["highest", "dock"], "?")
+    (False, False)
+    """
+    noun = before[-1] if before else ""
+    if not noun.isalpha() or len(noun) < 3 or noun in lx.PHRASE_STOPS or noun in lx.DETERMINERS:
+        return False
+    if any(w in lx.NUMBER_OWNERS or w in lx.AGGREGATE_WORDS for w in before):
+        return False
+    if before[0] == "by" and len(before) > 1:
+        return False  # "top askers by view count": the quantity ranks, it is not asked for
+    return not lx.COUNT_COMPARED.match(rest)
 
 
 def _step_distinct(ctx: _Ctx) -> None:

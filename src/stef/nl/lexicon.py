@@ -289,6 +289,14 @@ NUMBER_OWNERS = _words(
     "greatest fewest biggest top total"
 )
 
+#: After "X count": the count is a stored quantity compared or set, not one asked for
+#: ("posts with a view count above 1000", "answer count of 0").
+COUNT_COMPARED = re.compile(
+    r"\s*(?:of\s+)?(?:[<>=!]|\d|over\b|above\b|under\b|below\b|more\b|less\b|fewer\b|"
+    r"greater\b|higher\b|lower\b|at\s+(?:least|most)\b|between\b|exceed|is\b|was\b|are\b|"
+    r"were\b|equals?\b|bigger\b|smaller\b)"
+)
+
 #: Words that end a noun phrase.
 PHRASE_STOPS = _words(
     "of in on at for from to by with without per and or but than that which who whose whom "
@@ -614,6 +622,13 @@ CMP_RE = re.compile(
     rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?(?P<n>{_NUM})",
     re.I,
 )
+#: A comparison written with its symbol after a word: ``reputation >= 100``, ``Score > 0``.
+SYMBOL_CMP_RE = re.compile(
+    r"(?:(?<=[A-Za-z\])]\s)|(?<=[A-Za-z\])]))(?P<op>>=|<=|=>|=<|<>|!=|>|<)\s*"
+    r"(?P<n>-?\d+(?:\.\d+)?)(?![\w.%-])"
+)
+SYMBOL_OPS = {">=": ">=", "=>": ">=", "<=": "<=", "=<": "<=", "<>": "!=", "!=": "!="}
+SYMBOL_OPS |= {">": ">", "<": "<"}
 POSTFIX_RE = re.compile(
     rf"(?<![\w.$/-])(?P<n>{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
     r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
@@ -687,7 +702,7 @@ FROM_TO_RE = re.compile(
 AGG_RE = re.compile(
     r"\b(?P<howmany>how\s+many)\b"
     r"|\b(?P<total_number>total\s+(?:number|count|no\.?)\s+of|total\s+count)\b"
-    r"|\b(?P<number>number\s+of|no\.\s+of)\b"
+    r"|\b(?P<number>number\s+of|no\.\s+of)\b|(?<![\w#])(?P<number_sign>#\s*of)\b"
     r"|\b(?P<count>count)\b"
     r"|\b(?P<sum>sum\s+of|the\s+sum|summ?ed\s+up|in\s+total|total)\b"
     r"|(?<![\w-])(?P<avg>average|avg|mean)\b"

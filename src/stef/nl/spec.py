@@ -150,7 +150,7 @@ def analyze_text(
         _step_capitalised(ctx)
     _step_value_synonyms(ctx)
     _step_synonym_columns(ctx)
-    if ctx.terms or ctx.has(lx.AGGREGATE_WORDS):
+    if ctx.terms or ctx.has(lx.AGGREGATE_WORDS) or "#" in norm:
         _step_aggregations(ctx)
     if ctx.has(lx.DISTINCT_WORDS):
         _step_distinct(ctx)

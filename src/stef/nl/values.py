@@ -220,6 +220,12 @@ def _step_comparatives(ctx: _Ctx) -> None:
     for m in ctx.scan(lx.POSTFIX_RE):
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
+    for m in lx.SYMBOL_CMP_RE.finditer(ctx.text):
+        num = normalize_number(m.group("n"))
+        if num is not None and ctx.free(m.start(), m.end()):
+            col = _adjacent_column(ctx, m.start(), m.end())
+            op = lx.SYMBOL_OPS[m.group("op")]
+            ctx.add_filter(Filter(col, op, (num,), m.group(0), ctx.source), m.start(), m.end())
 
 
 def _step_attribute_numbers(ctx: _Ctx) -> None:
