@@ -30,7 +30,7 @@ from stef.nl.lexicon import (
     REQUEST_GENERIC_HEADS,
     SUPERLATIVES,
 )
-from stef.nl.request import singular
+from stef.nl.request import enumeration_size, singular
 from stef.spec import Projection, Spec
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
@@ -146,6 +146,31 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                 heads[0],
                 "request",
             )
+
+
+def check_enumeration(question: str, sql: Spec, out: FindingCollector) -> None:
+    """A question that lists the items to return ("show the name, city and state") needs at
+    least that many outputs: ``projection_count_short`` when the SQL returns fewer.
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(projections=[Projection("name", columns=("name",))])
+    >>> check_enumeration("Show the name, city and state of each store.", sql, out)
+    >>> [f.message for f in out.findings]
+    ['the question lists 3 items to return; the SQL returns 1 column(s)']
+    """
+    if not sql.projections or sql.flags.get("select_star"):
+        return
+    n = enumeration_size(question)
+    if len(sql.projections) < n:
+        out.add(
+            "projection_count_short",
+            "warning",
+            f"the question lists {n} items to return; the SQL returns "
+            f"{len(sql.projections)} column(s)",
+            question,
+            ", ".join(p.text or p.expr for p in sql.projections),
+            "request",
+        )
 
 
 #: Words that ask for a computation whatever they qualify ("total amount", "average rate");
@@ -662,6 +687,7 @@ def check_intent(
     check_requests(nl, sql, out)
     if question:
         check_subject(question, sql, out)
+        check_enumeration(question, sql, out)
     check_negation(nl, sql, out, question, enriched)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)

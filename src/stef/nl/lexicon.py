@@ -82,6 +82,8 @@ AGGREGATE_WORDS = _words(
 
 #: Words that trigger the DISTINCT step.
 DISTINCT_WORDS = _words("different unique distinct kind kinds type types sort sorts")
+#: Words that trigger the one-letter pattern step ("starting with c").
+INITIAL_WORDS = _words("start starts starting begin begins beginning end ends ending")
 
 #: Words that make an "X = Y" clause a condition, not a definition ("... where country = 'DE'").
 CONDITION_WORDS = _words("where whose having")
@@ -526,6 +528,12 @@ LIKE_CUES = re.compile(
     r"(?:\s+(?:the|a|an))?(?:\s+(?:lower|upper)[- ]?case)?"
     r"(?P<noun>\s+(?:word|phrase|string|substring|letter|character|text|"
     r"pattern)s?)?\s*$",
+    re.I,
+)
+#: One unquoted letter or digit a name starts or ends with (``kerberos starting with c``).
+INITIAL_LIKE = re.compile(
+    r"\b(?:(?:start|begin)(?:s|ning|ing)?|end(?:s|ing)?)\s+with\s+(?:the\s+)?"
+    r"(?:(?:lower|upper)[- ]?case\s+)?(?:letter\s+)?(?P<v>[a-z0-9])(?![\w'-])(?P<next>\s*\S?)",
     re.I,
 )
 NEGATION_BEFORE = re.compile(

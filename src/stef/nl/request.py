@@ -130,6 +130,82 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     return tuple(items)
 
 
+#: Words that open a segment which is no item of the list: a qualifier, an order, a value.
+_SEGMENT_STOPS = lx._words(
+    """sorted ordered grouped ranked order sort group rank ordering sorting ascending
+    descending otherwise known where which who whom whose that
+    if when whether excluding except for in with by from on at respectively please then
+    than to so such limited only showing display displayed"""
+)
+#: Words that lead a segment of the list without being part of its item.
+_SEGMENT_LEADS = lx._words("and also plus as well the their its his her a an each every both")
+#: Words after which a segment's item is qualified: an "and" past one of them is no split.
+_QUALIFIERS = lx._words("of for who whom whose that which where with in from by on at than between")
+_ENDS_LIST = _SEGMENT_STOPS - {"only"}
+_SENTENCE = re.compile(r"[.?!;:]")
+
+
+def _segment_items(segment: str) -> int | None:
+    """Items one comma-separated segment of a request lists (its "and"s before any
+    qualifier split it); ``None`` when the segment ends the list (a qualifier, an order, a
+    value: capitalised, quoted or a number)."""
+    words = segment.split()
+    while words and (words[0].casefold() in _SEGMENT_LEADS or words[0].casefold() == "along"):
+        words = words[1:]
+        if words and words[0].casefold() in {"with", "as"} and len(words) > 1:
+            words = words[1:]  # "along with", "as well as"
+    if not words:
+        return 0
+    first = words[0]
+    if first.casefold() in _SEGMENT_STOPS or not first[:1].islower():
+        return None
+    items = 1
+    for w in words[1:]:
+        low = w.casefold()
+        if low in _QUALIFIERS:
+            break
+        if low == "and":
+            items += 1
+    return items
+
+
+def enumeration_size(question: str) -> int:
+    """How many items the longest list of one request opener asks to get back (two or
+    more), else 0: ``show the name, city and state`` lists 3; a qualifier, an order or a
+    list of values ends the list.
+
+    >>> enumeration_size("Show the name, city, and state of each store, sorted by name.")
+    3
+    >>> enumeration_size("List the name and floor of the building with the largest floor.")
+    2
+    >>> enumeration_size("List students who live in Boston, Cambridge, and Somerville.")
+    0
+    >>> enumeration_size("What is the number of students and teachers?")
+    0
+    >>> enumeration_size("What is the code, name and total for each school, department, and level?")
+    3
+    >>> enumeration_size("Retrieve the subjects, including their titles, categories and fees.")
+    3
+    """
+    best = 0
+    for m in _OPENER.finditer(question.casefold()):
+        end = _SENTENCE.search(question, m.end())
+        clause = question[m.end() : end.start() if end else len(question)]
+        count = 0
+        for segment in clause.split(","):
+            words = segment.split()
+            if words and words[0].casefold() in {"including", "namely"}:
+                count, segment = 0, " ".join(words[1:])  # "the details, including X, Y"
+            items = _segment_items(segment)
+            if items is None:
+                break
+            count += items
+            if any(w.casefold() in _ENDS_LIST for w in segment.split()[1:]):
+                break  # later commas belong to a qualifier ("for each school, department")
+        best = max(best, count)
+    return best if best >= 2 else 0
+
+
 def request_projections(question: str) -> list[Projection]:
     """The NL spec's ``projections``: one per requested item, its content words as
     ``columns`` and ``is_aggregate`` for a computed item.

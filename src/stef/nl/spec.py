@@ -49,6 +49,7 @@ from stef.nl.values import (
     _step_attribute_numbers,
     _step_capitalised,
     _step_comparatives,
+    _step_initials,
     _step_quoted,
     _step_synonym_columns,
     _step_value_synonyms,
@@ -100,24 +101,10 @@ def analyze_text(
     >>> a.style, [(m.phrase, m.columns) for m in a.mappings], [x.func for x in a.spec.aggregations]
     ('hints', [('male', ('sex',)), ('average age', ('age',))], ['avg'])
     """
-    rules = rules or _DEFAULT_RULES
-    norm, low = _normalized(text)
-    lexicon = _rules_lexicon(rules)
+    lexicon = _rules_lexicon(rules or _DEFAULT_RULES)
     synonyms = lexicon.synonyms
-    ctx = _Ctx(
-        text=norm,
-        low=low,
-        source=source,
-        synonyms=synonyms,
-        values=lexicon.values,
-        terms=lexicon.terms,
-        now=now,
-        known=_known_index(synonyms, known_columns, lexicon.known),
-        mask=bytearray(len(norm)),
-        lexicon=lexicon,
-    )
-    ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
-    ctx.ascii = norm.isascii()
+    ctx = _context(text, source, lexicon, now, known_columns)
+    norm = ctx.text
     digits = bool(lx.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
     style = "question"
@@ -133,6 +120,8 @@ def analyze_text(
     _step_answer_format(ctx)
     if lx.QUOTE_CHARS.search(norm):
         _step_quoted(ctx)
+    if ctx.has(lx.INITIAL_WORDS):
+        _step_initials(ctx)
     _step_dates(ctx)
     if numeric:
         _step_comparatives(ctx)
@@ -163,6 +152,32 @@ def analyze_text(
         ctx.spec.flags.setdefault(k, False)
     ctx.spec.filters.sort(key=lambda f: _position(norm, f))
     return TextAnalysis(ctx.spec, style, norm, ctx.mappings)
+
+
+def _context(
+    text: str,
+    source: str,
+    lexicon: _RulesLexicon,
+    now: datetime | None,
+    known_columns: Iterable[str],
+) -> _Ctx:
+    """The reading context of one text: normalised, case-folded, nothing taken yet."""
+    norm, low = _normalized(text)
+    ctx = _Ctx(
+        text=norm,
+        low=low,
+        source=source,
+        synonyms=lexicon.synonyms,
+        values=lexicon.values,
+        terms=lexicon.terms,
+        now=now,
+        known=_known_index(lexicon.synonyms, known_columns, lexicon.known),
+        mask=bytearray(len(norm)),
+        lexicon=lexicon,
+    )
+    ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
+    ctx.ascii = norm.isascii()
+    return ctx
 
 
 def _normalized(text: str | None) -> tuple[str, str]:

@@ -124,6 +124,25 @@ _CLASSIFIERS = lx._words(
 )
 
 
+def _step_initials(ctx: _Ctx) -> None:
+    """``names starting with c``, ``last names begin with Y``: one letter a name starts (or
+    ends) with is a pattern the SQL must apply; ``a``/``i`` only when no word follows
+    (``starting with a capital letter`` names no letter).
+
+    >>> from stef.nl.spec import extract_nl_spec
+    >>> [(f.op, f.values) for f in extract_nl_spec("users with kerberos starting with c").filters]
+    [('like', ('c%',))]
+    >>> extract_nl_spec("titles starting with a capital letter").filters
+    []
+    """
+    for m in lx.INITIAL_LIKE.finditer(ctx.text):
+        v = m.group("v")
+        if v.casefold() in {"a", "i"} and m.group("next").strip()[:1].isalpha():
+            continue
+        if ctx.free(m.start("v"), m.end("v")):
+            _add_value(ctx, v.casefold(), m.start("v"), m.end("v"))
+
+
 def _scare_quoted(inner: str, low: str, end: int) -> bool:
     """Is a quoted word a notion rather than a value: one word quoted before the plural
     noun it qualifies or before a verb (``"Bad" answers``, ``"quality" posts``, ``How
