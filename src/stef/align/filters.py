@@ -751,7 +751,7 @@ def align(
     check_order_limit(nl, sql, out, r, enriched_question)
     answered = (*extra, *benign_found, *(f for pair in matched for f in pair))
     reported = {v for f in answered for v in f.values}
-    check_literals_and_hints(nl, sql, out, text, reported, r.column_synonyms)
+    check_literals_and_hints(nl, sql, out, text, reported, r.column_synonyms, question)
     stems = text_stems(text)
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found)
     check_value_case(sql, out, question, enriched_question)

@@ -25,6 +25,7 @@ from stef.align.matching import (
 )
 from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
+from stef.nl.lexicon import BQ, DQ, SQ
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
 
@@ -188,17 +189,22 @@ def check_literals_and_hints(
     text: str,
     reported: set[str],
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    question: str = "",
 ) -> None:
     """Columns the hints name, numbers the question states, literals nobody asked for.
     A column named only through a synonym that the SQL compares as a value ("the sales
     team" as ``team = 'sales'`` while "sales" is a synonym of ``amount``) is that value,
-    not the column."""
+    not the column; a term the question itself quotes (``an answer about `hg pull
+    --force```) is what the user searches for, whatever the hints quote."""
     sql_cols = {canon_col(c) for c in sql.columns}
     sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
     literals = {lit.casefold() for lit in sql.literals}
+    quoted = {
+        m.group(1).casefold().strip() for rx in (BQ, DQ, SQ) for m in rx.finditer(question)
+    }
     for col in nl.columns:
         c = canon_col(col)
-        if c in _FUNCTION_WORDS:
+        if c in _FUNCTION_WORDS or col.casefold().strip() in quoted:
             continue  # "(with limited blacklist …)" read as a column list: no column
         said = (synonyms or {}).get(col) or ()
         if said and any(w.casefold() in literals for w in said):

@@ -255,6 +255,13 @@ _SUBJECT = re.compile(
     r"(?:the\s+)?(?P<noun>[a-z]{3,}s)\b",
     re.I,
 )
+#: A ranked title's noun after up to three modifiers: "Top 20 most viewed posts", "Top SO Users".
+_RANKED_SUBJECT = re.compile(
+    r"^\W*(?:the\s+)?(?:top|first|last|latest|newest|oldest|best|worst)(?:\s+\d+)?\s+"
+    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an)\b)[A-Za-z][\w'-]*\s+){0,3}?"
+    r"(?P<noun>[a-z]{3,}s)\b",
+    re.I,
+)
 
 
 def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
@@ -267,10 +274,11 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     >>> out = FindingCollector()
     >>> sql = Spec(projections=[Projection("reputation", None, ("reputation",))], tables=["users"])
     >>> check_subject("Top users from the Philippines", sql, out)
+    >>> check_subject("Top 500 most active SO users", sql, out)
     >>> [f.kind for f in out.findings]
-    ['projection_subject_missing']
+    ['projection_subject_missing', 'projection_subject_missing']
     """
-    m = _SUBJECT.match(question)
+    m = _SUBJECT.match(question) or _RANKED_SUBJECT.match(question)
     if m is None or not sql.projections or sql.flags.get("select_star") or sql.group_by:
         return
     if any(p.is_aggregate for p in sql.projections):

@@ -689,7 +689,9 @@ DIRECTION = re.compile(
 ORDER_BY_RE = re.compile(
     r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange(?:d)?|list(?:ed)?|(?:first|then|and|lastly|"
     r"finally)(?=\s+by))\s+(?:them\s+|it\s+|the\s+(?:results?|list|data)\s+)?"
-    r"(?:in\s+\w+\s+order\s+)?by\s+(?P<key>[^,.;?!]{1,60})",
+    r"(?:in\s+\w+\s+order\s+)?by\s+"
+    r"(?:(?:the\s+)?(?:ascending|descending|increasing|decreasing|alphabetical|chronological|"
+    r"reverse)\s+order\s+of\s+)?(?P<key>[^,.;?!]{1,60})",
     re.I,
 )
 IN_ORDER_RE = re.compile(
