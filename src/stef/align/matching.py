@@ -100,6 +100,10 @@ def canon_col(name: str | None) -> str:
     return _canon_col_cached(name) if name else ""
 
 
+#: A plain number, perhaps negative: compared by value, never as a word of another.
+_SIGNED = re.compile(r"-?\d+(?:\.\d+)?")
+
+
 def values_match(nv: str, sv: str) -> bool:
     """Does an NL value match a SQL literal? Exact, LIKE-pattern, year-of-date, or word-contained.
 
@@ -111,6 +115,8 @@ def values_match(nv: str, sv: str) -> bool:
     (True, True)
     >>> values_match("mathematica", "%<mathematica>%"), values_match("nice try", "%ice tr%")
     (True, True)
+    >>> values_match("5", "-5"), values_match("-5", "-5.0")
+    (False, True)
     """
     if nv == sv:
         return True
@@ -130,6 +136,8 @@ def values_match(nv: str, sv: str) -> bool:
         return True
     if _FOUR_DIGITS.fullmatch(core) and nv.startswith(core) and _year_end(nv[4:], "-"):
         return True
+    if _SIGNED.fullmatch(nv) and _SIGNED.fullmatch(core):
+        return float(nv) == float(core)  # '5' is not '-5'
     if nv.isdigit() and occurs(nv, core, _word_or_dot, _word_or_dot):
         return True  # '13' of 'Agent 13'
     if len(core) >= 4 and len(nv) >= 4 and nv.rstrip("s") == core.rstrip("s"):

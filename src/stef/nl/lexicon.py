@@ -627,7 +627,8 @@ RELATIVE = re.compile(
 
 # Comparatives -----------------------------------------------------------------------------
 CMP_RE = re.compile(
-    rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?(?P<n>{_NUM})",
+    rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?"
+    rf"(?P<n>(?:-|minus\s+)?{_NUM})",
     re.I,
 )
 #: A comparison written with its symbol after a word: ``reputation >= 100``, ``Score > 0``.
@@ -638,7 +639,7 @@ SYMBOL_CMP_RE = re.compile(
 SYMBOL_OPS = {">=": ">=", "=>": ">=", "<=": "<=", "=<": "<=", "<>": "!=", "!=": "!="}
 SYMBOL_OPS |= {">": ">", "<": "<"}
 POSTFIX_RE = re.compile(
-    rf"(?<![\w.$/-])(?P<n>{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
+    rf"(?<![\w.$/-])(?P<n>(?:(?<!\S)-|\bminus\s+)?{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
     r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
     r"|\+(?!\w))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)))\b",
     re.I,

@@ -198,8 +198,18 @@ def _add_value(
     ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end)
 
 
+def _signed_number(text: str) -> tuple[str, bool] | None:
+    """:func:`_parse_number` with a sign: ``"-5"`` and ``"minus 5"`` → ``("-5", False)``."""
+    t = text.strip()
+    sign = t.startswith("-") or t.casefold().startswith("minus ")
+    parsed = _parse_number(t[1:] if t.startswith("-") else t[6:] if sign else t)
+    if parsed is None or not sign or parsed[0] in {"0", "0.0"}:
+        return parsed
+    return "-" + parsed[0], parsed[1]
+
+
 def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> None:
-    parsed = [_parse_number(n) for n in nums]
+    parsed = [_signed_number(n) for n in nums]
     if any(p is None for p in parsed):
         return
     vals = tuple(p[0] for p in parsed if p)
