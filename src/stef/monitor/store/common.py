@@ -31,8 +31,8 @@ from stef.monitor.stats import (
     Tally,
     check_group_keys,
     to_epoch,
-    window_start,
 )
+from stef.monitor.store.cells import Cell, count_cells, tally_of_cells
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
@@ -43,6 +43,7 @@ from stef.monitor.store.rollups import (
     RollupTable,
     TallySum,
     negated,
+    stored_tally,
 )
 from stef.monitor.store.selection import Selection
 
@@ -266,6 +267,9 @@ class Dialect:
     hash_aggregate: bool = False
     #: rows per time range figures over the rows are grouped in (``None``: all at once)
     slice_rows: int | None = None
+    #: whether rows carry a cell id (``evaluations.cell``, :mod:`~stef.monitor.store.cells`):
+    #: figures over the rows then gather one JSON array of cell ids per group
+    cells: bool = False
 
 
 def _sqlite_meta(key: str) -> str:
@@ -288,6 +292,7 @@ SQLITE = Dialect(
     total="total",
     array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
     slice_rows=30_000,
+    cells=True,
 )
 POSTGRES = Dialect(
     mark="%s",
@@ -520,15 +525,28 @@ class SQLReader:
             clauses.append(f"{start} < {mark}")
             params.append(sel.until)
         clause = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        sums: dict[GroupKey, TallySum] = {}
-        sql = f"SELECT agent, agent_version, app, {start}, tally FROM {table.name}{clause}"
-        for agent, version, app, hour, text in self._stream(sql, params):
-            values = {"agent": agent, "agent_version": version, "app": app}
-            gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
-            if gkey not in sums:
-                sums[gkey] = TallySum()
-            sums[gkey].add(orjson.loads(text))
-        tallies = {k: s.tally() for k, s in sums.items()}
+        # Group values by position (the columns of ``by``, then the start): one stored
+        # tally per group, the common case of windows as wide as the table's buckets, is
+        # turned into a Tally as it is; several are summed as plain dicts (TallySum).
+        n = len(by)
+        cols = "".join(f"{k}, " for k in by)
+        sql = f"SELECT {cols}{start}, tally FROM {table.name}{clause}"
+        groups: dict[GroupKey, Any] = {}
+        floor = math.floor
+        for row in self._stream(sql, params):
+            at = None if window is None else floor(float(row[n]) / window) * window
+            gkey = (tuple(row[:n]), at)
+            seen = groups.get(gkey)
+            if seen is None:
+                groups[gkey] = row[n + 1]
+            else:
+                if type(seen) is not TallySum:
+                    seen = groups[gkey] = TallySum.of(orjson.loads(seen))
+                seen.add(orjson.loads(row[n + 1]))
+        tallies = {
+            k: s.tally() if type(s) is TallySum else stored_tally(orjson.loads(s))
+            for k, s in groups.items()
+        }
         return {k: t for k, t in tallies.items() if t.records > 0}
 
     def _tallies_from_rows(
@@ -559,6 +577,8 @@ class SQLReader:
                 f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {keys}"
             )
             return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
+        if self.dialect.cells:
+            return self._tallies_from_cells(sel, window, lead, n, nby, conf)
         arr = self.dialect.array
         parts = [
             "count(*)",
@@ -567,23 +587,54 @@ class SQLReader:
             arr("e.finding_kinds", "e.finding_kinds IS NOT NULL"),
             conf,
         ]
-        grouping = f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
-        mark = self.dialect.mark
-        sliced, _ = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
-        sql = f"SELECT {lead}{', '.join(parts)} FROM evaluations e{sliced}{grouping}"
         kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
+        for row in self._sliced_groups(sel, window, lead, n, ", ".join(parts)):
+            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
+            tally = tally_of_arrays(row[n:], kinds)
+            if key in out:
+                out[key].merge(tally)
+            else:
+                out[key] = tally
+        return out
+
+    def _tallies_from_cells(
+        self, sel: Selection, window: float | None, lead: str, n: int, nby: int, conf: str
+    ) -> dict[GroupKey, Tally]:
+        """Figures over the rows from each group's JSON array of cell ids."""
+        parts = f"count(*), json_group_array(e.cell), {conf}"
+        sums: dict[GroupKey, list[Any]] = {}
+        for row in self._sliced_groups(sel, window, lead, n, parts):
+            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
+            acc = sums.get(key)
+            if acc is None:
+                acc = sums[key] = [0, {}, 0.0, 0]
+            records, ids, conf_sum, conf_n = row[n:]
+            acc[0] += records
+            count_cells(ids, acc[1])
+            acc[2] += conf_sum or 0.0
+            acc[3] += conf_n or 0
+        cells = self._cells()
+        kinds: dict[str, list[tuple[str, bool]]] = {}
+        return {k: tally_of_cells(a[0], a[1], cells, a[2], a[3], kinds) for k, a in sums.items()}
+
+    def _cells(self) -> Mapping[int, Cell]:
+        """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
+        raise NotImplementedError
+
+    def _sliced_groups(
+        self, sel: Selection, window: float | None, lead: str, n: int, parts: str
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns, time slice by
+        time slice (:meth:`_slices`); a slice with no rows gives none."""
+        grouping = f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
+        mark = self.dialect.mark
+        sliced, params = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
+        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{grouping}"
         for lo, hi in self._slices(sel, window):
             for row in self._fetch_grouped(sql, [lo, hi, *params]):
-                if not row[n]:
-                    continue  # no group: an empty selection still gives one row
-                key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
-                tally = tally_of_arrays(row[n:], kinds)
-                if key in out:
-                    out[key].merge(tally)
-                else:
-                    out[key] = tally
-        return out
+                if row[n]:  # no group: an empty selection still gives one row
+                    yield row
 
     def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
         """Time ranges to scan one after the other, each of about
