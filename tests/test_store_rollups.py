@@ -158,3 +158,15 @@ def test_sqlite_cell_ids_stay_right_with_two_writers_and_a_rolled_back_chunk(tmp
             assert figures_of(store.tallies(sel, by=by, window=window)) == want, (by, sel)
     for store in (reader, one, two):
         store.close()
+
+
+def test_sqlite_rows_without_a_cell_id_are_still_counted(tmp_path):
+    """Rows an older STEF wrote into a migrated store (no cell id) are counted all the
+    same: figures over the rows then read the counted columns themselves."""
+    evaluations = _evaluations()
+    store = open_store(tmp_path / "stef.db")
+    store.write(evaluations)
+    store.conn.execute("UPDATE evaluations SET cell = NULL WHERE seq % 3 = 0")
+    want = figures_of(tally_evaluations(evaluations, by=["metadata.team"], window=1800.0))
+    assert figures_of(store.tallies(by=["metadata.team"], window=1800.0)) == want
+    store.close()

@@ -270,6 +270,8 @@ class Dialect:
     #: whether rows carry a cell id (``evaluations.cell``, :mod:`~stef.monitor.store.cells`):
     #: figures over the rows then gather one JSON array of cell ids per group
     cells: bool = False
+    #: ``bucket`` computed in Python, as the database computes it (``None``: not given)
+    bucket_of: Callable[[float, float], float] | None = None
 
 
 def _sqlite_meta(key: str) -> str:
@@ -293,6 +295,8 @@ SQLITE = Dialect(
     array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
     slice_rows=30_000,
     cells=True,
+    # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
+    bucket_of=lambda t, w: int(t / w) * w,
 )
 POSTGRES = Dialect(
     mark="%s",
@@ -304,6 +308,11 @@ POSTGRES = Dialect(
     ),
     hash_aggregate=True,
 )
+
+
+def _grouping(n: int) -> str:
+    """`` GROUP BY 1, …, n`` (empty for none)."""
+    return f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
 
 
 def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
@@ -578,7 +587,9 @@ class SQLReader:
             )
             return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
         if self.dialect.cells:
-            return self._tallies_from_cells(sel, window, lead, n, nby, conf)
+            from_cells = self._tallies_from_cells(sel, window, lead, n, nby, conf)
+            if from_cells is not None:
+                return from_cells
         arr = self.dialect.array
         parts = [
             "count(*)",
@@ -600,8 +611,9 @@ class SQLReader:
 
     def _tallies_from_cells(
         self, sel: Selection, window: float | None, lead: str, n: int, nby: int, conf: str
-    ) -> dict[GroupKey, Tally]:
-        """Figures over the rows from each group's JSON array of cell ids."""
+    ) -> dict[GroupKey, Tally] | None:
+        """Figures over the rows from each group's JSON array of cell ids (``None`` when a
+        row has none: written by a STEF before migration ``0008_row_cells``)."""
         parts = f"count(*), json_group_array(e.cell), {conf}"
         sums: dict[GroupKey, list[Any]] = {}
         for row in self._sliced_groups(sel, window, lead, n, parts):
@@ -614,6 +626,8 @@ class SQLReader:
             count_cells(ids, acc[1])
             acc[2] += conf_sum or 0.0
             acc[3] += conf_n or 0
+        if any(None in acc[1] for acc in sums.values()):
+            return None
         cells = self._cells()
         kinds: dict[str, list[tuple[str, bool]]] = {}
         return {k: tally_of_cells(a[0], a[1], cells, a[2], a[3], kinds) for k, a in sums.items()}
@@ -625,14 +639,32 @@ class SQLReader:
     def _sliced_groups(
         self, sel: Selection, window: float | None, lead: str, n: int, parts: str
     ) -> Iterator[tuple[Any, ...]]:
-        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns, time slice by
-        time slice (:meth:`_slices`); a slice with no rows gives none."""
-        grouping = f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
+        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns (the last of them the
+        window start when ``window``), time slice by time slice (:meth:`_slices`); a slice
+        with no rows gives none. A slice that lies in one window groups by the others
+        alone, its window start passed in (what the dialect's ``bucket`` would compute for
+        every one of its rows)."""
         mark = self.dialect.mark
         sliced, params = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
-        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{grouping}"
+        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(n)}"
+        one_window, bucket_of, width = None, self.dialect.bucket_of, 0.0
+        if window is not None and bucket_of is not None:
+            width = float(window)
+            others = lead[: lead.rindex(self.dialect.bucket(width))]
+            one_window = (
+                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(n - 1)}"
+            )
         for lo, hi in self._slices(sel, window):
-            for row in self._fetch_grouped(sql, [lo, hi, *params]):
+            at = None
+            if one_window is not None and bucket_of is not None and -math.inf < lo < hi < math.inf:
+                at = bucket_of(lo, width)
+                if at != bucket_of(math.nextafter(hi, -math.inf), width):
+                    at = None  # the slice straddles two windows
+            if one_window is None or at is None:
+                rows = self._fetch_grouped(sql, [lo, hi, *params])
+            else:
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params])
+            for row in rows:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row
 
@@ -656,13 +688,25 @@ class SQLReader:
         if hi < lo:
             return everything
         width = max((float(last) - float(first)) * per / total, 1.0)
-        if window is not None:
-            width = max(1, int(width // window)) * float(window)
-        start = math.floor(lo / width) * width
-        count = int((hi - start) // width) + 1
+        if window is not None and window > width:
+            # Several ranges per window, each inside one: their rows need no window start
+            # computed (see :meth:`_sliced_groups`).
+            per_window = math.ceil(window / width)
+            start = math.floor(lo / window) * window
+            count = (int((hi - start) // window) + 1) * per_window
+            step = window / per_window
+            edges = [
+                start + (i // per_window) * window + (i % per_window) * step for i in range(count)
+            ]
+        else:
+            if window is not None:
+                width = max(1, int(width // window)) * float(window)
+            start = math.floor(lo / width) * width
+            count = int((hi - start) // width) + 1
+            edges = [start + i * width for i in range(count)]
         if count > MAX_SLICES:
             return everything
-        edges = [start + i * width for i in range(count)] + [math.inf]
+        edges += [math.inf]
         edges[0] = -math.inf
         return list(itertools.pairwise(edges))
 

@@ -36,7 +36,7 @@ import orjson
 import stef.monitor.store.migrations as migrations
 from stef.monitor.stats import Tally, finding_kinds
 from stef.monitor.store.cells import Cell, CellIndex, cell_of
-from stef.monitor.store.codec import decode_doc, encode_doc
+from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
     SQLITE,
@@ -261,7 +261,8 @@ class SQLiteStore(SQLReader):
             delta = Rollups()
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
-            docs: list[tuple[int, bytes]] = []
+            seqs: list[int] = []
+            datas: list[bytes] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
             for ev_id, (ev, t) in unique.items():
@@ -273,14 +274,16 @@ class SQLiteStore(SQLReader):
                 ev_kinds = finding_kinds(ev)
                 row = build_row(ev, t, kinds=ev_kinds)
                 rows.append((seq, *row, cells.intern(cell_of(row))))
-                docs.append((seq, encode_doc(ev)))
+                seqs.append(seq)
+                datas.append(json_bytes(ev))
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
                 delta.add(row, ev_kinds)
             delta.tallies(rollups)
             conn.executemany(_INSERT, rows)
             conn.executemany(
-                "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)", docs
+                "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)",
+                zip(seqs, compress_many(datas), strict=True),
             )
             conn.executemany("INSERT INTO findings (seq, kind, severity) VALUES (?, ?, ?)", kinds)
             cells.flush(conn)
