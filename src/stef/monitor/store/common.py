@@ -30,6 +30,7 @@ from stef.monitor.stats import (
     GroupKey,
     Tally,
     check_group_keys,
+    paused_gc,
     to_epoch,
 )
 from stef.monitor.store.cells import Cell, count_cells, tally_of_cells
@@ -509,9 +510,10 @@ class SQLReader:
         sel = as_selection(selection)
         check_group_keys(by)
         table = covering_rollups(sel, by, window)
-        if table is not None:
-            return self._tallies_from_rollups(sel, by, window, table)
-        return self._tallies_from_rows(sel, by, window)
+        with paused_gc():  # many small dicts, no cycles (see paused_gc)
+            if table is not None:
+                return self._tallies_from_rollups(sel, by, window, table)
+            return self._tallies_from_rows(sel, by, window)
 
     def _tallies_from_rollups(
         self,
@@ -564,7 +566,7 @@ class SQLReader:
         """One scan of ``evaluations`` grouped in SQL (finding kinds from the rows'
         ``finding_kinds``): by the group and every counted column where the database
         hashes (PostgreSQL), else by the group alone with the counted columns gathered as
-        JSON arrays, which keeps SQLite's sort narrow."""
+        JSON arrays (SQLite: one array of the rows' cell ids), which keeps the sort narrow."""
         clause, params = where(sel, self.dialect)
         groups = [
             f"e.{k}" if k in GROUP_KEYS else self.dialect.meta_expr(k[len("metadata.") :])
