@@ -37,7 +37,7 @@ from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
-from stef.monitor.stats import Tally, finding_kinds
+from stef.monitor.stats import Tally, finding_kinds, paused_gc
 from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
@@ -327,6 +327,7 @@ class PostgresStore(SQLReader):
                 new += pending.result()
         return new
 
+    @paused_gc()  # thousands of rows and documents, no cycles
     def _entries(
         self, batch: Sequence[Mapping[str, Any]], replace: bool, probe: bool = True
     ) -> tuple[_Entries, int]:
@@ -348,6 +349,7 @@ class PostgresStore(SQLReader):
             entries[ev_id] = (row, doc, kinds)
         return entries, len(known)
 
+    @paused_gc()
     def _write_chunk(
         self, entries: _Entries, replace: bool, offsets: Mapping[str, int] | None
     ) -> int:

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 import stef.monitor.store.migrations as migrations
-from stef.monitor.stats import Tally, finding_kinds
+from stef.monitor.stats import Tally, finding_kinds, paused_gc
 from stef.monitor.store.cells import Cell, CellIndex, cell_of
 from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
@@ -242,6 +242,7 @@ class SQLiteStore(SQLReader):
             if last:
                 return new
 
+    @paused_gc()  # thousands of rows, documents and tallies, no cycles
     def _write_chunk(
         self,
         batch: Sequence[Mapping[str, Any]],
