@@ -118,3 +118,55 @@ def test_windows_not_whole_10_minutes_still_read_the_rows(store_target, window):
     got = figures_of(store.tallies(by=["agent"], window=window))
     assert got == figures_of(tally_evaluations(evaluations, by=["agent"], window=window))
     store.close()
+
+
+def test_sqlite_cell_ids_stay_right_with_two_writers_and_a_rolled_back_chunk(tmp_path, monkeypatch):
+    """Two SQLite connections writing in turn (each adding cells the other has not seen),
+    a chunk that fails inside its transaction, and a reader opened before any of it:
+    figures over the rows (metadata groups, a status selection) equal figures counted in
+    Python."""
+    evaluations = _evaluations()
+    path = tmp_path / "stef.db"
+    reader, one, two = open_store(path), open_store(path), open_store(path)
+    one.chunk = two.chunk = 60
+    half = len(evaluations) // 2
+    assert one.write(evaluations[:100]) == 100
+    assert two.write(evaluations[100:half]) == half - 100
+
+    def fail(rollups):
+        raise OSError("disk full")
+
+    with monkeypatch.context() as m:
+        m.setattr(one, "_add_rollups", fail)
+        with pytest.raises(OSError):
+            one.write([{**evaluations[half], "status": "ok", "score": 99.5, "band": "odd"}])
+    assert two.write(evaluations[half:]) == len(evaluations) - half
+    ok = [i for i, e in enumerate(evaluations) if e["status"] == "ok"][:2]
+    changed = {ok[0]: {**evaluations[ok[0]], "score": 33.125}}  # a cell nobody has seen
+    assert two.write([changed[ok[0]]], replace=True) == 0
+    changed[ok[1]] = {**evaluations[ok[1]], "score": 12.25}
+    assert one.write([changed[ok[1]]], replace=True) == 0
+    current = [changed.get(i, e) for i, e in enumerate(evaluations)]
+    for by, window, sel in [
+        (["metadata.team"], None, Selection()),
+        (["agent"], 700.0, Selection()),
+        (["agent", "metadata.team"], 3600.0, Selection(status="ok")),
+    ]:
+        chosen = [e for e in current if sel.status is None or e["status"] == sel.status]
+        want = figures_of(tally_evaluations(chosen, by=by, window=window))
+        for store in (reader, one, two):
+            assert figures_of(store.tallies(sel, by=by, window=window)) == want, (by, sel)
+    for store in (reader, one, two):
+        store.close()
+
+
+def test_sqlite_rows_without_a_cell_id_are_still_counted(tmp_path):
+    """Rows an older STEF wrote into a migrated store (no cell id) are counted all the
+    same: figures over the rows then read the counted columns themselves."""
+    evaluations = _evaluations()
+    store = open_store(tmp_path / "stef.db")
+    store.write(evaluations)
+    store.conn.execute("UPDATE evaluations SET cell = NULL WHERE seq % 3 = 0")
+    want = figures_of(tally_evaluations(evaluations, by=["metadata.team"], window=1800.0))
+    assert figures_of(store.tallies(by=["metadata.team"], window=1800.0)) == want
+    store.close()

@@ -18,11 +18,14 @@ is pure: no I/O, no clock.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
 import itertools
 import math
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -506,10 +509,44 @@ def rows(tallies: Mapping[GroupKey, Tally], by: Sequence[str], top: int = 5) -> 
         (values, start), _ = item
         return (tuple((v is None, v or "") for v in values), start or 0.0)
 
-    return [
-        Row(dict(zip(by, values, strict=True)), start, figures(tally, top))
-        for (values, start), tally in sorted(tallies.items(), key=sort_key)
-    ]
+    with paused_gc():
+        return [
+            Row(dict(zip(by, values, strict=True)), start, figures(tally, top))
+            for (values, start), tally in sorted(tallies.items(), key=sort_key)
+        ]
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = [0, False]  # how many callers are inside paused_gc; whether gc was enabled
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while tallies or figures of many groups are
+    built: they hold no reference cycles, yet each few hundred new dicts start a
+    collection that walks every object alive (a third of the time over 25,920 groups).
+    Nested and concurrent pauses (threads of ``stef serve``) count: the collector runs
+    again when the last one ends, if it ran before the first.
+
+    >>> import gc
+    >>> with paused_gc():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
+    with _gc_lock:
+        if _gc_pauses[0] == 0:
+            _gc_pauses[1] = gc.isenabled()
+            gc.disable()
+        _gc_pauses[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses[0] -= 1
+            if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                gc.enable()
 
 
 def flat_row(row: Row) -> dict[str, Any]:

@@ -114,6 +114,21 @@ def compress_json(data: bytes) -> bytes:
     return _compressor().compress(data)
 
 
+def compress_many(datas: list[bytes]) -> list[bytes]:
+    """:func:`compress_json` of each of ``datas`` (the same bytes), in one call: zstd
+    compresses them one after the other in C, without a Python call per document (a
+    chunk of 5,000 in a third to a half of the time).
+
+    >>> [decode_doc(b) for b in compress_many([b'{"a": 1}', b'[]'])]
+    [{'a': 1}, []]
+    """
+    if not datas:
+        return []
+    inputs: list[bytes | bytearray | memoryview] = list(datas)
+    frames = _compressor().multi_compress_to_buffer(inputs, threads=1)
+    return [frames[i].tobytes() for i in range(len(frames))]
+
+
 def decode_doc(value: bytes | memoryview | str) -> dict[str, Any]:
     """The evaluation dict of a stored ``evaluation_docs.doc`` value.
 

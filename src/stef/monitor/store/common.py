@@ -30,9 +30,10 @@ from stef.monitor.stats import (
     GroupKey,
     Tally,
     check_group_keys,
+    paused_gc,
     to_epoch,
-    window_start,
 )
+from stef.monitor.store.cells import Cell, count_cells, tally_of_cells
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
@@ -43,6 +44,7 @@ from stef.monitor.store.rollups import (
     RollupTable,
     TallySum,
     negated,
+    stored_tally,
 )
 from stef.monitor.store.selection import Selection
 
@@ -266,6 +268,11 @@ class Dialect:
     hash_aggregate: bool = False
     #: rows per time range figures over the rows are grouped in (``None``: all at once)
     slice_rows: int | None = None
+    #: whether rows carry a cell id (``evaluations.cell``, :mod:`~stef.monitor.store.cells`):
+    #: figures over the rows then gather one JSON array of cell ids per group
+    cells: bool = False
+    #: ``bucket`` computed in Python, as the database computes it (``None``: not given)
+    bucket_of: Callable[[float, float], float] | None = None
 
 
 def _sqlite_meta(key: str) -> str:
@@ -288,6 +295,9 @@ SQLITE = Dialect(
     total="total",
     array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
     slice_rows=30_000,
+    cells=True,
+    # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
+    bucket_of=lambda t, w: int(t / w) * w,
 )
 POSTGRES = Dialect(
     mark="%s",
@@ -299,6 +309,11 @@ POSTGRES = Dialect(
     ),
     hash_aggregate=True,
 )
+
+
+def _grouping(n: int) -> str:
+    """`` GROUP BY 1, …, n`` (empty for none)."""
+    return f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
 
 
 def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
@@ -495,9 +510,10 @@ class SQLReader:
         sel = as_selection(selection)
         check_group_keys(by)
         table = covering_rollups(sel, by, window)
-        if table is not None:
-            return self._tallies_from_rollups(sel, by, window, table)
-        return self._tallies_from_rows(sel, by, window)
+        with paused_gc():  # many small dicts, no cycles (see paused_gc)
+            if table is not None:
+                return self._tallies_from_rollups(sel, by, window, table)
+            return self._tallies_from_rows(sel, by, window)
 
     def _tallies_from_rollups(
         self,
@@ -520,15 +536,28 @@ class SQLReader:
             clauses.append(f"{start} < {mark}")
             params.append(sel.until)
         clause = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-        sums: dict[GroupKey, TallySum] = {}
-        sql = f"SELECT agent, agent_version, app, {start}, tally FROM {table.name}{clause}"
-        for agent, version, app, hour, text in self._stream(sql, params):
-            values = {"agent": agent, "agent_version": version, "app": app}
-            gkey = (tuple(values[k] for k in by), window_start(float(hour), window))
-            if gkey not in sums:
-                sums[gkey] = TallySum()
-            sums[gkey].add(orjson.loads(text))
-        tallies = {k: s.tally() for k, s in sums.items()}
+        # Group values by position (the columns of ``by``, then the start): one stored
+        # tally per group, the common case of windows as wide as the table's buckets, is
+        # turned into a Tally as it is; several are summed as plain dicts (TallySum).
+        n = len(by)
+        cols = "".join(f"{k}, " for k in by)
+        sql = f"SELECT {cols}{start}, tally FROM {table.name}{clause}"
+        groups: dict[GroupKey, Any] = {}
+        floor = math.floor
+        for row in self._stream(sql, params):
+            at = None if window is None else floor(float(row[n]) / window) * window
+            gkey = (tuple(row[:n]), at)
+            seen = groups.get(gkey)
+            if seen is None:
+                groups[gkey] = row[n + 1]
+            else:
+                if type(seen) is not TallySum:
+                    seen = groups[gkey] = TallySum.of(orjson.loads(seen))
+                seen.add(orjson.loads(row[n + 1]))
+        tallies = {
+            k: s.tally() if type(s) is TallySum else stored_tally(orjson.loads(s))
+            for k, s in groups.items()
+        }
         return {k: t for k, t in tallies.items() if t.records > 0}
 
     def _tallies_from_rows(
@@ -537,7 +566,7 @@ class SQLReader:
         """One scan of ``evaluations`` grouped in SQL (finding kinds from the rows'
         ``finding_kinds``): by the group and every counted column where the database
         hashes (PostgreSQL), else by the group alone with the counted columns gathered as
-        JSON arrays, which keeps SQLite's sort narrow."""
+        JSON arrays (SQLite: one array of the rows' cell ids), which keeps the sort narrow."""
         clause, params = where(sel, self.dialect)
         groups = [
             f"e.{k}" if k in GROUP_KEYS else self.dialect.meta_expr(k[len("metadata.") :])
@@ -559,6 +588,10 @@ class SQLReader:
                 f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {keys}"
             )
             return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
+        if self.dialect.cells:
+            from_cells = self._tallies_from_cells(sel, window, lead, n, nby, conf)
+            if from_cells is not None:
+                return from_cells
         arr = self.dialect.array
         parts = [
             "count(*)",
@@ -567,23 +600,75 @@ class SQLReader:
             arr("e.finding_kinds", "e.finding_kinds IS NOT NULL"),
             conf,
         ]
-        grouping = f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
-        mark = self.dialect.mark
-        sliced, _ = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
-        sql = f"SELECT {lead}{', '.join(parts)} FROM evaluations e{sliced}{grouping}"
         kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
-        for lo, hi in self._slices(sel, window):
-            for row in self._fetch_grouped(sql, [lo, hi, *params]):
-                if not row[n]:
-                    continue  # no group: an empty selection still gives one row
-                key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
-                tally = tally_of_arrays(row[n:], kinds)
-                if key in out:
-                    out[key].merge(tally)
-                else:
-                    out[key] = tally
+        for row in self._sliced_groups(sel, window, lead, n, ", ".join(parts)):
+            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
+            tally = tally_of_arrays(row[n:], kinds)
+            if key in out:
+                out[key].merge(tally)
+            else:
+                out[key] = tally
         return out
+
+    def _tallies_from_cells(
+        self, sel: Selection, window: float | None, lead: str, n: int, nby: int, conf: str
+    ) -> dict[GroupKey, Tally] | None:
+        """Figures over the rows from each group's JSON array of cell ids (``None`` when a
+        row has none: written by a STEF before migration ``0008_row_cells``)."""
+        parts = f"count(*), json_group_array(e.cell), {conf}"
+        sums: dict[GroupKey, list[Any]] = {}
+        for row in self._sliced_groups(sel, window, lead, n, parts):
+            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
+            acc = sums.get(key)
+            if acc is None:
+                acc = sums[key] = [0, {}, 0.0, 0]
+            records, ids, conf_sum, conf_n = row[n:]
+            acc[0] += records
+            count_cells(ids, acc[1])
+            acc[2] += conf_sum or 0.0
+            acc[3] += conf_n or 0
+        if any(None in acc[1] for acc in sums.values()):
+            return None
+        cells = self._cells()
+        kinds: dict[str, list[tuple[str, bool]]] = {}
+        return {k: tally_of_cells(a[0], a[1], cells, a[2], a[3], kinds) for k, a in sums.items()}
+
+    def _cells(self) -> Mapping[int, Cell]:
+        """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
+        raise NotImplementedError
+
+    def _sliced_groups(
+        self, sel: Selection, window: float | None, lead: str, n: int, parts: str
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns (the last of them the
+        window start when ``window``), time slice by time slice (:meth:`_slices`); a slice
+        with no rows gives none. A slice that lies in one window groups by the others
+        alone, its window start passed in (what the dialect's ``bucket`` would compute for
+        every one of its rows)."""
+        mark = self.dialect.mark
+        sliced, params = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
+        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(n)}"
+        one_window, bucket_of, width = None, self.dialect.bucket_of, 0.0
+        if window is not None and bucket_of is not None:
+            width = float(window)
+            others = lead[: lead.rindex(self.dialect.bucket(width))]
+            one_window = (
+                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(n - 1)}"
+            )
+        for lo, hi in self._slices(sel, window):
+            at = None
+            if one_window is not None and bucket_of is not None and -math.inf < lo < hi < math.inf:
+                at = bucket_of(lo, width)
+                if at != bucket_of(math.nextafter(hi, -math.inf), width):
+                    at = None  # the slice straddles two windows
+            if one_window is None or at is None:
+                rows = self._fetch_grouped(sql, [lo, hi, *params])
+            else:
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params])
+            for row in rows:
+                if row[n]:  # no group: an empty selection still gives one row
+                    yield row
 
     def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
         """Time ranges to scan one after the other, each of about
@@ -605,13 +690,25 @@ class SQLReader:
         if hi < lo:
             return everything
         width = max((float(last) - float(first)) * per / total, 1.0)
-        if window is not None:
-            width = max(1, int(width // window)) * float(window)
-        start = math.floor(lo / width) * width
-        count = int((hi - start) // width) + 1
+        if window is not None and window > width:
+            # Several ranges per window, each inside one: their rows need no window start
+            # computed (see :meth:`_sliced_groups`).
+            per_window = math.ceil(window / width)
+            start = math.floor(lo / window) * window
+            count = (int((hi - start) // window) + 1) * per_window
+            step = window / per_window
+            edges = [
+                start + (i // per_window) * window + (i % per_window) * step for i in range(count)
+            ]
+        else:
+            if window is not None:
+                width = max(1, int(width // window)) * float(window)
+            start = math.floor(lo / width) * width
+            count = int((hi - start) // width) + 1
+            edges = [start + i * width for i in range(count)]
         if count > MAX_SLICES:
             return everything
-        edges = [start + i * width for i in range(count)] + [math.inf]
+        edges += [math.inf]
         edges[0] = -math.inf
         return list(itertools.pairwise(edges))
 

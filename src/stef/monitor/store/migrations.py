@@ -6,7 +6,7 @@ Each migration runs once, in order, inside a transaction; its name is then recor
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
 >>> migrate(conn)[-3:]
-['0005_compressed_docs', '0006_row_finding_kinds', '0007_fine_rollups']
+['0006_row_finding_kinds', '0007_fine_rollups', '0008_row_cells']
 >>> migrate(conn)
 []
 """
@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from stef.monitor.stats import Tally, to_epoch
+from stef.monitor.store.cells import backfill_cells
 from stef.monitor.store.rollups import (
     FINE_SECONDS,
     ROLLUP_SECONDS,
@@ -208,6 +209,13 @@ def m0007_fine_rollups(conn: sqlite3.Connection) -> None:
     )
 
 
+def m0008_row_cells(conn: sqlite3.Connection) -> None:
+    """Each row's cell id (``evaluations.cell``, the row's status, score, band, filter
+    class, verdict and finding kinds, kept once in ``cells``): figures SQLite groups over
+    the rows count one small integer per row (see :mod:`stef.monitor.store.cells`)."""
+    backfill_cells(conn)
+
+
 #: The light columns :func:`backfilled` reads, in its order.
 BACKFILL_COLUMNS = (
     "agent",
@@ -253,6 +261,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0005_compressed_docs", m0005_compressed_docs),
     ("0006_row_finding_kinds", m0006_row_finding_kinds),
     ("0007_fine_rollups", m0007_fine_rollups),
+    ("0008_row_cells", m0008_row_cells),
 ]
 
 

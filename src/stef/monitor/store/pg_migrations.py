@@ -180,6 +180,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     ("0007_fine_rollups", m0007_fine_rollups),
+    # SQLite's cell ids (stef.monitor.store.cells): PostgreSQL hashes its groupings over
+    # the rows and needs none; recorded here too so both backends share one schema version.
+    ("0008_row_cells", ()),
 ]
 
 

@@ -37,8 +37,8 @@ from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
-from stef.monitor.stats import Tally, finding_kinds
-from stef.monitor.store.codec import compress_json, decode_doc, json_bytes
+from stef.monitor.stats import Tally, finding_kinds, paused_gc
+from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
     POSTGRES,
@@ -167,8 +167,8 @@ def _jsonb_text(obj: Any) -> str:
 
 
 def _entry(ev: Mapping[str, Any], t: float) -> tuple[tuple[Any, ...], bytes, dict[str, str]]:
-    """(light columns, compressed document, finding kinds) of one evaluation, as
-    PostgreSQL stores them."""
+    """(light columns, JSON of the document, finding kinds) of one evaluation, as
+    PostgreSQL stores them (the JSON to be compressed: :func:`compress_many`)."""
     kinds = finding_kinds(ev)
     data = json_bytes(ev)
     if b"\\u0000" in data:  # a NUL somewhere: the columns cannot hold it
@@ -176,7 +176,7 @@ def _entry(ev: Mapping[str, Any], t: float) -> tuple[tuple[Any, ...], bytes, dic
         row = tuple(_no_nul(v) for v in build_row(ev, t, _jsonb_text, kinds))
     else:
         row = build_row(ev, t, _jsonb_text, kinds)
-    return row, compress_json(data), kinds
+    return row, data, kinds
 
 
 class PostgresStore(SQLReader):
@@ -327,6 +327,7 @@ class PostgresStore(SQLReader):
                 new += pending.result()
         return new
 
+    @paused_gc()  # thousands of rows and documents, no cycles
     def _entries(
         self, batch: Sequence[Mapping[str, Any]], replace: bool, probe: bool = True
     ) -> tuple[_Entries, int]:
@@ -343,8 +344,12 @@ class PostgresStore(SQLReader):
             entry = _entry(ev, t)
             if replace or entry[0][0] not in entries:
                 entries[entry[0][0]] = entry
+        docs = compress_many([data for _, data, _ in entries.values()])
+        for (ev_id, (row, _, kinds)), doc in zip(list(entries.items()), docs, strict=True):
+            entries[ev_id] = (row, doc, kinds)
         return entries, len(known)
 
+    @paused_gc()
     def _write_chunk(
         self, entries: _Entries, replace: bool, offsets: Mapping[str, int] | None
     ) -> int:

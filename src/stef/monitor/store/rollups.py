@@ -184,6 +184,13 @@ class TallySum:
         self.scores: dict[float, int] = {}
         self.counters: dict[str, dict[str, int]] = {name: {} for name in _COUNTERS}
 
+    @classmethod
+    def of(cls, d: dict[str, Any]) -> TallySum:
+        """A sum holding one parsed stored tally."""
+        out = cls()
+        out.add(d)
+        return out
+
     def add(self, d: dict[str, Any]) -> None:
         """Add one parsed stored tally (this sum may keep its dicts: parse it afresh)."""
         if self.empty:
@@ -226,3 +233,32 @@ class TallySum:
             findings=_counter(c["findings"]),
             excused=_counter(c["excused"]),
         )
+
+
+def stored_tally(d: dict[str, Any]) -> Tally:
+    """The Tally of one parsed stored tally (``Tally.to_dict`` form), keeping its dicts
+    (parse it afresh for each call): what ``TallySum().add(d)`` then ``tally()`` give,
+    without the sum.
+
+    >>> t = stored_tally({"records": 2, "statuses": {"ok": 2}, "scores": [[80.0, 2]]})
+    >>> (t.records, dict(t.scores), dict(t.bands))
+    (2, {80.0: 2}, {})
+    """
+    get = d.get
+    pairs = get("scores", ())
+    scores: Counter[float] = Counter.__new__(Counter)
+    dict.update(scores, pairs)
+    if not all(type(k) is float for k in scores):
+        scores = _counter({float(k): n for k, n in pairs})
+    return Tally(
+        records=get("records", 0),
+        statuses=_counter(get("statuses") or {}),
+        scores=scores,
+        bands=_counter(get("bands") or {}),
+        filters=_counter(get("filters") or {}),
+        verdicts=_counter(get("verdicts") or {}),
+        confidence_sum=0.0 + get("confidence_sum", 0.0),
+        confidence_n=get("confidence_n", 0),
+        findings=_counter(get("findings") or {}),
+        excused=_counter(get("excused") or {}),
+    )

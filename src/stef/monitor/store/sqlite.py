@@ -34,8 +34,9 @@ from typing import Any
 import orjson
 
 import stef.monitor.store.migrations as migrations
-from stef.monitor.stats import Tally, finding_kinds
-from stef.monitor.store.codec import decode_doc, encode_doc
+from stef.monitor.stats import Tally, finding_kinds, paused_gc
+from stef.monitor.store.cells import Cell, CellIndex, cell_of
+from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
     SQLITE,
@@ -53,8 +54,8 @@ from stef.monitor.store.rollups import ROLLUP_TABLES, RollupDeltas, Rollups
 __all__ = ["SQLiteStore", "StoreError", "check_evaluation", "question_key", "record_time"]
 
 _INSERT = (
-    f"INSERT OR REPLACE INTO evaluations (seq, {', '.join(COLUMNS)}) "
-    f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})"
+    f"INSERT OR REPLACE INTO evaluations (seq, {', '.join(COLUMNS)}, cell) "
+    f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))})"
 )
 
 
@@ -114,6 +115,7 @@ class SQLiteStore(SQLReader):
         #: where the store is, for messages
         self.location = str(self.path)
         self.chunk = chunk
+        self._cell_index = CellIndex()
         #: names of the migrations this open applied
         self.migrated: list[str] = []
         try:
@@ -240,6 +242,7 @@ class SQLiteStore(SQLReader):
             if last:
                 return new
 
+    @paused_gc()  # thousands of rows, documents and tallies, no cycles
     def _write_chunk(
         self,
         batch: Sequence[Mapping[str, Any]],
@@ -249,7 +252,9 @@ class SQLiteStore(SQLReader):
         unique = checked(batch, replace)
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
+        cells = self._cell_index
         try:
+            cells.load(conn)
             existing = self._seqs(list(unique))
             rollups: RollupDeltas = {}
             if replace and existing:
@@ -257,7 +262,8 @@ class SQLiteStore(SQLReader):
             delta = Rollups()
             next_seq = (conn.execute("SELECT max(seq) FROM evaluations").fetchone()[0] or 0) + 1
             rows: list[tuple[Any, ...]] = []
-            docs: list[tuple[int, bytes]] = []
+            seqs: list[int] = []
+            datas: list[bytes] = []
             kinds: list[tuple[int, str, str]] = []
             new = 0
             for ev_id, (ev, t) in unique.items():
@@ -268,17 +274,20 @@ class SQLiteStore(SQLReader):
                     continue
                 ev_kinds = finding_kinds(ev)
                 row = build_row(ev, t, kinds=ev_kinds)
-                rows.append((seq, *row))
-                docs.append((seq, encode_doc(ev)))
+                rows.append((seq, *row, cells.intern(cell_of(row))))
+                seqs.append(seq)
+                datas.append(json_bytes(ev))
                 if ev_kinds:
                     kinds.extend((seq, k, s) for k, s in ev_kinds.items())
                 delta.add(row, ev_kinds)
             delta.tallies(rollups)
             conn.executemany(_INSERT, rows)
             conn.executemany(
-                "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)", docs
+                "INSERT OR REPLACE INTO evaluation_docs (seq, doc) VALUES (?, ?)",
+                zip(seqs, compress_many(datas), strict=True),
             )
             conn.executemany("INSERT INTO findings (seq, kind, severity) VALUES (?, ?, ?)", kinds)
+            cells.flush(conn)
             self._add_rollups(rollups)
             if offsets:
                 now = time.time()
@@ -289,10 +298,16 @@ class SQLiteStore(SQLReader):
                 )
             conn.execute("COMMIT")
         except BaseException:
+            cells.forget()  # ids it handed out may not have been stored
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
         return new
+
+    def _cells(self) -> Mapping[int, Cell]:
+        """Every stored cell by id (those other connections added since, read now)."""
+        self._cell_index.load(self.conn)
+        return self._cell_index.rows
 
     def _seqs(self, ids: Sequence[str]) -> dict[str, int]:
         found: dict[str, int] = {}

@@ -1,0 +1,179 @@
+"""Cell ids: what figures over the rows count, one small integer per row (SQLite).
+
+A *cell* is the part of an evaluation row that figures count: (status, score, band,
+filter class, verdict, finding kinds). A store holds few distinct cells (a few hundred
+for thousands of evaluations; the score is the column that varies). The SQLite store
+keeps them once in ``cells`` and each row's cell id in ``evaluations.cell`` (migration
+``0008_row_cells``), so a grouping SQLite cannot hash (a metadata key, a status
+selection, odd windows) gathers one JSON array of small integers per group instead of
+six arrays of values, and the counting happens in :func:`tally_of_cells`.
+
+>>> index = CellIndex()
+>>> ok, error = ("ok", 80.0, "good", None, None, None), ("error", None, None, None, None, None)
+>>> index.intern(ok), index.intern(error)
+(1, 2)
+>>> index.intern(ok), index.new
+(1, [(1, 'ok', 80.0, 'good', None, None, None), (2, 'error', None, None, None, None, None)])
+>>> t = tally_of_cells(3, {1: 2, 2: 1}, index.rows, 1.5, 2, {})
+>>> (t.records, dict(t.statuses), dict(t.scores), dict(t.bands), t.confidence_n)
+(3, {'ok': 2, 'error': 1}, {80.0: 2}, {'good': 2}, 2)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from stef.monitor.stats import Tally
+
+#: (status, score, band, filter_status, verdict, finding_kinds) of a row.
+Cell = tuple[Any, ...]
+
+
+def cell_of(row: Sequence[Any]) -> Cell:
+    """The cell of one :func:`~stef.monitor.store.common.build_row` row."""
+    return (row[7], row[8], row[9], row[10], row[11], row[15])
+
+
+class CellIndex:
+    """Cell ids of one SQLite store: ``ids`` (cell → id) and ``rows`` (id → cell), as read
+    from ``cells`` and added by writes; ``new`` holds the rows of ``cells`` not yet
+    inserted."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Cell, int] = {}
+        self.rows: dict[int, Cell] = {}
+        self.top = 0
+        self.new: list[tuple[Any, ...]] = []
+
+    def load(self, conn: sqlite3.Connection) -> None:
+        """Read the cells other connections added since the last load."""
+        sql = (
+            "SELECT cell, status, score, band, filter_status, verdict, finding_kinds "
+            "FROM cells WHERE cell > ? ORDER BY cell"
+        )
+        for cell, *values in conn.execute(sql, (self.top,)):
+            key = tuple(values)
+            self.rows[cell] = key
+            self.ids.setdefault(key, cell)
+            self.top = cell
+
+    def intern(self, cell: Cell) -> int:
+        """The id of ``cell``, a new one (queued in :attr:`new`) when it has none."""
+        found = self.ids.get(cell)
+        if found is None:
+            found = self.top = self.top + 1
+            self.ids[cell] = found
+            self.rows[found] = cell
+            self.new.append((found, *cell))
+        return found
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        """Insert the new cells (inside the writing transaction)."""
+        if self.new:
+            conn.executemany(
+                "INSERT INTO cells (cell, status, score, band, filter_status, verdict, "
+                "finding_kinds) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                self.new,
+            )
+            self.new = []
+
+    def forget(self) -> None:
+        """Drop everything (a rolled-back write may have queued ids never stored)."""
+        self.__init__()  # type: ignore[misc]
+
+
+def tally_of_cells(
+    records: int,
+    counts: Mapping[int, int],
+    cells: Mapping[int, Cell],
+    conf_sum: float | None,
+    conf_n: int | None,
+    kinds_cache: dict[str, list[tuple[str, bool]]],
+) -> Tally:
+    """The tally of one group: ``records`` rows, ``counts`` of their cell ids (the cells
+    by id in ``cells``), the confidence sum and count of its evaluated rows."""
+    statuses: dict[str, int] = {}
+    scores: dict[float, int] = {}
+    parts: tuple[dict[str, int], ...] = ({}, {}, {}, {}, {})
+    bands, filters, verdicts, findings, excused = parts
+    for cell_id, n in counts.items():
+        status, score, band, filt, verdict, kinds = cells[cell_id]
+        statuses[status] = statuses.get(status, 0) + n
+        if status == "ok":
+            if score is not None:
+                score = float(score)
+                scores[score] = scores.get(score, 0) + n
+            if band:
+                bands[band] = bands.get(band, 0) + n
+            if filt:
+                filters[filt] = filters.get(filt, 0) + n
+            if verdict:
+                verdicts[verdict] = verdicts.get(verdict, 0) + n
+        if kinds:
+            parsed = kinds_cache.get(kinds)
+            if parsed is None:
+                parsed = kinds_cache[kinds] = [
+                    (k, v == "info") for k, v in orjson.loads(kinds).items()
+                ]
+            for kind, info in parsed:
+                part = excused if info else findings
+                part[kind] = part.get(kind, 0) + n
+    return Tally(
+        records=int(records),
+        statuses=Counter(statuses),
+        scores=Counter(scores),
+        bands=Counter(bands),
+        filters=Counter(filters),
+        verdicts=Counter(verdicts),
+        confidence_sum=float(conf_sum or 0.0),
+        confidence_n=int(conf_n or 0),
+        findings=Counter(findings),
+        excused=Counter(excused),
+    )
+
+
+def count_cells(text: str | None, into: dict[int, int]) -> None:
+    """Add the counts of a JSON array of cell ids (``json_group_array(e.cell)``) into ``into``."""
+    if text:
+        for cell_id, n in Counter(orjson.loads(text)).items():
+            into[cell_id] = into.get(cell_id, 0) + n
+
+
+def backfill_cells(conn: sqlite3.Connection) -> None:
+    """Create ``cells`` and ``evaluations.cell`` and give every row its cell id
+    (migration ``0008_row_cells``, inside its transaction), 50,000 rows at a time."""
+    conn.execute(
+        """
+        CREATE TABLE cells (
+            cell INTEGER PRIMARY KEY,
+            status TEXT NOT NULL,
+            score REAL,
+            band TEXT,
+            filter_status TEXT,
+            verdict TEXT,
+            finding_kinds TEXT
+        )
+        """
+    )
+    conn.execute("ALTER TABLE evaluations ADD COLUMN cell INTEGER")
+    index = CellIndex()
+    sql = (
+        "SELECT seq, status, score, band, filter_status, verdict, finding_kinds "
+        "FROM evaluations WHERE seq > ? ORDER BY seq LIMIT 50000"
+    )
+    last = -1
+    while True:
+        rows = conn.execute(sql, (last,)).fetchall()
+        if not rows:
+            break
+        last = rows[-1][0]
+        conn.executemany(
+            "UPDATE evaluations SET cell = ? WHERE seq = ?",
+            [(index.intern(tuple(cell)), seq) for seq, *cell in rows],
+        )
+    index.flush(conn)
