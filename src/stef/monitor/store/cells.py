@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from stef.monitor.stats import Tally
+from stef.monitor.store.grouped import KindsCache, parsed_kinds
 
 #: (status, score, band, filter_status, verdict, finding_kinds) of a row.
 Cell = tuple[Any, ...]
@@ -93,7 +94,7 @@ def tally_of_cells(
     cells: Mapping[int, Cell],
     conf_sum: float | None,
     conf_n: int | None,
-    kinds_cache: dict[str, list[tuple[str, bool]]],
+    kinds_cache: KindsCache,
 ) -> Tally:
     """The tally of one group: ``records`` rows, ``counts`` of their cell ids (the cells
     by id in ``cells``), the confidence sum and count of its evaluated rows."""
@@ -115,12 +116,7 @@ def tally_of_cells(
             if verdict:
                 verdicts[verdict] = verdicts.get(verdict, 0) + n
         if kinds:
-            parsed = kinds_cache.get(kinds)
-            if parsed is None:
-                parsed = kinds_cache[kinds] = [
-                    (k, v == "info") for k, v in orjson.loads(kinds).items()
-                ]
-            for kind, info in parsed:
+            for kind, info in parsed_kinds(kinds, kinds_cache):
                 part = excused if info else findings
                 part[kind] = part.get(kind, 0) + n
     return Tally(

@@ -23,8 +23,23 @@ import orjson
 
 from stef.monitor.stats import GroupKey, Tally
 
+#: Parsed finding-kind maps of a row (``{"kind": "severity"}`` JSON), memoised per query.
+KindsCache = dict[str, list[tuple[str, bool]]]
 
-def tally_of_arrays(row: Sequence[Any], kinds_cache: dict[str, list[tuple[str, bool]]]) -> Tally:
+
+def parsed_kinds(text: str, cache: KindsCache) -> list[tuple[str, bool]]:
+    """``(kind, is_info)`` of a row's finding-kind JSON, parsed once per distinct text.
+
+    >>> parsed_kinds('{"filter_missing": "error", "order_by_tolerated": "info"}', {})
+    [('filter_missing', False), ('order_by_tolerated', True)]
+    """
+    parsed = cache.get(text)
+    if parsed is None:
+        parsed = cache[text] = [(k, v == "info") for k, v in orjson.loads(text).items()]
+    return parsed
+
+
+def tally_of_arrays(row: Sequence[Any], kinds_cache: KindsCache) -> Tally:
     """The tally of one group from :meth:`~stef.monitor.store.common.SQLReader._tallies_from_rows`'s
     aggregates:
     count, JSON arrays (statuses, scores, bands, filters, verdicts and finding kinds of its
@@ -46,10 +61,7 @@ def tally_of_arrays(row: Sequence[Any], kinds_cache: dict[str, list[tuple[str, b
     excused: Counter[str] = Counter()
     if found:
         for text, n in Counter(loads(found)).items():
-            parsed = kinds_cache.get(text)
-            if parsed is None:
-                parsed = kinds_cache[text] = [(k, v == "info") for k, v in loads(text).items()]
-            for kind, info in parsed:
+            for kind, info in parsed_kinds(text, kinds_cache):
                 (excused if info else findings)[kind] += n
     return Tally(
         records=int(records),
@@ -72,7 +84,7 @@ def fold_cells(
     ``windowed``, the first ``nby`` the group values), then status, score, band, filter,
     verdict, finding kinds, count, confidence sum and count."""
     sums: dict[GroupKey, list[Any]] = {}
-    kinds_cache: dict[str, list[tuple[str, bool]]] = {}
+    kinds_cache: KindsCache = {}
     for row in rows:
         key = (tuple(row[:nby]), float(row[n - 1]) if windowed else None)
         acc = sums.get(key)
@@ -91,12 +103,7 @@ def fold_cells(
             acc[8] += conf_sum or 0.0
             acc[9] += conf_n or 0
         if found:
-            parsed = kinds_cache.get(found)
-            if parsed is None:
-                parsed = kinds_cache[found] = [
-                    (k, v == "info") for k, v in orjson.loads(found).items()
-                ]
-            for kind, info in parsed:
+            for kind, info in parsed_kinds(found, kinds_cache):
                 part = acc[7 if info else 6]
                 part[kind] = part.get(kind, 0) + count
     return {
