@@ -170,13 +170,31 @@ _LABELS = frozenset(
 )
 
 
+#: Words that end in "id" and name no identifier (``amount_paid``, ``is_valid``).
+_NOT_IDS = frozenset(
+    """paid prepaid unpaid overpaid underpaid repaid valid invalid void avoid fluid liquid
+    solid hybrid acid grid humid rapid raid said laid amid lipid pyramid""".split()
+)
+
+
+def _labels_rows(word: str) -> bool:
+    """Does a column's last word name a label: ``id``, ``name`` … or an identifier run
+    together with its entity (``userid``, ``owneruserid``, ``postid``)?
+
+    >>> [_labels_rows(w) for w in ("id", "title", "owneruserid", "paid", "score")]
+    [True, True, True, False, False]
+    """
+    w = word.casefold()
+    return w in _LABELS or (len(w) >= 5 and w.endswith("id") and w not in _NOT_IDS)
+
+
 def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
     """A SUM or AVG over a column that labels rows (``SUM(DISTINCT full_name)``,
-    ``AVG(mit_id)``): labels are counted, not added up."""
+    ``AVG(mit_id)``, ``SUM(owneruserid)``): labels are counted, not added up."""
     for a in (*sql.aggregations, *sql.window_aggregations):
         words = name_words(a.arg or "")
         bare = a.arg is not None and "(" not in a.arg  # LENGTH(title) measures a label
-        if a.func in ("sum", "avg") and bare and words and words[-1].casefold() in _LABELS:
+        if a.func in ("sum", "avg") and bare and words and _labels_rows(words[-1]):
             out.add(
                 "aggregate_of_label",
                 "warning",
