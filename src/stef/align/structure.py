@@ -9,6 +9,7 @@ from typing import Any
 
 from stef.align.matching import name_words
 from stef.findings import FindingCollector
+from stef.nl.lexicon import _words
 from stef.spec import Spec
 
 #: Words of an output's alias and the aggregates they describe.
@@ -171,9 +172,9 @@ _LABELS = frozenset(
 
 
 #: Words that end in "id" and name no identifier (``amount_paid``, ``is_valid``).
-_NOT_IDS = frozenset(
+_NOT_IDS = _words(
     """paid prepaid unpaid overpaid underpaid repaid valid invalid void avoid fluid liquid
-    solid hybrid acid grid humid rapid raid said laid amid lipid pyramid""".split()
+    solid hybrid acid grid humid rapid raid said laid amid lipid pyramid"""
 )
 
 
