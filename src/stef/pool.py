@@ -188,7 +188,29 @@ def _messages(conn: Connection, memory_mb: int | None) -> Iterator[Any]:
         yield msg
 
 
-class SupervisedPool(Generic[T]):
+class _Pool:
+    """What both pools are given: the work, its fallback, how many children, each record's
+    deadline and each child's memory budget, and records per message."""
+
+    def __init__(
+        self,
+        work: Callable[..., Any],
+        fallback: Callable[[Any, str, str], Any],
+        workers: int,
+        deadline: float | None,
+        memory_mb: int | None,
+        chunk: int,
+    ) -> None:
+        self.work = work
+        self.fallback = fallback
+        self.size = max(1, workers)
+        self.deadline = deadline
+        self.memory_mb = memory_mb
+        self.chunk = max(1, chunk)
+        self._ctx = mp.get_context("fork")
+
+
+class SupervisedPool(_Pool, Generic[T]):
     """``workers`` child processes running ``work``, each record under ``deadline`` seconds
     (``None``: no deadline) and each child under ``memory_mb`` MiB more than it started
     with (``None``: no budget). Reusable: :meth:`map` may be called again (``stef watch``)."""
@@ -203,13 +225,7 @@ class SupervisedPool(Generic[T]):
         memory_mb: int | None = DEFAULT_MEMORY_MB,
         chunk: int = 8,
     ) -> None:
-        self.work = work
-        self.fallback = fallback
-        self.size = max(1, workers)
-        self.deadline = deadline
-        self.memory_mb = memory_mb
-        self.chunk = max(1, chunk)
-        self._ctx = mp.get_context("fork")
+        super().__init__(work, fallback, workers, deadline, memory_mb, chunk)
         self._workers: list[_Worker] = []
         self._watch = _Watch()
         self._suspects: deque[tuple[int, Any]] = deque()  # of a lost child: one at a time
@@ -386,7 +402,7 @@ class _Slot:
     started: float = 0.0
 
 
-class SharedPool(Generic[T]):
+class SharedPool(_Pool, Generic[T]):
     """``workers`` supervised processes shared by any number of threads.
 
     ``work(items)`` runs in a worker on a chunk of up to ``chunk`` items (of one job or of
@@ -412,15 +428,9 @@ class SharedPool(Generic[T]):
         memory_mb: int | None = DEFAULT_MEMORY_MB,
         chunk: int = 16,
     ) -> None:
-        self.work = work
-        self.fallback = fallback
-        self.size = max(1, workers)
-        self.deadline = deadline
-        self.memory_mb = memory_mb
-        self.chunk = max(1, chunk)
+        super().__init__(work, fallback, workers, deadline, memory_mb, chunk)
         #: Workers replaced (died or ran past the deadline).
         self.restarts = 0
-        self._ctx = mp.get_context("fork")
         self._lock = threading.Lock()
         self._queue: deque[_Entry] = deque()  # submitted, not yet sent (under _lock)
         self._suspects: deque[_Entry] = deque()  # of a lost chunk: retried one at a time
