@@ -249,15 +249,17 @@ def check_negation(
 
 #: The entity a title-style question lists, first: "Top 20 users in Tunisia", "Newest
 #: users with reputation > 10k", "List of posts with edits …", "Questions with two answers".
+#: Words that rank a title's rows ("Top 20 …", "Latest …").
+_RANKS = r"top|first|last|latest|newest|oldest|best|worst"
 _SUBJECT = re.compile(
-    r"^\W*(?:(?:the\s+|my\s+)?(?:(?:top|first|last|latest|newest|oldest|recent|best|worst)"
+    rf"^\W*(?:(?:the\s+|my\s+)?(?:(?:{_RANKS}|recent)"
     r"(?:\s+\d+)?|list\s+of|all|find(?:\s+all)?|show(?:\s+all)?|get(?:\s+all)?)\s+)*"
     r"(?:the\s+)?(?P<noun>[a-z]{3,}s)\b",
     re.I,
 )
 #: A ranked title's noun after up to three modifiers: "Top 20 most viewed posts", "Top SO Users".
 _RANKED_SUBJECT = re.compile(
-    r"^\W*(?:the\s+)?(?:top|first|last|latest|newest|oldest|best|worst)(?:\s+\d+)?\s+"
+    rf"^\W*(?:the\s+)?(?:{_RANKS})(?:\s+\d+)?\s+"
     r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an)\b)[A-Za-z][\w'-]*\s+){0,3}?"
     r"(?P<noun>[a-z]{3,}s)\b",
     re.I,

@@ -636,8 +636,16 @@ SYMBOL_CMP_RE = re.compile(
     r"(?:(?<=[A-Za-z\])]\s)|(?<=[A-Za-z\])]))(?P<op>>=|<=|=>|=<|<>|!=|>|<)\s*"
     r"(?P<n>-?\d+(?:\.\d+)?)(?![\w.%-])"
 )
-SYMBOL_OPS = {">=": ">=", "=>": ">=", "<=": "<=", "=<": "<=", "<>": "!=", "!=": "!="}
-SYMBOL_OPS |= {">": ">", "<": "<"}
+SYMBOL_OPS = {
+    ">=": ">=",
+    "=>": ">=",
+    "<=": "<=",
+    "=<": "<=",
+    "<>": "!=",
+    "!=": "!=",
+    ">": ">",
+    "<": "<",
+}
 POSTFIX_RE = re.compile(
     rf"(?<![\w.$/-])(?P<n>(?:(?<!\S)-|\bminus\s+)?{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
     r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
