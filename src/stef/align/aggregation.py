@@ -69,6 +69,7 @@ def check_aggregations(
     _check_distinct(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
+    _check_aggregate_shown(nl, sql, out)
 
 
 def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
@@ -422,3 +423,37 @@ def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollecto
             ", ".join(p.text or p.expr for p in sql.projections),
             "aggregation",
         )
+
+
+def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A question that opens with the aggregate it asks for ("Number of accounts per email
+    address", "How many users …") wants that figure back; SQL that works it out only to
+    group, filter or sort its rows (``GROUP BY email HAVING COUNT(*) > 1``) and outputs
+    no computed value does not answer it. An output whose name says it stores the
+    figure (``AnswerCount``) answers it."""
+    if (
+        not nl.flags.get("aggregate_answer")
+        or nl.flags.get("list_after")
+        or not sql.flags.get("aggregates_unshown")
+    ):
+        return
+    names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
+    stored = any(
+        _STORED_AGGREGATES[a.func].search(canon_col(n))
+        for a in nl.aggregations
+        if a.func in _STORED_AGGREGATES
+        for n in names
+        if n
+    )
+    if stored:
+        return
+    asked = next((a.text for a in nl.aggregations if a.func in ("count", "sum", "avg")), None)
+    out.add(
+        "aggregate_not_output",
+        "warning",
+        f"the question asks for {asked!r} as its answer; the SQL computes it only to group,"
+        " filter or sort, and no output shows it",
+        asked,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "aggregation",
+    )

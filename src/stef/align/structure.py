@@ -152,6 +152,17 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
             None,
             "structure",
         )
+    hidden = flags.get("unshown_group_keys") or ()
+    if hidden:
+        out.add(
+            "group_key_unshown",
+            "warning",
+            f"the SQL groups by {hidden[0]!r} but no output shows it: the rows of one label"
+            " repeat, one per value of it",
+            None,
+            hidden[0],
+            "structure",
+        )
     ungrouped = flags.get("ungrouped_columns") or ()
     if ungrouped:
         out.add(

@@ -396,6 +396,21 @@ def _step_aggregations(ctx: _Ctx) -> None:
         ctx.cue(" ".join(ctx.text[start:end].split()))
     if any(a.func == "count" for a in spec.aggregations):
         spec.flags["count_question"] = True
+    if any(f in _ANSWER_FUNCS and _ANSWER_LEAD.fullmatch(low, 0, s) for s, _, f in found):
+        spec.flags["aggregate_answer"] = True
+
+
+#: Aggregates that, asked first, are the answer itself ("Number of badges for each user").
+_ANSWER_FUNCS = frozenset({"count", "sum", "avg"})
+#: What may come before an aggregate that opens the request: nothing, or a request verb
+#: and an article ("what is the total …", "show me the number of …", "so, how many …").
+_ANSWER_LEAD = re.compile(
+    r"\W*(?:(?:so|ok|okay|please|now)\W+)?"
+    r"(?:(?:what|which)(?:'s|\s+(?:is|are|was|were))\s+"
+    r"|(?:show|list|give|find|return|display|calculate|compute|get|tell|determine|report"
+    r"|provide|retrieve)(?:\s+(?:me|us))?\s+)?"
+    r"(?:(?:the|a|an|my|our)\s+)?"
+)
 
 
 def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:

@@ -81,6 +81,7 @@ FLAGS = (
     "list",
     "list_after",
     "count_question",
+    "aggregate_answer",
     "negation",
 )
 
@@ -396,7 +397,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     out.cues = list(dict.fromkeys([*qs.cues, *es.cues]))
     out.flags = {
         k: bool(qs.flags.get(k))
-        if k in {"yes_no", "list"}
+        if k in {"yes_no", "list", "aggregate_answer"}
         else bool(qs.flags.get(k) or es.flags.get(k))
         for k in sorted(set(qs.flags) | set(es.flags))
     }

@@ -388,10 +388,33 @@ class _Extractor:
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
             "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
             "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
+            "aggregates_unshown": isinstance(eff, exp.Select) and _aggregates_unshown(eff),
+            "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
             "addition": isinstance(eff, exp.Select)
             and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
+
+    def _unshown_group_keys(self, eff: exp.Expr) -> list[str]:
+        """Computed GROUP BY keys of the result (``MONTH(created)``, not a plain column)
+        that no output shows, when some output is a label rather than an aggregate: the
+        rows of one label repeat, one per value of the hidden key.
+
+        >>> q = "SELECT YEAR(d) AS y, COUNT(*) FROM t GROUP BY YEAR(d), MONTH(d)"
+        >>> extract_sql_spec(q).spec.flags["unshown_group_keys"]
+        ['month(d)']
+        """
+        group = eff.args.get("group") if isinstance(eff, exp.Select) else None
+        keys = [k.unnest() for k in group.expressions] if group is not None else []
+        computed = [k for k in keys if type(k) is not exp.Column and not isinstance(k, exp.Literal)]
+        if not computed:
+            return []
+        render = self.tt.render
+        cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
+        if all(c.find(exp.AggFunc, exp.Window) is not None for c in cores):
+            return []  # no label at all: groups_unlabelled says it
+        shown = {render(n) for c in cores for n in c.dfs()}
+        return [render(k) for k in computed if render(k) not in shown]
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
         """Conditions of CASE WHEN / IIF in a SELECT's outputs, as filters of clause
@@ -611,6 +634,33 @@ def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
             arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
             out.append([e.alias.casefold(), node.sql_name().lower(), arg])
     return out
+
+
+#: Nodes that make an output a computed value rather than a stored column.
+_COMPUTED = (exp.AggFunc, exp.Window, exp.Subquery, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Case)
+
+
+def _aggregates_unshown(sel: exp.Select) -> bool:
+    """The result aggregates (it groups, or filters or sorts on an aggregate) but none of
+    its outputs computes anything: the count or total it works out is never shown.
+
+    >>> import sqlglot
+    >>> _aggregates_unshown(sqlglot.parse_one("SELECT c FROM t GROUP BY c HAVING COUNT(*) > 1"))
+    True
+    >>> _aggregates_unshown(sqlglot.parse_one("SELECT id FROM t ORDER BY id"))
+    False
+    >>> _aggregates_unshown(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    False
+    """
+    if not sel.expressions or any(map(is_star, sel.expressions)):
+        return False
+    order = sel.args.get("order")
+    aggregating = (
+        sel.args.get("group") is not None
+        or sel.args.get("having") is not None
+        or (order is not None and order.find(exp.AggFunc) is not None)
+    )
+    return aggregating and not any(e.find(*_COMPUTED) for e in sel.expressions)
 
 
 def _unlabelled_groups(sel: exp.Select) -> bool:
