@@ -555,10 +555,13 @@ def _weak_value(
         else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
     )
     if literal is None and name is None:
+        bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
+        why = "neither a filter nor a name of the SQL holds it"
+        why = "the SQL filters nothing" if bare else why
         out.add(
-            "value_unmatched",
+            "value_unfiltered" if bare else "value_unmatched",
             "warning",
-            f"the question names {vals}; neither a filter nor a name of the SQL holds it",
+            f"the question names {vals}; {why}",
             req.text,
             None,
             "filter_alignment",
