@@ -67,6 +67,7 @@ def check_aggregations(
             continue
         _check_asked_aggregate(na, sql, aggs, out, listed=bool(nl.flags.get("list_after")))
     _check_distinct(nl, sql, out)
+    _check_distinct_counts(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
     _check_aggregate_shown(nl, sql, out)
@@ -455,5 +456,29 @@ def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         " filter or sort, and no output shows it",
         asked,
         ", ".join(p.text or p.expr for p in sql.projections),
+        "aggregation",
+    )
+
+
+def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """Each distinct count the question asks for ("the number of unique courses, … the
+    number of distinct instructors") needs a ``COUNT(DISTINCT …)``: SQL with fewer counts
+    some rows twice. A ``SELECT DISTINCT`` in some scope may do the work when the SQL has
+    no distinct count at all; without GROUP BY that case is ``distinct_missing``'s."""
+    asked = int(nl.flags.get("distinct_counts") or 0)
+    counted = [
+        a for a in (*sql.aggregations, *sql.window_aggregations) if a.func == "count" and a.distinct
+    ]
+    if not asked or len(counted) >= asked:
+        return
+    if not counted and (sql.flags.get("distinct_anywhere") or not sql.group_by):
+        return
+    out.add(
+        "distinct_count_short",
+        "warning",
+        f"the question asks for {asked} distinct count(s); the SQL has {len(counted)}"
+        " COUNT(DISTINCT …)",
+        None,
+        ", ".join(a.text for a in counted) or None,
         "aggregation",
     )

@@ -385,6 +385,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
             if d:
                 distinct = True
                 target, tend = _noun_phrase(low, end + d.end(), 3)
+                spec.flags["distinct_counts"] = int(spec.flags.get("distinct_counts", 0)) + 1
         if target.startswith(("number of ", "count of ")):
             target = target.split(" of ", 1)[1]
         arg = _match_column(target, ctx.known)

@@ -400,5 +400,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         if k in {"yes_no", "list", "aggregate_answer"}
         else bool(qs.flags.get(k) or es.flags.get(k))
         for k in sorted(set(qs.flags) | set(es.flags))
+        if k != "distinct_counts"
     }
+    out.flags["distinct_counts"] = int(qs.flags.get("distinct_counts", 0))
     return out

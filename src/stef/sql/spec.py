@@ -389,6 +389,7 @@ class _Extractor:
             "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
             "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and _aggregates_unshown(eff),
+            "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
             "addition": isinstance(eff, exp.Select)
