@@ -258,7 +258,8 @@ NOT_VALUES = _words(
     "count identify indicate mention return tell describe determine compute sort order rank "
     "also then if between refers refer divide subtract multiply sum avg max min as not "
     "distinct where ok it its they he she his her their this that these those there here "
-    "each every all any some am pm"
+    "each every all any some am pm number numbers total year years month months week weeks "
+    "day days"
 )
 
 #: Lower-case words allowed inside a capitalised value ("Bank of America", "Wizards of the Coast").
@@ -513,7 +514,8 @@ _SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
 BARE_NUMBER = re.compile(rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)")
 NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
 
-WORD = re.compile(r"[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&]")
+#: A word of a capitalised run; a trailing ``++``/``#`` stays on it (``C++``, ``C#``, ``F#``).
+WORD = re.compile(r"(?:[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&])(?:\+\+|#)?")
 LOW_WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*")
 DQ = re.compile(r'"([^"\n]{1,150})"')
 SQ = re.compile(r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])")

@@ -301,7 +301,8 @@ def _step_capitalised(ctx: _Ctx) -> None:
     for p in lx.PARENS.finditer(text):
         parens[p.start() : p.end()] = b"\x01" * (p.end() - p.start())
     for a, b in _title_cased(text, words):
-        parens[a:b] = b"\x01" * (b - a)  # a headline's capitals say nothing of values
+        b2 = _title_place(words, a, b)
+        parens[a:b2] = b"\x01" * (b2 - a)  # a headline's capitals say nothing of values
     i, n = 0, len(words)
     while i < n:
         s, e, w = words[i]
@@ -357,6 +358,37 @@ def _title_cased(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int
 
 
 _SENTENCE_BREAK = re.compile(r"[.?!;:\n]")
+#: Prepositions after which a headline ends on a place or another name.
+_TITLE_PLACE_LEADS = frozenset({"from", "in"})
+#: Words that end a headline after "in" without naming a value ("in Last Months").
+_TITLE_NOT_PLACES = lx._words(
+    "last past next recent this previous current general total all day days week weeks month "
+    "months year years quarter quarters time"
+)
+
+
+def _title_place(words: list[tuple[int, int, str]], a: int, b: int) -> int:
+    """Where a headline's masked span ends: before the one to three capitalised words that
+    close it after ``from``/``in`` (``Top 500 SO Users from India``, ``Top 50 in New
+    Zealand``), which name a value even in title case; ``b`` when it ends otherwise.
+
+    >>> t = "Top 100 Users From Kolkata, India"
+    >>> w = [(m.start(), m.end(), m.group(0)) for m in lx.WORD.finditer(t)]
+    >>> t[:_title_place(w, 0, len(t))]
+    'Top 100 Users From '
+    """
+    inside = [w for w in words if a <= w[0] and w[1] <= b]
+    leads = [i for i, w in enumerate(inside) if w[2].casefold() in _TITLE_PLACE_LEADS]
+    lead = leads[-1] if leads else -1
+    tail = inside[lead + 1 :]
+    if lead < 1 or not 1 <= len(tail) <= 3 or not all(w[2][0].isupper() for w in tail):
+        return b
+    said = [w[2].casefold() for w in tail]
+    if any(x in _TITLE_NOT_PLACES or x.rstrip(".") in lx.MONTHS for x in said) or (
+        said[-1].endswith(("ers", "ors")) and not tail[-1][2].isupper()
+    ):
+        return b  # "in Last Months", "From Moderators": a period or people, no value
+    return tail[0][0]
 
 
 def _capitalised_run(
