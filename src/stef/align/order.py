@@ -151,6 +151,8 @@ def _check_order(
                     first.text,
                     "ordering",
                 )
+    elif asked_order and first is None and sql.flags.get("rank_windows"):
+        _check_rank_windows(nl, sql, out, hints)
     elif asked_order and first is None:
         superlative_by_agg = bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0
         if (topk is not None and topk > 1) or not superlative_by_agg:
@@ -175,6 +177,26 @@ def _check_order(
             first.text,
             "order_by_tolerance",
         )
+
+
+def _check_rank_windows(nl: Spec, sql: Spec, out: FindingCollector, hints: str | None) -> None:
+    """A superlative answered by ranking windows and no ORDER BY (``RANK() OVER (ORDER BY
+    n DESC)`` kept where it is 1): the stated direction must be the windows' (when every
+    window ranks the other way, the rows ranked first are the opposite extreme)."""
+    asked = nl.order_by[0]
+    windows = [OrderKey(key, direction) for key, direction in sql.flags["rank_windows"]]
+    wants = [_hinted_direction(asked, hints) or _wanted(asked, k) for k in windows]
+    if not asked.stated or any(k.direction == want for k, want in zip(windows, wants, strict=True)):
+        return
+    out.add(
+        "order_direction_mismatch",
+        "error",
+        f"question asks for {wants[0].upper()} order; the SQL ranks its rows"
+        f" {windows[0].direction.upper()} (a ranking window over {windows[0].key})",
+        asked.text,
+        windows[0].key,
+        "ordering",
+    )
 
 
 def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:

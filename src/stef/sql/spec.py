@@ -390,11 +390,30 @@ class _Extractor:
             "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and _aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
+            "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
             "addition": isinstance(eff, exp.Select)
             and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
+
+    def _rank_windows(self, w: Walk) -> list[list[str]]:
+        """``[key, direction]`` of the first ORDER BY key of each ranking window
+        (``ROW_NUMBER``/``RANK``/``DENSE_RANK … OVER (ORDER BY …)``): a superlative may be
+        answered by the rows ranked first.
+
+        >>> q = "SELECT n FROM (SELECT n, RANK() OVER (ORDER BY c DESC) AS r FROM t) WHERE r = 1"
+        >>> extract_sql_spec(q).spec.flags["rank_windows"]
+        [['c', 'desc']]
+        """
+        out: list[list[str]] = []
+        for win in w.windows:
+            order = win.args.get("order")
+            if isinstance(win.this, _RANKING) and order is not None and order.expressions:
+                first = order.expressions[0]
+                key = first.this if isinstance(first, exp.Ordered) else first
+                out.append([self.tt.render(key), "desc" if first.args.get("desc") else "asc"])
+        return out
 
     def _unshown_group_keys(self, eff: exp.Expr) -> list[str]:
         """Computed GROUP BY keys of the result (``MONTH(created)``, not a plain column)
@@ -637,6 +656,8 @@ def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
     return out
 
 
+#: Window functions that rank rows.
+_RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 #: Nodes that make an output a computed value rather than a stored column.
 _COMPUTED = (exp.AggFunc, exp.Window, exp.Subquery, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Case)
 
