@@ -8,7 +8,8 @@ With no file it reads every ``../shared/data/*.jsonl``. Each row is evaluated as
 record (``evidence`` is the enriched question, the row's dialect is used, no rules file,
 the packaged offline judge); the label is read only to split the table into correct and
 incorrect rows. Per file and class it prints rows, coverage, mean Φ, the share scored
-≥ 75 (good or better) and the share scored < 50 or not evaluated (poor). These are the
+≥ 75 (good or better), the share scored < 50 or not evaluated (poor) and the share of the
+evaluated rows scored < 50. These are the
 figures of issue 12's first two targets (≥ 80% good+, ≤ 5% poor on correct SQL). For a
 labelled file it also prints the AUROC of Φ over its evaluated rows (packaged weights:
 **not** held out; ``stef fit-judge`` prints the held-out figure). ``--drop-hints``
@@ -34,8 +35,11 @@ def main() -> None:
     ap.add_argument("--drop-hints", action="store_true", help="evaluate without evidence")
     args = ap.parse_args()
     ev = Evaluator()
-    print("| file | rows | n | coverage | mean Φ | good+ (≥ 75) | poor (< 50 or none) |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| file | rows | n | coverage | mean Φ | good+ (≥ 75) | poor (< 50 or none) |"
+        " poor of scored (< 50) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for path in args.files or sorted(DATA.glob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         scored: dict[bool, list[float | None]] = {True: [], False: []}
@@ -52,18 +56,19 @@ def main() -> None:
             scored[bool(r["correct"])].append(e["score"] if e["status"] == "ok" else None)
         auroc = _auroc(scored)
         if auroc is not None:
-            print(f"| {path.stem} | AUROC of Φ (not held out) | {auroc:.3f} | | | | |")
+            print(f"| {path.stem} | AUROC of Φ (not held out) | {auroc:.3f} | | | | | |")
         for label, scores in scored.items():
             if not scores:
                 continue
             n, ok = len(scores), [s for s in scores if s is not None]
             good = sum(s >= 75 for s in ok) / n
             poor = (sum(s < 50 for s in ok) + n - len(ok)) / n
+            scored_poor = sum(s < 50 for s in ok) / len(ok) if ok else float("nan")
             mean = sum(ok) / len(ok) if ok else float("nan")
             name = "correct" if label else "incorrect"
             print(
                 f"| {path.stem} | {name} | {n} | {len(ok) / n:.1%} | {mean:.1f} | "
-                f"{good:.1%} | {poor:.1%} |"
+                f"{good:.1%} | {poor:.1%} | {scored_poor:.1%} |"
             )
 
 
