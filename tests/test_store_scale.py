@@ -4,6 +4,7 @@ figures of the same evaluations counted in Python, on both backends."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from pathlib import Path
 
@@ -58,3 +59,45 @@ def _in(ev, sel):
         and (sel.since is None or t >= sel.since)
         and (sel.until is None or t < sel.until)
     )
+
+
+def test_metadata_groups_of_mixed_json_types_merge_as_their_text(store_target):
+    """Grouped by a metadata key, values whose JSON differs but whose text is the same
+    (``"1"`` and ``1``, ``true`` and ``"true"``, ``null`` and no key) are one group, as
+    counted in Python, read in one scan or in slices of ``seq`` and of time."""
+    values = ["1", 1, True, "true", False, None, "missing", 1.5, "1.5", "ops", "o'p\"s", 2]
+    evs = make_evaluations(240, seed=5, error_rate=0.05, step_s=41.0)
+    for i, ev in enumerate(evs):
+        value = values[i % len(values)]
+        ev["metadata"] = {"other": i} if value == "missing" else {"team": value, "other": i}
+    store = open_store(store_target)
+    store.write(evs)
+    for slice_rows in (None, 25):
+        store.dialect = dataclasses.replace(store.dialect, slice_rows=slice_rows)
+        for window, selection in (
+            (None, Selection()),
+            (None, Selection(status="ok")),
+            (3600.0, Selection()),
+            (None, Selection(since=1714525000.0)),
+        ):
+            if slice_rows:
+                assert len(store._slices(selection, window)) >= 2
+            got = store.tallies(selection, by=["metadata.team"], window=window)
+            chosen = [e for e in evs if _in(e, selection)]
+            want = tally_evaluations(chosen, by=["metadata.team"], window=window)
+            assert _figures(got) == _figures(want)
+            assert {k[0][0] for k in got} >= {"1", "true", "false", None, "1.5", "o'p\"s"}
+    store.close()
+
+
+def test_sqlite_slices_cut_seq_for_all_times_else_time(tmp_path):
+    store = open_store(str(tmp_path / "s.db"))
+    store.write(make_evaluations(100, seed=2, step_s=60.0))
+    store.dialect = dataclasses.replace(store.dialect, slice_rows=30)
+    assert store._slice_column(Selection(), None) == "seq"
+    assert store._slice_column(Selection(), 600.0) == "t"
+    assert store._slice_column(Selection(since=0.0), None) == "t"
+    ranges = store._slices(Selection(), None)
+    assert len(ranges) == 4 and ranges[0][0] == -math.inf and ranges[-1][1] == math.inf
+    assert [hi for _, hi in ranges[:-1]] == [30.0, 60.0, 90.0]
+    store.close()

@@ -80,6 +80,11 @@ ORDERS = {
 MANY_WINDOWS = 200
 #: At most this many time ranges for one figure query (else it scans all rows at once).
 MAX_SLICES = 5_000
+#: The first and last ``seq`` and ``t``, each read from its index (a query of several
+#: min/max aggregates would scan the table).
+_SPANS = "SELECT " + ", ".join(
+    f"(SELECT {f}({c}) FROM evaluations)" for c in ("seq", "t") for f in ("min", "max")
+)
 
 
 class StoreError(StefError):
@@ -273,14 +278,29 @@ class Dialect:
     cells: bool = False
     #: ``bucket`` computed in Python, as the database computes it (``None``: not given)
     bucket_of: Callable[[float, float], float] | None = None
+    #: SQL to group rows by metadata key ``key`` with (``None``: ``meta_expr`` itself): an
+    #: expression whose equal values give equal ``meta_expr`` values, which is then read
+    #: once per group rather than computed for every row
+    meta_group: Callable[[str], str] | None = None
+
+
+def _sqlite_path(key: str) -> str:
+    return '$."' + key.replace('"', '""').replace("'", "''") + '"'
 
 
 def _sqlite_meta(key: str) -> str:
-    path = '$."' + key.replace('"', '""').replace("'", "''") + '"'
+    path = _sqlite_path(key)
     return (
         f"CASE json_type(e.metadata, '{path}') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
         f"ELSE CAST(json_extract(e.metadata, '{path}') AS TEXT) END"
     )
+
+
+def _sqlite_meta_group(key: str) -> str:
+    """The JSON text of the value at ``key`` (``->``: one JSON parse per row, where
+    :func:`_sqlite_meta` takes two and a CASE): equal texts are equal values, so equal
+    :func:`_sqlite_meta` values, which SQLite then computes once per group."""
+    return f"(e.metadata -> '{_sqlite_path(key)}')"
 
 
 def _pg_meta(key: str) -> str:
@@ -298,6 +318,7 @@ SQLITE = Dialect(
     cells=True,
     # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
     bucket_of=lambda t, w: int(t / w) * w,
+    meta_group=_sqlite_meta_group,
 )
 POSTGRES = Dialect(
     mark="%s",
@@ -311,9 +332,9 @@ POSTGRES = Dialect(
 )
 
 
-def _grouping(n: int) -> str:
-    """`` GROUP BY 1, …, n`` (empty for none)."""
-    return f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
+def _grouping(keys: Sequence[str]) -> str:
+    """`` GROUP BY`` ``keys`` (empty for none)."""
+    return f" GROUP BY {', '.join(keys)}" if keys else ""
 
 
 def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
@@ -576,6 +597,13 @@ class SQLReader:
             groups.append(self.dialect.bucket(float(window)))
         n, nby = len(groups), len(by)
         lead = "".join(f"{g}, " for g in groups)
+        # What the sliced scans group by: the columns, a bucket, and for a metadata key
+        # the dialect's cheaper equivalent (``meta_group``) where it has one.
+        meta_group = self.dialect.meta_group
+        keys = [
+            meta_group(k[len("metadata.") :]) if meta_group and k not in GROUP_KEYS else g
+            for k, g in zip(by, groups, strict=False)
+        ] + groups[nby:]
         ok = "e.status = 'ok'"
         conf = (
             f"{self.dialect.total}(e.confidence) FILTER (WHERE {ok}), "
@@ -583,13 +611,13 @@ class SQLReader:
         )
         if self.dialect.hash_aggregate and self._few_windows(sel, window):
             cells = "e.status, e.score, e.band, e.filter_status, e.verdict, e.finding_kinds"
-            keys = ", ".join(str(i) for i in range(1, n + 7))
+            all_ = ", ".join(str(i) for i in range(1, n + 7))
             sql = (
-                f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {keys}"
+                f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {all_}"
             )
             return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
         if self.dialect.cells:
-            from_cells = self._tallies_from_cells(sel, window, lead, n, nby, conf)
+            from_cells = self._tallies_from_cells(sel, window, lead, keys, nby, conf)
             if from_cells is not None:
                 return from_cells
         arr = self.dialect.array
@@ -602,7 +630,7 @@ class SQLReader:
         ]
         kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
-        for row in self._sliced_groups(sel, window, lead, n, ", ".join(parts)):
+        for row in self._sliced_groups(sel, window, lead, keys, ", ".join(parts)):
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             tally = tally_of_arrays(row[n:], kinds)
             if key in out:
@@ -612,13 +640,20 @@ class SQLReader:
         return out
 
     def _tallies_from_cells(
-        self, sel: Selection, window: float | None, lead: str, n: int, nby: int, conf: str
+        self,
+        sel: Selection,
+        window: float | None,
+        lead: str,
+        keys: Sequence[str],
+        nby: int,
+        conf: str,
     ) -> dict[GroupKey, Tally] | None:
         """Figures over the rows from each group's JSON array of cell ids (``None`` when a
         row has none: written by a STEF before migration ``0008_row_cells``)."""
         parts = f"count(*), json_group_array(e.cell), {conf}"
         sums: dict[GroupKey, list[Any]] = {}
-        for row in self._sliced_groups(sel, window, lead, n, parts):
+        n = len(keys)
+        for row in self._sliced_groups(sel, window, lead, keys, parts):
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             acc = sums.get(key)
             if acc is None:
@@ -639,22 +674,25 @@ class SQLReader:
         raise NotImplementedError
 
     def _sliced_groups(
-        self, sel: Selection, window: float | None, lead: str, n: int, parts: str
+        self, sel: Selection, window: float | None, lead: str, keys: Sequence[str], parts: str
     ) -> Iterator[tuple[Any, ...]]:
-        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns (the last of them the
-        window start when ``window``), time slice by time slice (:meth:`_slices`); a slice
-        with no rows gives none. A slice that lies in one window groups by the others
-        alone, its window start passed in (what the dialect's ``bucket`` would compute for
-        every one of its rows)."""
+        """Rows ``lead`` + ``parts`` grouped by ``keys`` (as many as ``lead`` has columns,
+        the last of them the window start when ``window``), slice by slice
+        (:meth:`_slices`); a slice with no rows gives none. A time slice that lies in one
+        window groups by the others alone, its window start passed in (what the dialect's
+        ``bucket`` would compute for every one of its rows). One group may come in several
+        rows (of several slices, or of ``keys`` that differ where ``lead`` does not)."""
         mark = self.dialect.mark
-        sliced, params = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
-        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(n)}"
+        column = self._slice_column(sel, window)
+        n = len(keys)
+        sliced, params = where(sel, self.dialect, f"e.{column} >= {mark}", f"e.{column} < {mark}")
+        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(keys)}"
         one_window, bucket_of, width = None, self.dialect.bucket_of, 0.0
-        if window is not None and bucket_of is not None:
+        if window is not None and bucket_of is not None and column == "t":
             width = float(window)
             others = lead[: lead.rindex(self.dialect.bucket(width))]
             one_window = (
-                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(n - 1)}"
+                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(keys[:-1])}"
             )
         for lo, hi in self._slices(sel, window):
             at = None
@@ -670,21 +708,29 @@ class SQLReader:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row
 
+    def _slice_column(self, sel: Selection, window: float | None) -> str:
+        """What :meth:`_slices` cuts: ``seq`` (ranges of the table itself, read without an
+        index) for a selection of all times and no window, else the record time ``t``
+        (through its index; a range lies in one window where it can)."""
+        return "seq" if window is None and sel.since is None and sel.until is None else "t"
+
     def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
-        """Time ranges to scan one after the other, each of about
-        :attr:`Dialect.slice_rows` rows and a whole number of windows (one range holding
-        everything where the dialect does not slice). Each range is read through the index
-        on ``t`` and grouped on its own: SQLite sorts a few thousand rows at a time, in
-        memory, instead of a million at once, and the tallies of a group merge."""
+        """Ranges of :meth:`_slice_column` to scan one after the other, each of about
+        :attr:`Dialect.slice_rows` rows (a time range: a whole number of windows), or one
+        range holding everything where the dialect does not slice. Each range is grouped
+        on its own: SQLite sorts a few thousand rows at a time, in memory, instead of a
+        million at once, and the tallies of a group merge. The rows are counted as the
+        span of ``seq`` (dense: each write takes the next ones; no ``count(*)``)."""
         everything = [(-math.inf, math.inf)]
         per = self.dialect.slice_rows
         if per is None:
             return everything
-        (first, last, total) = self._fetch("SELECT min(t), max(t), count(*) FROM evaluations", ())[
-            0
-        ]
-        if first is None or total <= per:
+        column = self._slice_column(sel, window)
+        found = self._fetch(_SPANS, ())[0]
+        if found[0] is None or int(found[1]) - int(found[0]) + 1 <= per:
             return everything
+        total = int(found[1]) - int(found[0]) + 1
+        first, last = (found[0], found[1] + 1) if column == "seq" else (found[2], found[3])
         lo = max(float(first), sel.since if sel.since is not None else -math.inf)
         hi = min(float(last), sel.until if sel.until is not None else math.inf)
         if hi < lo:
