@@ -45,6 +45,8 @@ def test_figures_read_in_time_slices_equal_figures_counted_in_python(store_targe
         Selection(),
         Selection(status="ok"),
         Selection(since=1714540000.0, until=1714550000.0),  # within the records' span
+        Selection(finding="filter_missing"),  # the findings of each range (seq), or by row
+        Selection(finding="filter_missing", since=1714540000.0),
     ):
         got = store.tallies(selection, by=by, window=window)
         chosen = [e for e in evs if _in(e, selection)]
@@ -55,7 +57,8 @@ def test_figures_read_in_time_slices_equal_figures_counted_in_python(store_targe
 def _in(ev, sel):
     t = record_time(ev)
     return (
-        (sel.status is None or ev["status"] == sel.status)
+        (sel.finding is None or any(f.get("kind") == sel.finding for f in ev["findings"]))
+        and (sel.status is None or ev["status"] == sel.status)
         and (sel.since is None or t >= sel.since)
         and (sel.until is None or t < sel.until)
     )

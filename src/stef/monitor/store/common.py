@@ -14,7 +14,6 @@ means the same rows on both.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import time
@@ -47,6 +46,7 @@ from stef.monitor.store.rollups import (
     stored_tally,
 )
 from stef.monitor.store.selection import Selection
+from stef.monitor.store.slices import SPANS, ranges
 
 #: Light columns of ``evaluations`` after ``seq``, in the order :func:`build_row` gives them.
 COLUMNS = (
@@ -78,13 +78,6 @@ ORDERS = {
 #: Over more windows than this, figures over the rows gather JSON arrays per window even
 #: where the database hashes (see :meth:`SQLReader._few_windows`).
 MANY_WINDOWS = 200
-#: At most this many time ranges for one figure query (else it scans all rows at once).
-MAX_SLICES = 5_000
-#: The first and last ``seq`` and ``t``, each read from its index (a query of several
-#: min/max aggregates would scan the table).
-_SPANS = "SELECT " + ", ".join(
-    f"(SELECT {f}({c}) FROM evaluations)" for c in ("seq", "t") for f in ("min", "max")
-)
 
 
 class StoreError(StefError):
@@ -337,8 +330,17 @@ def _grouping(keys: Sequence[str]) -> str:
     return f" GROUP BY {', '.join(keys)}" if keys else ""
 
 
-def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
-    """`` WHERE …`` over ``evaluations e`` for ``sel`` (empty when it selects all)."""
+def where(
+    sel: Selection, dialect: Dialect, *extra: str, sliced: str | None = None
+) -> tuple[str, list[Any]]:
+    """`` WHERE …`` over ``evaluations e`` for ``sel`` (empty when it selects all).
+
+    ``sliced`` names the column a scan is cut in ranges of (:meth:`SQLReader._slices`):
+    a finding selection then looks a row's finding up by its ``seq`` (``"t"``), or reads
+    the findings of the range alone (``"seq"``: the last two parameters, after those
+    returned, are the range again), instead of gathering every row with the finding
+    once per range.
+    """
     mark = dialect.mark
     clauses: list[str] = list(extra)
     params: list[Any] = []
@@ -357,7 +359,13 @@ def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]
         clauses.append(f"{dialect.meta_expr(key)} = {mark}")
         params.append(value)
     if sel.finding is not None:
-        clauses.append(f"e.seq IN (SELECT f2.seq FROM findings f2 WHERE f2.kind = {mark})")
+        found = f"SELECT f2.seq FROM findings f2 WHERE f2.kind = {mark}"
+        if sliced == "t":
+            clauses.append(f"EXISTS ({found} AND f2.seq = e.seq)")
+        elif sliced == "seq":
+            clauses.append(f"e.seq IN ({found} AND f2.seq >= {mark} AND f2.seq < {mark})")
+        else:
+            clauses.append(f"e.seq IN ({found})")
         params.append(sel.finding)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
@@ -685,7 +693,10 @@ class SQLReader:
         mark = self.dialect.mark
         column = self._slice_column(sel, window)
         n = len(keys)
-        sliced, params = where(sel, self.dialect, f"e.{column} >= {mark}", f"e.{column} < {mark}")
+        sliced, params = where(
+            sel, self.dialect, f"e.{column} >= {mark}", f"e.{column} < {mark}", sliced=column
+        )
+        again = sel.finding is not None and column == "seq"  # the range, for the findings
         sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(keys)}"
         one_window, bucket_of, width = None, self.dialect.bucket_of, 0.0
         if window is not None and bucket_of is not None and column == "t":
@@ -700,10 +711,11 @@ class SQLReader:
                 at = bucket_of(lo, width)
                 if at != bucket_of(math.nextafter(hi, -math.inf), width):
                     at = None  # the slice straddles two windows
+            tail = [lo, hi] if again else []
             if one_window is None or at is None:
-                rows = self._fetch_grouped(sql, [lo, hi, *params])
+                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail])
             else:
-                rows = self._fetch_grouped(one_window, [at, lo, hi, *params])
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail])
             for row in rows:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row
@@ -715,48 +727,16 @@ class SQLReader:
         return "seq" if window is None and sel.since is None and sel.until is None else "t"
 
     def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
-        """Ranges of :meth:`_slice_column` to scan one after the other, each of about
-        :attr:`Dialect.slice_rows` rows (a time range: a whole number of windows), or one
-        range holding everything where the dialect does not slice. Each range is grouped
-        on its own: SQLite sorts a few thousand rows at a time, in memory, instead of a
-        million at once, and the tallies of a group merge. The rows are counted as the
-        span of ``seq`` (dense: each write takes the next ones; no ``count(*)``)."""
-        everything = [(-math.inf, math.inf)]
+        """Ranges of :meth:`_slice_column` to scan one after the other
+        (:func:`~stef.monitor.store.slices.ranges`: about :attr:`Dialect.slice_rows` rows
+        each), or one range holding everything where the dialect does not slice. Each
+        range is grouped on its own: SQLite sorts a few thousand rows at a time, in
+        memory, instead of a million at once, and the tallies of a group merge."""
         per = self.dialect.slice_rows
         if per is None:
-            return everything
-        column = self._slice_column(sel, window)
-        found = self._fetch(_SPANS, ())[0]
-        if found[0] is None or int(found[1]) - int(found[0]) + 1 <= per:
-            return everything
-        total = int(found[1]) - int(found[0]) + 1
-        first, last = (found[0], found[1] + 1) if column == "seq" else (found[2], found[3])
-        lo = max(float(first), sel.since if sel.since is not None else -math.inf)
-        hi = min(float(last), sel.until if sel.until is not None else math.inf)
-        if hi < lo:
-            return everything
-        width = max((float(last) - float(first)) * per / total, 1.0)
-        if window is not None and window > width:
-            # Several ranges per window, each inside one: their rows need no window start
-            # computed (see :meth:`_sliced_groups`).
-            per_window = math.ceil(window / width)
-            start = math.floor(lo / window) * window
-            count = (int((hi - start) // window) + 1) * per_window
-            step = window / per_window
-            edges = [
-                start + (i // per_window) * window + (i % per_window) * step for i in range(count)
-            ]
-        else:
-            if window is not None:
-                width = max(1, int(width // window)) * float(window)
-            start = math.floor(lo / width) * width
-            count = int((hi - start) // width) + 1
-            edges = [start + i * width for i in range(count)]
-        if count > MAX_SLICES:
-            return everything
-        edges += [math.inf]
-        edges[0] = -math.inf
-        return list(itertools.pairwise(edges))
+            return [(-math.inf, math.inf)]
+        spans = self._fetch(SPANS, ())[0]
+        return ranges(spans, self._slice_column(sel, window), sel, window, per)
 
     def _few_windows(self, sel: Selection, window: float | None) -> bool:
         """Whether ``window`` cuts the selection's time span into at most
