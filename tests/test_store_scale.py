@@ -104,3 +104,31 @@ def test_sqlite_slices_cut_seq_for_all_times_else_time(tmp_path):
     assert len(ranges) == 4 and ranges[0][0] == -math.inf and ranges[-1][1] == math.inf
     assert [hi for _, hi in ranges[:-1]] == [30.0, 60.0, 90.0]
     store.close()
+
+
+def test_cell_fields_count_rows_as_tally_of_cells_counts_cells():
+    """Row by row (small groups) and cell by cell (large ones) give the same tally."""
+    import random
+    from collections import Counter
+
+    from stef.monitor.store.cells import ROW_BY_ROW, CellFields, tally_of_cells
+
+    rng = random.Random(8)
+    kinds = [None, '{"a": "error"}', '{"a": "info", "b": "warning"}', '{"c": "info"}']
+    cells = {}
+    for cell_id in range(1, 120):
+        ok = rng.random() < 0.8
+        cells[cell_id] = (
+            "ok" if ok else rng.choice(["error", "timeout"]),
+            rng.choice([None, 0.0, 50.0, 72.5, 100.0]) if ok else None,
+            rng.choice([None, "", "good", "poor"]),
+            rng.choice([None, "fully_applied"]),
+            rng.choice([None, "", "correct"]),
+            rng.choice(kinds),
+        )
+    fields = CellFields(cells, {})
+    for size in (0, 1, 7, 300, ROW_BY_ROW, ROW_BY_ROW + 1, 20_000):
+        ids = [rng.randint(1, 119) for _ in range(size)]
+        got = fields.tally(size, ids, 1.25, 3)
+        assert got == tally_of_cells(size, Counter(ids), cells, 1.25, 3, {})
+        assert got.records == size and sum(got.statuses.values()) == size

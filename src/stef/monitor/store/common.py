@@ -32,7 +32,7 @@ from stef.monitor.stats import (
     paused_gc,
     to_epoch,
 )
-from stef.monitor.store.cells import Cell, count_cells, tally_of_cells
+from stef.monitor.store.cells import Cell, CellFields
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
@@ -661,21 +661,22 @@ class SQLReader:
         parts = f"count(*), json_group_array(e.cell), {conf}"
         sums: dict[GroupKey, list[Any]] = {}
         n = len(keys)
+        loads = orjson.loads
         for row in self._sliced_groups(sel, window, lead, keys, parts):
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             acc = sums.get(key)
-            if acc is None:
-                acc = sums[key] = [0, {}, 0.0, 0]
             records, ids, conf_sum, conf_n = row[n:]
-            acc[0] += records
-            count_cells(ids, acc[1])
-            acc[2] += conf_sum or 0.0
-            acc[3] += conf_n or 0
+            if acc is None:
+                sums[key] = [records, loads(ids), conf_sum or 0.0, conf_n or 0]
+            else:
+                acc[0] += records
+                acc[1] += loads(ids)
+                acc[2] += conf_sum or 0.0
+                acc[3] += conf_n or 0
         if any(None in acc[1] for acc in sums.values()):
             return None
-        cells = self._cells()
-        kinds: dict[str, list[tuple[str, bool]]] = {}
-        return {k: tally_of_cells(a[0], a[1], cells, a[2], a[3], kinds) for k, a in sums.items()}
+        fields = CellFields(self._cells(), {})
+        return {k: fields.tally(*a) for k, a in sums.items()}
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
