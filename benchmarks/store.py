@@ -44,8 +44,9 @@ from stef.monitor.store import Selection, SQLiteStore
 AGENTS = [(a, v) for a in ("sql-bot", "report-bot", "ask-data") for v in ("1.3", "1.4")]
 APPS = ("sales", "finance")
 POOL = 20_000
-#: (what ``stef stats`` is given, grouping, window seconds, selection): rollups answer the
-#: first three, the others scan the rows.
+#: (what ``stef stats`` is given, grouping, window seconds, selection): hourly rollups
+#: answer the first three, 10-minute rollups the 30m and 10m windows by agent, the others
+#: scan the rows.
 STATS: list[tuple[str, list[str], float | None, Selection]] = [
     ("--by agent,agent_version --window 1d", ["agent", "agent_version"], 86400.0, Selection()),
     ("(everything, one row)", [], None, Selection()),
@@ -59,6 +60,21 @@ STATS: list[tuple[str, list[str], float | None, Selection]] = [
         ["agent", "agent_version"],
         None,
         Selection(status="ok"),
+    ),
+    # Rows again, many groups: windows the rollups do not answer, and a finding selection.
+    ("--by metadata.team --window 10m", ["metadata.team"], 600.0, Selection()),
+    (
+        "--by metadata.team,agent,app --window 1h",
+        ["metadata.team", "agent", "app"],
+        3600.0,
+        Selection(),
+    ),
+    ("--by agent --window 7m", ["agent"], 420.0, Selection()),
+    (
+        "--where finding=filter_missing --by agent",
+        ["agent"],
+        None,
+        Selection(finding="filter_missing"),
     ),
 ]
 

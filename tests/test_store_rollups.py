@@ -170,3 +170,34 @@ def test_sqlite_rows_without_a_cell_id_are_still_counted(tmp_path):
     want = figures_of(tally_evaluations(evaluations, by=["metadata.team"], window=1800.0))
     assert figures_of(store.tallies(by=["metadata.team"], window=1800.0)) == want
     store.close()
+
+
+def test_rollup_deltas_equal_tallies_counted_evaluation_by_evaluation():
+    """What a batch adds to each rollup table (cells counted in dicts, taken away again
+    with ``sign=-1``) is, key by key, the Tally of ``Tally.add`` per evaluation."""
+    from stef.monitor.stats import Tally, finding_kinds
+    from stef.monitor.store.common import build_row
+    from stef.monitor.store.migrations import rollup_key
+    from stef.monitor.store.rollups import ROLLUP_TABLES, Rollups
+
+    evs = _evaluations()
+    gone = evs[::7]
+    delta = Rollups()
+    for sign, batch in ((1, evs), (-1, gone)):
+        for ev in batch:
+            kinds = finding_kinds(ev)
+            delta.add(build_row(ev, record_time(ev), kinds=kinds), kinds, sign)
+    got = delta.tallies()
+    for table in ROLLUP_TABLES:
+        want: dict = {}
+        for ev in evs:
+            key = rollup_key(ev, record_time(ev), table.width)
+            want.setdefault(key, Tally()).add(ev)
+        for ev in gone:
+            want[rollup_key(ev, record_time(ev), table.width)].add(ev, sign=-1)
+        mine = got[table.name]
+        assert set(mine) == set(want)
+        for key, tally in want.items():
+            a, b = mine[key].to_dict(), tally.to_dict()
+            assert abs(a.pop("confidence_sum") - b.pop("confidence_sum")) < 1e-9
+            assert a == b, key

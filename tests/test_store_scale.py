@@ -4,6 +4,7 @@ figures of the same evaluations counted in Python, on both backends."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def test_figures_read_in_time_slices_equal_figures_counted_in_python(store_targe
         Selection(),
         Selection(status="ok"),
         Selection(since=1714540000.0, until=1714550000.0),  # within the records' span
+        Selection(finding="filter_missing"),  # the findings of each range (seq), or by row
+        Selection(finding="filter_missing", since=1714540000.0),
     ):
         got = store.tallies(selection, by=by, window=window)
         chosen = [e for e in evs if _in(e, selection)]
@@ -54,7 +57,81 @@ def test_figures_read_in_time_slices_equal_figures_counted_in_python(store_targe
 def _in(ev, sel):
     t = record_time(ev)
     return (
-        (sel.status is None or ev["status"] == sel.status)
+        (sel.finding is None or any(f.get("kind") == sel.finding for f in ev["findings"]))
+        and (sel.status is None or ev["status"] == sel.status)
         and (sel.since is None or t >= sel.since)
         and (sel.until is None or t < sel.until)
     )
+
+
+def test_metadata_groups_of_mixed_json_types_merge_as_their_text(store_target):
+    """Grouped by a metadata key, values whose JSON differs but whose text is the same
+    (``"1"`` and ``1``, ``true`` and ``"true"``, ``null`` and no key) are one group, as
+    counted in Python, read in one scan or in slices of ``seq`` and of time."""
+    values = ["1", 1, True, "true", False, None, "missing", 1.5, "1.5", "ops", "o'p\"s", 2]
+    evs = make_evaluations(240, seed=5, error_rate=0.05, step_s=41.0)
+    for i, ev in enumerate(evs):
+        value = values[i % len(values)]
+        ev["metadata"] = {"other": i} if value == "missing" else {"team": value, "other": i}
+    store = open_store(store_target)
+    store.write(evs)
+    for slice_rows in (None, 25):
+        store.dialect = dataclasses.replace(store.dialect, slice_rows=slice_rows)
+        for window, selection in (
+            (None, Selection()),
+            (None, Selection(status="ok")),
+            (3600.0, Selection()),
+            (None, Selection(since=1714525000.0)),
+            (30.0, Selection()),  # over 200 windows: PostgreSQL's slices too, prefetched
+            (30.0, Selection(finding="filter_missing")),
+        ):
+            if slice_rows:
+                assert len(store._slices(selection, window)) >= 2
+            got = store.tallies(selection, by=["metadata.team"], window=window)
+            chosen = [e for e in evs if _in(e, selection)]
+            want = tally_evaluations(chosen, by=["metadata.team"], window=window)
+            assert _figures(got) == _figures(want)
+            if selection.finding is None:
+                assert {k[0][0] for k in got} >= {"1", "true", "false", None, "1.5", "o'p\"s"}
+    store.close()
+
+
+def test_sqlite_slices_cut_seq_for_all_times_else_time(tmp_path):
+    store = open_store(str(tmp_path / "s.db"))
+    store.write(make_evaluations(100, seed=2, step_s=60.0))
+    store.dialect = dataclasses.replace(store.dialect, slice_rows=30)
+    assert store._slice_column(Selection(), None) == "seq"
+    assert store._slice_column(Selection(), 600.0) == "t"
+    assert store._slice_column(Selection(since=0.0), None) == "t"
+    ranges = store._slices(Selection(), None)
+    assert len(ranges) == 4 and ranges[0][0] == -math.inf and ranges[-1][1] == math.inf
+    assert [hi for _, hi in ranges[:-1]] == [30.0, 60.0, 90.0]
+    store.close()
+
+
+def test_cell_fields_count_rows_as_tally_of_cells_counts_cells():
+    """Row by row (small groups) and cell by cell (large ones) give the same tally."""
+    import random
+    from collections import Counter
+
+    from stef.monitor.store.cells import ROW_BY_ROW, CellFields, tally_of_cells
+
+    rng = random.Random(8)
+    kinds = [None, '{"a": "error"}', '{"a": "info", "b": "warning"}', '{"c": "info"}']
+    cells = {}
+    for cell_id in range(1, 120):
+        ok = rng.random() < 0.8
+        cells[cell_id] = (
+            "ok" if ok else rng.choice(["error", "timeout"]),
+            rng.choice([None, 0.0, 50.0, 72.5, 100.0]) if ok else None,
+            rng.choice([None, "", "good", "poor"]),
+            rng.choice([None, "fully_applied"]),
+            rng.choice([None, "", "correct"]),
+            rng.choice(kinds),
+        )
+    fields = CellFields(cells, {})
+    for size in (0, 1, 7, 300, ROW_BY_ROW, ROW_BY_ROW + 1, 20_000):
+        ids = [rng.randint(1, 119) for _ in range(size)]
+        got = fields.tally(size, ids, 1.25, 3)
+        assert got == tally_of_cells(size, Counter(ids), cells, 1.25, 3, {})
+        assert got.records == size and sum(got.statuses.values()) == size

@@ -22,6 +22,7 @@ import contextlib
 import gc
 import itertools
 import math
+import operator
 import re
 import threading
 from collections import Counter
@@ -329,21 +330,26 @@ def score_summary(
     >>> score_summary({40.0: 1, 80.0: 1, 100.0: 1})
     (73.33333333333333, 80.0, 48.0, 96.0)
     """
-    counted = {float(k): n for k, n in scores.items() if n > 0}
-    if not counted:
-        return None, None, None, None
-    values = sorted(counted)
-    counts = [counted[v] for v in values]
+    values = sorted(scores)
+    counts = [scores[v] for v in values]
+    if set(map(type, values)) != _FLOATS or min(counts) <= 0:
+        counted = {float(k): n for k, n in scores.items() if n > 0}  # ints, or counts <= 0
+        values = sorted(counted)
+        counts = [counted[v] for v in values]
+        if not values:
+            return None, None, None, None
     cum = list(itertools.accumulate(counts))
-    n = cum[-1]
+    last = cum[-1] - 1
     right = bisect.bisect_right
     quantiles = []
     for q in (0.5, 0.1, 0.9):
-        h = (n - 1) * q
-        lo, hi = math.floor(h), math.ceil(h)
+        h = last * q  # >= 0: int() is floor, and ceil is one more unless h is whole
+        lo = int(h)
         v_lo = values[right(cum, lo)]
-        quantiles.append(v_lo + (h - lo) * (values[right(cum, hi)] - v_lo))
-    weighted = [v * c for v, c in zip(values, counts, strict=True)]
+        v_hi = values[right(cum, lo if h == lo else lo + 1)]
+        quantiles.append(v_lo + (h - lo) * (v_hi - v_lo))
+    n = last + 1
+    weighted = list(map(operator.mul, values, counts))
     mean = (_pairwise_sum(weighted) + 0.0) / n  # + 0.0: never -0.0
     return mean, quantiles[0], quantiles[1], quantiles[2]
 
@@ -377,10 +383,54 @@ def _pairwise_sum(a: Sequence[float]) -> float:
     return _pairwise_sum(a[:half]) + _pairwise_sum(a[half:])
 
 
-def _shares(counter: Counter[str], order: Sequence[str], total: int) -> dict[str, float]:
-    """Share of each of ``order``, then of any other key counted (sorted), in ``total``."""
-    get = counter.get
-    out = {k: round(get(k, 0) / total, 4) for k in order} if total else dict.fromkeys(order, 0.0)
+_FLOATS = {float}
+#: Totals up to this get a table of their shares (:func:`_share_table`).
+_TABLED = 512
+_share_tables: dict[int, list[float]] = {}
+
+
+def _share_table(total: int) -> list[float] | None:
+    """``[round(i / total, 4) for i in 0..total]``, kept per total up to :data:`_TABLED`
+    (``None`` above it, or for no records): figures of thousands of small groups look their
+    shares up instead of rounding each one (``round(x, 4)`` is the dearest step of a share).
+
+    >>> _share_table(4)
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    table = _share_tables.get(total)
+    if table is None and 0 < total <= _TABLED:
+        table = _share_tables[total] = [round(i / total, 4) for i in range(total + 1)]
+    return table
+
+
+def _share(n: int, total: int, table: list[float] | None) -> float:
+    """``round(n / total, 4)``, looked up in ``table`` (:func:`_share_table` of ``total``)
+    when there is one and ``n`` is within it."""
+    if table is not None and 0 <= n <= total:
+        return table[n]
+    return round(n / total, 4)
+
+
+def _shares(
+    counter: Mapping[str, int],
+    order: Sequence[str],
+    total: int,
+    table: list[float] | None = None,
+) -> dict[str, float]:
+    """Share of each of ``order``, then of any other key counted (sorted), in ``total``
+    (``table``: :func:`_share_table` of ``total``, when there is one)."""
+    if not total:
+        out = dict.fromkeys(order, 0.0)
+    elif table is None:
+        get = counter.get
+        out = {k: round(get(k, 0) / total, 4) for k in order}
+    else:
+        out = {}
+        for k in order:
+            n = counter.get(k, 0)
+            out[k] = table[n] if 0 <= n <= total else round(n / total, 4)
+    if counter.keys() <= out.keys():
+        return out
     extra = [k for k, n in counter.items() if n and k not in out]
     for k in sorted(extra):
         out[k] = round(counter[k] / total, 4) if total else 0.0
@@ -436,27 +486,39 @@ def figures(tally: Tally, top: int = 5) -> Figures:
     shares over all records.
     """
     mean, median, p10, p90 = score_summary(tally.scores)
-    evaluated = tally.evaluated
-    ranked = sorted(
-        ((n_, k) for k, n_ in tally.findings.items() if n_ > 0), key=lambda x: (-x[0], x[1])
+    records = tally.records
+    evaluated = tally.statuses.get("ok", 0)
+    of_records = _share_table(records)
+    of_evaluated = _share_table(evaluated)
+    found = tally.findings
+    ranked = sorted(((n_, k) for k, n_ in found.items() if n_ > 0), key=_by_count) if found else []
+    statuses = tally.statuses
+    errors = (
+        {k: v for k, v in sorted(statuses.items()) if k != "ok" and v > 0}
+        if len(statuses) > 1 or "ok" not in statuses
+        else {}
     )
+    conf_n = tally.confidence_n
     return Figures(
-        records=tally.records,
+        records=records,
         evaluated=evaluated,
-        coverage=round(evaluated / tally.records, 4) if tally.records else None,
-        mean=_round(mean),
-        median=_round(median),
-        p10=_round(p10),
-        p90=_round(p90),
-        bands=_shares(tally.bands, BANDS, evaluated),
-        filters=_shares(tally.filters, FILTER_CLASSES, evaluated),
-        verdicts=_shares(tally.verdicts, VERDICTS, evaluated),
-        mean_confidence=_round(tally.confidence_sum / tally.confidence_n, 4)
-        if tally.confidence_n
-        else None,
-        top_findings=[(k, n_, round(n_ / tally.records, 4)) for n_, k in ranked[:top]],
-        errors={k: v for k, v in sorted(tally.statuses.items()) if k != "ok" and v > 0},
+        coverage=_share(evaluated, records, of_records) if records else None,
+        mean=None if mean is None else round(mean, 2),
+        median=None if median is None else round(median, 2),
+        p10=None if p10 is None else round(p10, 2),
+        p90=None if p90 is None else round(p90, 2),
+        bands=_shares(tally.bands, BANDS, evaluated, of_evaluated),
+        filters=_shares(tally.filters, FILTER_CLASSES, evaluated, of_evaluated),
+        verdicts=_shares(tally.verdicts, VERDICTS, evaluated, of_evaluated),
+        mean_confidence=round(tally.confidence_sum / conf_n, 4) if conf_n else None,
+        top_findings=[(k, n_, _share(n_, records, of_records)) for n_, k in ranked[:top]],
+        errors=errors,
     )
+
+
+def _by_count(item: tuple[int, str]) -> tuple[int, str]:
+    """Finding kinds ranked by count (most first), then by name."""
+    return -item[0], item[1]
 
 
 GroupKey = tuple[tuple[str | None, ...], float | None]
@@ -505,9 +567,14 @@ class Row:
 def rows(tallies: Mapping[GroupKey, Tally], by: Sequence[str], top: int = 5) -> list[Row]:
     """One :class:`Row` per tally, sorted by group then window."""
 
+    keys: dict[tuple[str | None, ...], tuple[Any, ...]] = {}  # groups repeat over windows
+
     def sort_key(item: tuple[GroupKey, Tally]) -> tuple[Any, ...]:
         (values, start), _ = item
-        return (tuple((v is None, v or "") for v in values), start or 0.0)
+        key = keys.get(values)
+        if key is None:
+            key = keys[values] = tuple((v is None, v or "") for v in values)
+        return (key, start or 0.0)
 
     with paused_gc():
         return [

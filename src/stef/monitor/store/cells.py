@@ -24,9 +24,8 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
-
-import orjson
 
 from stef.monitor.stats import Tally
 from stef.monitor.store.grouped import KindsCache, parsed_kinds
@@ -133,11 +132,79 @@ def tally_of_cells(
     )
 
 
-def count_cells(text: str | None, into: dict[int, int]) -> None:
-    """Add the counts of a JSON array of cell ids (``json_group_array(e.cell)``) into ``into``."""
-    if text:
-        for cell_id, n in Counter(orjson.loads(text)).items():
-            into[cell_id] = into.get(cell_id, 0) + n
+#: A group of more rows than this is counted cell by cell (:func:`tally_of_cells`), a
+#: smaller one row by row in C (:meth:`CellFields.tally`).
+ROW_BY_ROW = 2048
+
+
+class CellFields:
+    """What each cell id counts as, field by field: lists indexed by cell id (``None``
+    where a row of that cell adds nothing to the field), so the rows of a small group are
+    counted by ``Counter(map(…))`` in C rather than by a Python loop over its cells (what
+    dominates figures over many small groups: ``--by metadata.team --window 10m``).
+
+    >>> cells = {1: ("ok", 80.0, "good", None, None, '{"k": "info"}'), 2: ("error",) + (None,) * 5}
+    >>> t = CellFields(cells, {}).tally(3, [1, 2, 1], 1.5, 2)
+    >>> (dict(t.statuses), dict(t.scores), dict(t.bands), dict(t.excused), t.confidence_n)
+    ({'ok': 2, 'error': 1}, {80.0: 2}, {'good': 2}, {'k': 2}, 2)
+    >>> t == tally_of_cells(3, {1: 2, 2: 1}, cells, 1.5, 2, {})
+    True
+    """
+
+    def __init__(self, cells: Mapping[int, Cell], kinds_cache: KindsCache) -> None:
+        self.cells = cells
+        self.kinds_cache = kinds_cache
+        size = max(cells, default=0) + 1
+        status: list[Any] = [None] * size
+        score: list[Any] = [None] * size
+        band: list[Any] = [None] * size
+        filt: list[Any] = [None] * size
+        verdict: list[Any] = [None] * size
+        kinds: list[tuple[tuple[str, bool], ...]] = [()] * size
+        for cell_id, (st, sc, bd, fl, vd, kd) in cells.items():
+            status[cell_id] = st
+            if st == "ok":
+                score[cell_id] = None if sc is None else float(sc)
+                band[cell_id], filt[cell_id], verdict[cell_id] = bd or None, fl or None, vd or None
+            if kd:
+                kinds[cell_id] = tuple(parsed_kinds(kd, kinds_cache))
+        self.status, self.kinds = status, kinds
+        self.ok_fields = (score, band, filt, verdict)
+
+    def tally(
+        self, records: int, ids: list[int], conf_sum: float | None, conf_n: int | None
+    ) -> Tally:
+        """The tally of a group of ``records`` rows whose cell ids are ``ids``, with the
+        confidence sum and count of its evaluated rows (as :func:`tally_of_cells`)."""
+        if len(ids) > ROW_BY_ROW:
+            return tally_of_cells(
+                records, Counter(ids), self.cells, conf_sum, conf_n, self.kinds_cache
+            )
+        statuses = Counter(map(self.status.__getitem__, ids))
+        ok_counts = []
+        for field in self.ok_fields:
+            counted = Counter(map(field.__getitem__, ids))
+            counted.pop(None, None)
+            ok_counts.append(counted)
+        findings: Counter[str] = Counter()
+        excused: Counter[str] = Counter()
+        for (kind, info), n in Counter(
+            chain.from_iterable(map(self.kinds.__getitem__, ids))
+        ).items():
+            (excused if info else findings)[kind] += n
+        scores, bands, filters, verdicts = ok_counts
+        return Tally(
+            records=int(records),
+            statuses=statuses,
+            scores=scores,
+            bands=bands,
+            filters=filters,
+            verdicts=verdicts,
+            confidence_sum=float(conf_sum or 0.0),
+            confidence_n=int(conf_n or 0),
+            findings=findings,
+            excused=excused,
+        )
 
 
 def backfill_cells(conn: sqlite3.Connection) -> None:

@@ -14,7 +14,6 @@ means the same rows on both.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import time
@@ -33,7 +32,7 @@ from stef.monitor.stats import (
     paused_gc,
     to_epoch,
 )
-from stef.monitor.store.cells import Cell, count_cells, tally_of_cells
+from stef.monitor.store.cells import Cell, CellFields
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
@@ -47,6 +46,7 @@ from stef.monitor.store.rollups import (
     stored_tally,
 )
 from stef.monitor.store.selection import Selection
+from stef.monitor.store.slices import SPANS, ranges
 
 #: Light columns of ``evaluations`` after ``seq``, in the order :func:`build_row` gives them.
 COLUMNS = (
@@ -78,8 +78,6 @@ ORDERS = {
 #: Over more windows than this, figures over the rows gather JSON arrays per window even
 #: where the database hashes (see :meth:`SQLReader._few_windows`).
 MANY_WINDOWS = 200
-#: At most this many time ranges for one figure query (else it scans all rows at once).
-MAX_SLICES = 5_000
 
 
 class StoreError(StefError):
@@ -273,14 +271,29 @@ class Dialect:
     cells: bool = False
     #: ``bucket`` computed in Python, as the database computes it (``None``: not given)
     bucket_of: Callable[[float, float], float] | None = None
+    #: SQL to group rows by metadata key ``key`` with (``None``: ``meta_expr`` itself): an
+    #: expression whose equal values give equal ``meta_expr`` values, which is then read
+    #: once per group rather than computed for every row
+    meta_group: Callable[[str], str] | None = None
+
+
+def _sqlite_path(key: str) -> str:
+    return '$."' + key.replace('"', '""').replace("'", "''") + '"'
 
 
 def _sqlite_meta(key: str) -> str:
-    path = '$."' + key.replace('"', '""').replace("'", "''") + '"'
+    path = _sqlite_path(key)
     return (
         f"CASE json_type(e.metadata, '{path}') WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
         f"ELSE CAST(json_extract(e.metadata, '{path}') AS TEXT) END"
     )
+
+
+def _sqlite_meta_group(key: str) -> str:
+    """The JSON text of the value at ``key`` (``->``: one JSON parse per row, where
+    :func:`_sqlite_meta` takes two and a CASE): equal texts are equal values, so equal
+    :func:`_sqlite_meta` values, which SQLite then computes once per group."""
+    return f"(e.metadata -> '{_sqlite_path(key)}')"
 
 
 def _pg_meta(key: str) -> str:
@@ -298,6 +311,7 @@ SQLITE = Dialect(
     cells=True,
     # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
     bucket_of=lambda t, w: int(t / w) * w,
+    meta_group=_sqlite_meta_group,
 )
 POSTGRES = Dialect(
     mark="%s",
@@ -311,13 +325,22 @@ POSTGRES = Dialect(
 )
 
 
-def _grouping(n: int) -> str:
-    """`` GROUP BY 1, …, n`` (empty for none)."""
-    return f" GROUP BY {', '.join(str(i) for i in range(1, n + 1))}" if n else ""
+def _grouping(keys: Sequence[str]) -> str:
+    """`` GROUP BY`` ``keys`` (empty for none)."""
+    return f" GROUP BY {', '.join(keys)}" if keys else ""
 
 
-def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]]:
-    """`` WHERE …`` over ``evaluations e`` for ``sel`` (empty when it selects all)."""
+def where(
+    sel: Selection, dialect: Dialect, *extra: str, sliced: str | None = None
+) -> tuple[str, list[Any]]:
+    """`` WHERE …`` over ``evaluations e`` for ``sel`` (empty when it selects all).
+
+    ``sliced`` names the column a scan is cut in ranges of (:meth:`SQLReader._slices`):
+    a finding selection then looks a row's finding up by its ``seq`` (``"t"``), or reads
+    the findings of the range alone (``"seq"``: the last two parameters, after those
+    returned, are the range again), instead of gathering every row with the finding
+    once per range.
+    """
     mark = dialect.mark
     clauses: list[str] = list(extra)
     params: list[Any] = []
@@ -336,7 +359,13 @@ def where(sel: Selection, dialect: Dialect, *extra: str) -> tuple[str, list[Any]
         clauses.append(f"{dialect.meta_expr(key)} = {mark}")
         params.append(value)
     if sel.finding is not None:
-        clauses.append(f"e.seq IN (SELECT f2.seq FROM findings f2 WHERE f2.kind = {mark})")
+        found = f"SELECT f2.seq FROM findings f2 WHERE f2.kind = {mark}"
+        if sliced == "t":
+            clauses.append(f"EXISTS ({found} AND f2.seq = e.seq)")
+        elif sliced == "seq":
+            clauses.append(f"e.seq IN ({found} AND f2.seq >= {mark} AND f2.seq < {mark})")
+        else:
+            clauses.append(f"e.seq IN ({found})")
         params.append(sel.finding)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
@@ -576,6 +605,13 @@ class SQLReader:
             groups.append(self.dialect.bucket(float(window)))
         n, nby = len(groups), len(by)
         lead = "".join(f"{g}, " for g in groups)
+        # What the sliced scans group by: the columns, a bucket, and for a metadata key
+        # the dialect's cheaper equivalent (``meta_group``) where it has one.
+        meta_group = self.dialect.meta_group
+        keys = [
+            meta_group(k[len("metadata.") :]) if meta_group and k not in GROUP_KEYS else g
+            for k, g in zip(by, groups, strict=False)
+        ] + groups[nby:]
         ok = "e.status = 'ok'"
         conf = (
             f"{self.dialect.total}(e.confidence) FILTER (WHERE {ok}), "
@@ -583,13 +619,13 @@ class SQLReader:
         )
         if self.dialect.hash_aggregate and self._few_windows(sel, window):
             cells = "e.status, e.score, e.band, e.filter_status, e.verdict, e.finding_kinds"
-            keys = ", ".join(str(i) for i in range(1, n + 7))
+            all_ = ", ".join(str(i) for i in range(1, n + 7))
             sql = (
-                f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {keys}"
+                f"SELECT {lead}{cells}, count(*), {conf} FROM evaluations e{clause} GROUP BY {all_}"
             )
             return fold_cells(self._fetch_grouped(sql, params), n, nby, window is not None)
         if self.dialect.cells:
-            from_cells = self._tallies_from_cells(sel, window, lead, n, nby, conf)
+            from_cells = self._tallies_from_cells(sel, window, lead, keys, nby, conf)
             if from_cells is not None:
                 return from_cells
         arr = self.dialect.array
@@ -602,7 +638,7 @@ class SQLReader:
         ]
         kinds: dict[str, list[tuple[str, bool]]] = {}
         out: dict[GroupKey, Tally] = {}
-        for row in self._sliced_groups(sel, window, lead, n, ", ".join(parts)):
+        for row in self._sliced_groups(sel, window, lead, keys, ", ".join(parts)):
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             tally = tally_of_arrays(row[n:], kinds)
             if key in out:
@@ -612,49 +648,63 @@ class SQLReader:
         return out
 
     def _tallies_from_cells(
-        self, sel: Selection, window: float | None, lead: str, n: int, nby: int, conf: str
+        self,
+        sel: Selection,
+        window: float | None,
+        lead: str,
+        keys: Sequence[str],
+        nby: int,
+        conf: str,
     ) -> dict[GroupKey, Tally] | None:
         """Figures over the rows from each group's JSON array of cell ids (``None`` when a
         row has none: written by a STEF before migration ``0008_row_cells``)."""
         parts = f"count(*), json_group_array(e.cell), {conf}"
         sums: dict[GroupKey, list[Any]] = {}
-        for row in self._sliced_groups(sel, window, lead, n, parts):
+        n = len(keys)
+        loads = orjson.loads
+        for row in self._sliced_groups(sel, window, lead, keys, parts):
             key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
             acc = sums.get(key)
-            if acc is None:
-                acc = sums[key] = [0, {}, 0.0, 0]
             records, ids, conf_sum, conf_n = row[n:]
-            acc[0] += records
-            count_cells(ids, acc[1])
-            acc[2] += conf_sum or 0.0
-            acc[3] += conf_n or 0
+            if acc is None:
+                sums[key] = [records, loads(ids), conf_sum or 0.0, conf_n or 0]
+            else:
+                acc[0] += records
+                acc[1] += loads(ids)
+                acc[2] += conf_sum or 0.0
+                acc[3] += conf_n or 0
         if any(None in acc[1] for acc in sums.values()):
             return None
-        cells = self._cells()
-        kinds: dict[str, list[tuple[str, bool]]] = {}
-        return {k: tally_of_cells(a[0], a[1], cells, a[2], a[3], kinds) for k, a in sums.items()}
+        fields = CellFields(self._cells(), {})
+        return {k: fields.tally(*a) for k, a in sums.items()}
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
         raise NotImplementedError
 
     def _sliced_groups(
-        self, sel: Selection, window: float | None, lead: str, n: int, parts: str
+        self, sel: Selection, window: float | None, lead: str, keys: Sequence[str], parts: str
     ) -> Iterator[tuple[Any, ...]]:
-        """Rows ``lead`` + ``parts`` grouped by the first ``n`` columns (the last of them the
-        window start when ``window``), time slice by time slice (:meth:`_slices`); a slice
-        with no rows gives none. A slice that lies in one window groups by the others
-        alone, its window start passed in (what the dialect's ``bucket`` would compute for
-        every one of its rows)."""
+        """Rows ``lead`` + ``parts`` grouped by ``keys`` (as many as ``lead`` has columns,
+        the last of them the window start when ``window``), slice by slice
+        (:meth:`_slices`); a slice with no rows gives none. A time slice that lies in one
+        window groups by the others alone, its window start passed in (what the dialect's
+        ``bucket`` would compute for every one of its rows). One group may come in several
+        rows (of several slices, or of ``keys`` that differ where ``lead`` does not)."""
         mark = self.dialect.mark
-        sliced, params = where(sel, self.dialect, f"e.t >= {mark}", f"e.t < {mark}")
-        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(n)}"
+        column = self._slice_column(sel, window)
+        n = len(keys)
+        sliced, params = where(
+            sel, self.dialect, f"e.{column} >= {mark}", f"e.{column} < {mark}", sliced=column
+        )
+        again = sel.finding is not None and column == "seq"  # the range, for the findings
+        sql = f"SELECT {lead}{parts} FROM evaluations e{sliced}{_grouping(keys)}"
         one_window, bucket_of, width = None, self.dialect.bucket_of, 0.0
-        if window is not None and bucket_of is not None:
+        if window is not None and bucket_of is not None and column == "t":
             width = float(window)
             others = lead[: lead.rindex(self.dialect.bucket(width))]
             one_window = (
-                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(n - 1)}"
+                f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(keys[:-1])}"
             )
         for lo, hi in self._slices(sel, window):
             at = None
@@ -662,55 +712,32 @@ class SQLReader:
                 at = bucket_of(lo, width)
                 if at != bucket_of(math.nextafter(hi, -math.inf), width):
                     at = None  # the slice straddles two windows
+            tail = [lo, hi] if again else []
             if one_window is None or at is None:
-                rows = self._fetch_grouped(sql, [lo, hi, *params])
+                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail])
             else:
-                rows = self._fetch_grouped(one_window, [at, lo, hi, *params])
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail])
             for row in rows:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row
 
+    def _slice_column(self, sel: Selection, window: float | None) -> str:
+        """What :meth:`_slices` cuts: ``seq`` (ranges of the table itself, read without an
+        index) for a selection of all times and no window, else the record time ``t``
+        (through its index; a range lies in one window where it can)."""
+        return "seq" if window is None and sel.since is None and sel.until is None else "t"
+
     def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
-        """Time ranges to scan one after the other, each of about
-        :attr:`Dialect.slice_rows` rows and a whole number of windows (one range holding
-        everything where the dialect does not slice). Each range is read through the index
-        on ``t`` and grouped on its own: SQLite sorts a few thousand rows at a time, in
+        """Ranges of :meth:`_slice_column` to scan one after the other
+        (:func:`~stef.monitor.store.slices.ranges`: about :attr:`Dialect.slice_rows` rows
+        each), or one range holding everything where the dialect does not slice. Each
+        range is grouped on its own: SQLite sorts a few thousand rows at a time, in
         memory, instead of a million at once, and the tallies of a group merge."""
-        everything = [(-math.inf, math.inf)]
         per = self.dialect.slice_rows
         if per is None:
-            return everything
-        (first, last, total) = self._fetch("SELECT min(t), max(t), count(*) FROM evaluations", ())[
-            0
-        ]
-        if first is None or total <= per:
-            return everything
-        lo = max(float(first), sel.since if sel.since is not None else -math.inf)
-        hi = min(float(last), sel.until if sel.until is not None else math.inf)
-        if hi < lo:
-            return everything
-        width = max((float(last) - float(first)) * per / total, 1.0)
-        if window is not None and window > width:
-            # Several ranges per window, each inside one: their rows need no window start
-            # computed (see :meth:`_sliced_groups`).
-            per_window = math.ceil(window / width)
-            start = math.floor(lo / window) * window
-            count = (int((hi - start) // window) + 1) * per_window
-            step = window / per_window
-            edges = [
-                start + (i // per_window) * window + (i % per_window) * step for i in range(count)
-            ]
-        else:
-            if window is not None:
-                width = max(1, int(width // window)) * float(window)
-            start = math.floor(lo / width) * width
-            count = int((hi - start) // width) + 1
-            edges = [start + i * width for i in range(count)]
-        if count > MAX_SLICES:
-            return everything
-        edges += [math.inf]
-        edges[0] = -math.inf
-        return list(itertools.pairwise(edges))
+            return [(-math.inf, math.inf)]
+        spans = self._fetch(SPANS, ())[0]
+        return ranges(spans, self._slice_column(sel, window), sel, window, per)
 
     def _few_windows(self, sel: Selection, window: float | None) -> bool:
         """Whether ``window`` cuts the selection's time span into at most

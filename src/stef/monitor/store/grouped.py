@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,6 +39,13 @@ def parsed_kinds(text: str, cache: KindsCache) -> list[tuple[str, bool]]:
     return parsed
 
 
+def _counts(values: Iterable[Any]) -> Counter[Any]:
+    """``Counter(values)`` without its Python-level checks (thousands of small groups)."""
+    out: Counter[Any] = Counter.__new__(Counter)
+    _count_elements(out, values)
+    return out
+
+
 def tally_of_arrays(row: Sequence[Any], kinds_cache: KindsCache) -> Tally:
     """The tally of one group from :meth:`~stef.monitor.store.common.SQLReader._tallies_from_rows`'s
     aggregates:
@@ -49,18 +56,20 @@ def tally_of_arrays(row: Sequence[Any], kinds_cache: KindsCache) -> Tally:
 
     def count(text: str | None) -> Counter[Any]:
         """Counts of a JSON array's values, without nulls and empty strings."""
-        out: Counter[Any] = Counter(loads(text)) if text else Counter()
+        if not text:
+            return Counter()
+        out = _counts(loads(text))
         out.pop(None, None)
         out.pop("", None)
         return out
 
     score_counts = count(scores)
-    if any(type(k) is not float for k in score_counts):  # PostgreSQL writes 80.0 as 80
+    if set(map(type, score_counts)) - _FLOAT:  # PostgreSQL writes 80.0 as 80
         score_counts = Counter({float(k): n for k, n in score_counts.items()})
     findings: Counter[str] = Counter()
     excused: Counter[str] = Counter()
     if found:
-        for text, n in Counter(loads(found)).items():
+        for text, n in _counts(loads(found)).items():
             for kind, info in parsed_kinds(text, kinds_cache):
                 (excused if info else findings)[kind] += n
     return Tally(
@@ -75,6 +84,9 @@ def tally_of_arrays(row: Sequence[Any], kinds_cache: KindsCache) -> Tally:
         findings=findings,
         excused=excused,
     )
+
+
+_FLOAT = {float}
 
 
 def fold_cells(

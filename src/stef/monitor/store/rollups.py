@@ -106,17 +106,53 @@ class RollupDelta:
                 confs[wide][1] += self.confs[key][1]
         out = {} if into is None else into
         for key, counted in cells.items():
-            tally = Tally()
-            for (status, score, band, filt, verdict), count in counted.items():
-                tally.add_cell(status, score, band, filt, verdict, count, 0.0, 0)
+            tally = _tally_of_cells(counted, found[key])
             tally.confidence_sum, tally.confidence_n = confs[key][0], int(confs[key][1])
-            for (kind, info), count in found[key].items():
-                (tally.excused if info else tally.findings)[kind] += count
             if key in out:
                 out[key].merge(tally)
             else:
                 out[key] = tally
         return out
+
+
+def _tally_of_cells(
+    counted: Mapping[tuple[Any, ...], int], found: Mapping[tuple[str, bool], int]
+) -> Tally:
+    """The tally of counts of (status, score, band, filter, verdict) cells and of
+    (kind, is_info) findings, counted in plain dicts (what ``Tally.add_cell`` per cell
+    and a Counter increment per finding give, without a call per cell)."""
+    statuses: dict[str, int] = {}
+    scores: dict[float, int] = {}
+    bands: dict[str, int] = {}
+    filters: dict[str, int] = {}
+    verdicts: dict[str, int] = {}
+    for (status, score, band, filt, verdict), count in counted.items():
+        statuses[status] = statuses.get(status, 0) + count
+        if status == "ok":
+            if score is not None:
+                score = float(score)
+                scores[score] = scores.get(score, 0) + count
+            if band:
+                bands[band] = bands.get(band, 0) + count
+            if filt:
+                filters[filt] = filters.get(filt, 0) + count
+            if verdict:
+                verdicts[verdict] = verdicts.get(verdict, 0) + count
+    findings: dict[str, int] = {}
+    excused: dict[str, int] = {}
+    for (kind, info), count in found.items():
+        part = excused if info else findings
+        part[kind] = part.get(kind, 0) + count
+    return Tally(
+        records=sum(counted.values()),
+        statuses=_counter(statuses),
+        scores=_counter(scores),
+        bands=_counter(bands),
+        filters=_counter(filters),
+        verdicts=_counter(verdicts),
+        findings=_counter(findings),
+        excused=_counter(excused),
+    )
 
 
 def _add_counts(into: dict[Any, int], counts: Mapping[Any, int]) -> None:
