@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.matching import HINT_CLAUSE
@@ -477,6 +478,14 @@ _VERB_FORM = re.compile(r"..[^e]ed$")
 MAX_TERMS = 3
 
 
+@lru_cache(maxsize=16384)
+def _name_vocabulary(name: str) -> tuple[str, ...]:
+    """One name's vocabulary words: the name run together, then its words (singular).
+    Memoised: the same schema names come back record after record."""
+    low = name.casefold()
+    return (NAME_WORDS.sub("", low), *(singular(w) for w in NAME_WORDS.split(low) if w))
+
+
 class _Vocabulary:
     """The words of the SQL's names and literals (singular), to account for question words.
 
@@ -487,9 +496,7 @@ class _Vocabulary:
     def __init__(self, names: Sequence[str]) -> None:
         vocab: set[str] = set()
         for n in names:
-            low = n.casefold()
-            vocab.add(NAME_WORDS.sub("", low))
-            vocab.update(singular(w) for w in NAME_WORDS.split(low) if w)
+            vocab.update(_name_vocabulary(n))
         vocab.discard("")
         self.words = vocab
         self.blob = " ".join(vocab)
