@@ -551,6 +551,11 @@ def question_terms_unexplained(
 _COMPOUND_MIN = 7
 
 
+@lru_cache(maxsize=4096)
+def _question_words(question: str) -> tuple[str, ...]:
+    return tuple(_QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
+
+
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     """Question words ``vocab`` does not account for, alone or run together with a
     neighbour (``gas station`` → ``gasstationid``).
@@ -559,7 +564,7 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     ['sells']
     """
     out: list[str] = []
-    words = _QUESTION_WORD.findall(question.casefold().replace("n't", " not"))
+    words = _question_words(question)
     for i, w in enumerate(words):
         if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
             continue
@@ -581,16 +586,24 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     if not enriched or not terms:
         return set()
     out: set[str] = set()
-    for clause in HINT_CLAUSE.split(enriched.casefold()):
-        words = [
-            w
-            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
-            if w not in QUESTION_FILLER_WORDS
-        ]
+    for words in _clause_words(enriched):
         if any(vocab.accounts(w) for w in words):
             held = {singular(w) for w in words}
             out |= {t for t in terms if singular(t) in held}
     return out
+
+
+@lru_cache(maxsize=4096)
+def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each clause of an enriched question, less the question fillers."""
+    return tuple(
+        tuple(
+            w
+            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
+            if w not in QUESTION_FILLER_WORDS
+        )
+        for clause in HINT_CLAUSE.split(enriched.casefold())
+    )
 
 
 def check_question_terms(

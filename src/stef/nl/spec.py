@@ -26,8 +26,9 @@ grouping, flags), on top of :mod:`stef.nl.context` (the reading context) and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
+from functools import cached_property, lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
@@ -176,13 +177,20 @@ def _context(
         mask=bytearray(len(norm)),
         lexicon=lexicon,
     )
-    ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
+    ctx.words = _word_set(low)
     ctx.ascii = norm.isascii()
     return ctx
 
 
+@lru_cache(maxsize=4096)
+def _word_set(low: str) -> frozenset[str]:
+    return frozenset(lx.WORD_TOKEN.findall(low))
+
+
+@lru_cache(maxsize=4096)
 def _normalized(text: str | None) -> tuple[str, str]:
-    """The text as read (same-length rewrites) and its case-folded twin, position for position."""
+    """The text as read (same-length rewrites) and its case-folded twin, position for
+    position (memoised: a question is read alone, then perhaps with Q_e's columns)."""
     norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
@@ -254,10 +262,35 @@ class TextsAnalysis:
     hinted: TextAnalysis
 
     def merged(self) -> Spec:
-        """The merged NL spec, as :func:`extract_nl_spec` gives it."""
+        """The merged NL spec, as :func:`extract_nl_spec` gives it: merged once per
+        analysis (an evaluator reuses analyses of the same texts), and each call gets a
+        copy that shares no list or dict with the others."""
         if self.enriched is None:
             return self.question.spec
+        return _fresh(self._merged)
+
+    @cached_property
+    def _merged(self) -> Spec:
+        assert self.enriched is not None
         return merge_analyses(self.hinted, self.enriched)
+
+
+_SPEC_FIELDS = tuple(f.name for f in fields(Spec))
+
+
+def _fresh(spec: Spec) -> Spec:
+    """A copy of ``spec`` with its own lists and dicts (the items in them are frozen)."""
+    out = Spec()
+    for name in _SPEC_FIELDS:
+        v = getattr(spec, name)
+        if name == "joins":
+            v = [dict(j) for j in v]
+        elif isinstance(v, list):
+            v = list(v)
+        elif isinstance(v, dict):
+            v = dict(v)
+        setattr(out, name, v)
+    return out
 
 
 def analyze_texts(
