@@ -32,7 +32,7 @@ from functools import cached_property, lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
-from stef.nl.context import TextAnalysis, _Ctx, _rules_lexicon, _RulesLexicon
+from stef.nl.context import TextAnalysis, _Ctx, _rules_lexicon, _RulesLexicon, adjacent_keys
 from stef.nl.cues import (
     _step_aggregations,
     _step_distinct,
@@ -55,7 +55,14 @@ from stef.nl.values import (
     _step_synonym_columns,
     _step_value_synonyms,
 )
-from stef.nl.words import WordPool, _known_index, _search_ci, grounded, related_values
+from stef.nl.words import (
+    WordPool,
+    _known_index,
+    _search_ci,
+    grounded,
+    phrase_keys,
+    related_values,
+)
 from stef.rules import Rules
 from stef.spec import Filter, Spec
 
@@ -93,11 +100,13 @@ def analyze_text(
     rules: Rules | None = None,
     now: datetime | None = None,
     known_columns: Iterable[str] = (),
+    probes: list[str | tuple[int, int]] | None = None,
 ) -> TextAnalysis:
     """Extract the spec of one text, with its enrichment hints and style.
 
     ``known_columns`` are column names from elsewhere (Q_e) that may be attached to this
-    text's values and aggregation arguments.
+    text's values and aggregation arguments. A ``probes`` list gets the reading's column
+    look-ups (see :attr:`stef.nl.context._Ctx.probes`).
 
     >>> a = analyze_text("male refers to SEX = 'M'; average age refers to AVG(age)", "enriched")
     >>> a.style, [(m.phrase, m.columns) for m in a.mappings], [x.func for x in a.spec.aggregations]
@@ -106,6 +115,7 @@ def analyze_text(
     lexicon = _rules_lexicon(rules or _DEFAULT_RULES)
     synonyms = lexicon.synonyms
     ctx = _context(text, source, lexicon, now, known_columns)
+    ctx.probes = probes
     norm = ctx.text
     digits = bool(lx.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
@@ -305,18 +315,54 @@ def analyze_texts(
     >>> [(f.column, f.values) for f in a.merged().filters], a.hinted is a.question
     ([('sex', ('f',))], True)
     >>> a = analyze_texts("List the birth date of women", "birth date refers to Birth_Date")
-    >>> a.hinted is a.question
-    False
+    >>> a.hinted is a.question  # no look-up of the question reads "birth date"
+    True
+    >>> a = analyze_texts("The average birth date of women", "birth date refers to Birth_Date")
+    >>> a.hinted is a.question, a.hinted.spec.aggregations[0].arg
+    (False, 'birth_date')
     """
-    q = analyze_text(question, "question", rules, now)
+    probes: list[str | tuple[int, int]] = []
+    q = analyze_text(question, "question", rules, now, probes=probes)
     if not enriched or not enriched.strip():
         return TextsAnalysis(q, None, q)
     e = analyze_text(enriched, "enriched", rules, now)
     columns = _hint_columns(e)
     hinted = q
-    if columns and _may_look_up(question, columns, _rules_lexicon(rules or _DEFAULT_RULES)):
+    lexicon = _rules_lexicon(rules or _DEFAULT_RULES)
+    if (
+        columns
+        and _may_look_up(question, columns, lexicon)
+        and _probed(question, probes, columns, lexicon)
+    ):
         hinted = analyze_text(question, "question", rules, now, known_columns=columns)
     return TextsAnalysis(q, e, hinted)
+
+
+def _probed(
+    question: str,
+    probes: list[str | tuple[int, int]],
+    columns: list[str],
+    lexicon: _RulesLexicon,
+) -> bool:
+    """Did reading ``question`` look up a spelling that ``columns`` add to the known-column
+    index? Up to its first such look-up, a reading with ``columns`` known does and finds
+    exactly what the reading without them did (the index keeps the spellings it had), so
+    without one the two readings are the same.
+
+    >>> lex, q = _rules_lexicon(_DEFAULT_RULES), "patients whose age is 30"
+    >>> _probed(q, ["whose"], ["age"], lex), _probed(q, ["the patients"], ["patient"], lex)
+    (False, True)
+    >>> _probed(q, [(22, 24)], ["age"], lex), _probed(q, [(22, 24)], ["sex"], lex)
+    (True, False)
+    """
+    base = lexicon.known
+    added = _known_index(lexicon.synonyms, columns, base).keys() - base.keys()
+    low = _normalized(question)[1]
+    for p in probes:
+        keys = phrase_keys(p) if isinstance(p, str) else adjacent_keys(low, *p)
+        if any(k in added for k in keys):
+            return True
+    return False
 
 
 def _may_look_up(question: str, columns: list[str], lexicon: _RulesLexicon) -> bool:
