@@ -26,7 +26,7 @@ grouping, flags), on top of :mod:`stef.nl.context` (the reading context) and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
 
@@ -285,21 +285,19 @@ class TextsAnalysis:
         return merge_analyses(self.hinted, self.enriched)
 
 
-_SPEC_FIELDS = tuple(f.name for f in fields(Spec))
-
-
 def _fresh(spec: Spec) -> Spec:
-    """A copy of ``spec`` with its own lists and dicts (the items in them are frozen)."""
-    out = Spec()
-    for name in _SPEC_FIELDS:
-        v = getattr(spec, name)
-        if name == "joins":
-            v = [dict(j) for j in v]
-        elif isinstance(v, list):
-            v = list(v)
-        elif isinstance(v, dict):
-            v = dict(v)
-        setattr(out, name, v)
+    """A copy of ``spec`` with its own lists and dicts (the items in them are frozen).
+
+    >>> s = Spec(columns=["a"], joins=[{"type": "inner"}])
+    >>> c = _fresh(s)
+    >>> c == s, c.columns is s.columns, c.joins[0] is s.joins[0], c.flags is s.flags
+    (True, False, False, False)
+    """
+    out = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
+    fresh = out.__dict__
+    for name, v in vars(spec).items():
+        fresh[name] = v.copy() if type(v) is list or type(v) is dict else v
+    out.joins = [dict(j) for j in spec.joins]
     return out
 
 

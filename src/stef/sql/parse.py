@@ -192,7 +192,10 @@ def nesting(tokens: list[Token]) -> int:
 
 
 def check_nesting(tokens: list[Token]) -> None:
-    """Refuse SQL nested deeper than :data:`MAX_NESTING` before it reaches the parser."""
+    """Refuse SQL nested deeper than :data:`MAX_NESTING` before it reaches the parser
+    (each token deepens the nesting by one at most, so fewer tokens need no count)."""
+    if len(tokens) <= MAX_NESTING:
+        return
     depth = nesting(tokens)
     if depth > MAX_NESTING:
         raise SqlError(
