@@ -169,3 +169,50 @@ def test_analyze_texts_merges_as_a_full_hinted_reading(question: str, enriched: 
 @given(question=_TEXT, enriched=_TEXT)
 def test_any_texts_merge_as_a_full_hinted_reading(question: str, enriched: str) -> None:
     assert analyze_texts(question, enriched).merged() == extract_nl_spec(question, enriched)
+
+
+_CUE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"abc 0123456789,.-+#'",
+            "how many ",
+            "no. of ",
+            "# of",
+            "the sum ",
+            "summed up ",
+            "in total ",
+            "average",
+            "max",
+            "more than ",
+            "at least ",
+            "no fewer than ",
+            "in excess of ",
+            "up to ",
+            " or more",
+            " and younger",
+            "+ ",
+            "_",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_CUE_TEXT)
+def test_word_gates_hold_whenever_their_cue_pattern_matches(text: str) -> None:
+    # the aggregation and comparative steps skip a cue pattern when none of its words (nor
+    # its one symbol) is in the text: that must never skip a match
+    from stef.nl import lexicon as lx
+    from stef.nl.cues import _AGG_WORDS
+    from stef.nl.spec import _normalized
+    from stef.nl.values import _CMP_WORDS, _POSTFIX_WORDS
+
+    low = _normalized(text)[1]
+    words = frozenset(lx.WORD_TOKEN.findall(low))
+    if lx.folded(lx.AGG_RE).search(low):
+        assert not words.isdisjoint(_AGG_WORDS) or "#" in low
+    if lx.folded(lx.CMP_RE).search(low):
+        assert not words.isdisjoint(_CMP_WORDS)
+    if lx.folded(lx.POSTFIX_RE).search(low):
+        assert not words.isdisjoint(_POSTFIX_WORDS) or "+" in low

@@ -361,11 +361,18 @@ def _plural_subject(low: str, sup_start: int) -> bool:
     return False
 
 
+#: A word each form of ``AGG_RE`` holds, whole ("how many", "no. of", "the sum", "summed
+#: up", …); its one other form is "# of".
+_AGG_WORDS = lx._words(
+    "how total number no count sum summed sumed average avg mean maximum max minimum min"
+)
+
+
 def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
     found: list[tuple[int, int, str]] = []
-    for m in ctx.free_matches(lx.AGG_RE):
+    for m in ctx.free_matches(lx.AGG_RE) if ctx.may_have(_AGG_WORDS) or "#" in low else ():
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
             found.append((_counted_start(low, m), m.end(), func))
