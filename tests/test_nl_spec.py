@@ -190,6 +190,12 @@ _CUE_TEXT = st.lists(
             "up to ",
             " or more",
             " and younger",
+            "top 5 ",
+            "top-3",
+            "first 2 ",
+            "3 largest ",
+            "most recent 4 ",
+            "the latest ",
             "+ ",
             "_",
         ]
@@ -216,3 +222,5 @@ def test_word_gates_hold_whenever_their_cue_pattern_matches(text: str) -> None:
         assert not words.isdisjoint(_CMP_WORDS)
     if lx.folded(lx.POSTFIX_RE).search(low):
         assert not words.isdisjoint(_POSTFIX_WORDS) or "+" in low
+    if lx.folded(lx.TOPK_RE).search(low) or lx.folded(lx.SUP_RE).search(low):
+        assert not words.isdisjoint(lx.SUPERLATIVE_WORDS)

@@ -141,7 +141,7 @@ def analyze_text(
         _step_years(ctx)
     if ctx.has(lx.ORDER_WORDS):
         _step_order(ctx)
-    if numeric:
+    if numeric and ctx.may_have(lx.SUPERLATIVE_WORDS):  # every top-k cue holds one whole
         _step_topk(ctx)
     if ctx.has(lx.SUPERLATIVE_WORDS):
         _step_superlatives(ctx)
