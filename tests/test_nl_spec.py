@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stef.nl.spec import analyze_text, extract_nl_spec, extract_text_spec
+from stef.nl.spec import analyze_text, analyze_texts, extract_nl_spec, extract_text_spec
 from stef.rules import Rules
 from stef.spec import Spec
 
@@ -147,3 +147,80 @@ def test_any_text_extracts_deterministically(question: str, enriched: str) -> No
     assert first == extract_nl_spec(question, enriched).to_dict()
     for f in first["filters"]:
         assert f["clause"] in ("question", "enriched")
+
+
+_HINTED_CASES = [
+    ("List the birth date of women", "birth date refers to Birth_Date"),
+    ("The average birth date of women", "birth date refers to Birth_Date"),
+    ("Patients whose age is 30", "age refers to Age; women refers to SEX = 'F'"),
+    ("Sort the schools by free meal count", "free meal count refers to `Free Meal Count (K-12)`"),
+    ("How many users have reputation above 100?", "reputation refers to Reputation"),
+]
+
+
+@pytest.mark.parametrize(("question", "enriched"), _HINTED_CASES)
+def test_analyze_texts_merges_as_a_full_hinted_reading(question: str, enriched: str) -> None:
+    # analyze_texts reads Q_u again with Q_e's columns only when its first reading looked
+    # up a spelling they add (stef.nl.spec._probed); extract_nl_spec always reads it again
+    assert analyze_texts(question, enriched).merged() == extract_nl_spec(question, enriched)
+
+
+@settings(max_examples=150, deadline=None)
+@given(question=_TEXT, enriched=_TEXT)
+def test_any_texts_merge_as_a_full_hinted_reading(question: str, enriched: str) -> None:
+    assert analyze_texts(question, enriched).merged() == extract_nl_spec(question, enriched)
+
+
+_CUE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"abc 0123456789,.-+#'",
+            "how many ",
+            "no. of ",
+            "# of",
+            "the sum ",
+            "summed up ",
+            "in total ",
+            "average",
+            "max",
+            "more than ",
+            "at least ",
+            "no fewer than ",
+            "in excess of ",
+            "up to ",
+            " or more",
+            " and younger",
+            "top 5 ",
+            "top-3",
+            "first 2 ",
+            "3 largest ",
+            "most recent 4 ",
+            "the latest ",
+            "+ ",
+            "_",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_CUE_TEXT)
+def test_word_gates_hold_whenever_their_cue_pattern_matches(text: str) -> None:
+    # the aggregation and comparative steps skip a cue pattern when none of its words (nor
+    # its one symbol) is in the text: that must never skip a match
+    from stef.nl import lexicon as lx
+    from stef.nl.cues import _AGG_WORDS
+    from stef.nl.spec import _normalized
+    from stef.nl.values import _CMP_WORDS, _POSTFIX_WORDS
+
+    low = _normalized(text)[1]
+    words = frozenset(lx.WORD_TOKEN.findall(low))
+    if lx.folded(lx.AGG_RE).search(low):
+        assert not words.isdisjoint(_AGG_WORDS) or "#" in low
+    if lx.folded(lx.CMP_RE).search(low):
+        assert not words.isdisjoint(_CMP_WORDS)
+    if lx.folded(lx.POSTFIX_RE).search(low):
+        assert not words.isdisjoint(_POSTFIX_WORDS) or "+" in low
+    if lx.folded(lx.TOPK_RE).search(low) or lx.folded(lx.SUP_RE).search(low):
+        assert not words.isdisjoint(lx.SUPERLATIVE_WORDS)

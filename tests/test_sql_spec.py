@@ -138,6 +138,29 @@ ERRORS = [
     ("drop table", "DROP TABLE t", None, "sql_not_query", "a DROP statement"),
     ("create table", "CREATE TABLE t (a INT)", None, "sql_not_query", "a CREATE statement"),
     ("values", "VALUES (1, 2)", None, "sql_not_query", "a VALUES statement"),
+    # writes inside a query, in the spellings the keyword pre-check of parse_query must see
+    (
+        "delete in a CTE, lower case",
+        "with d as (delete from t returning *) select * from d",
+        "postgres",
+        "sql_not_query",
+        "a DELETE statement",
+    ),
+    (
+        "insert spelled with a dotless i (upper-cases to INSERT)",
+        "WITH d AS (\u0131nsert INTO t VALUES (1) RETURNING *) SELECT * FROM d",
+        "postgres",
+        "sql_not_query",
+        "an INSERT statement",
+    ),
+    (
+        "Teradata DEL in a CTE",
+        "WITH d AS (DEL FROM t) SELECT * FROM d",
+        "teradata",
+        "sql_not_query",
+        "a DELETE statement",
+    ),
+    ("select into", "select * into #tmp from t", "tsql", "sql_not_query", "SELECT … INTO"),
     ("nul byte alone", "\x00", None, "sql_not_query", "bare COLUMN expression"),
     ("two statements", "SELECT 1; SELECT 2", None, "sql_multiple_statements", "2 statements"),
     (

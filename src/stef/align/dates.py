@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
@@ -58,8 +59,10 @@ _DATE_FUNCS = frozenset(
 )
 
 
+@lru_cache(maxsize=16384)
 def period(value: str, *, compact: bool = True) -> Span | None:
-    """The span of days one date literal names, at its precision.
+    """The span of days one date literal names, at its precision (memoised: a pure
+    function of the literal, asked for each date filter on each side).
 
     >>> period("2021")
     Span(start=datetime.date(2021, 1, 1), end=datetime.date(2022, 1, 1))

@@ -10,6 +10,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import (
@@ -182,6 +183,14 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
+def _quoted_terms(question: str) -> frozenset[str]:
+    """The terms a question quotes (backquotes, double or single quotes), case-folded."""
+    return frozenset(
+        m.group(1).casefold().strip() for rx in (BQ, DQ, SQ) for m in rx.finditer(question)
+    )
+
+
 def check_literals_and_hints(
     nl: Spec,
     sql: Spec,
@@ -199,9 +208,7 @@ def check_literals_and_hints(
     sql_cols = {canon_col(c) for c in sql.columns}
     sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
     literals = {lit.casefold() for lit in sql.literals}
-    quoted = {
-        m.group(1).casefold().strip() for rx in (BQ, DQ, SQ) for m in rx.finditer(question)
-    }
+    quoted = _quoted_terms(question)
     for col in nl.columns:
         c = canon_col(col)
         if c in _FUNCTION_WORDS or col.casefold().strip() in quoted:
@@ -342,14 +349,21 @@ _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 _YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
 
 
+@lru_cache(maxsize=4096)
+def _hint_functions(enriched: str) -> frozenset[str]:
+    """The functions an enriched question prescribes, lower-case (``distinct`` too)."""
+    named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
+    if _HINT_DISTINCT.search(enriched):
+        named.add("distinct")
+    return frozenset(named)
+
+
 def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None) -> None:
     """Functions the enriched question prescribes (``SUM(cost)``, ``year(dob) > 1980``,
     ``DISTINCT``) that the SQL does not use."""
     if not enriched:
         return
-    named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
-    if _HINT_DISTINCT.search(enriched):
-        named.add("distinct")
+    named = _hint_functions(enriched)
     if not named:
         return
     aggs = sql_aggs(sql)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.matching import HINT_CLAUSE
@@ -96,7 +97,13 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     if not nl.projections or not sql.projections or sql.flags.get("select_star"):
         return
     names, computed = _outputs(sql)
-    vocab = _Vocabulary.of(sql)[0]
+    vocab: list[_Vocabulary] = []  # built when first needed (most items never need it)
+
+    def accounted(word: str) -> bool:
+        if not vocab:
+            vocab.append(_Vocabulary.of(sql)[0])
+        return vocab[0].accounts(word)
+
     ranked = bool(sql.order_by) and sql.limit is not None
     outputs = ", ".join(p.text or p.expr for p in sql.projections)
 
@@ -134,7 +141,7 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             if len(w) >= 3
             and not any(_word_matches(w, n) for n in names)
             and not any(_word_matches(w, t) for t in sql.tables)
-            and not vocab.accounts(w)  # a value or another name ("the Italian flavor text")
+            and not accounted(w)  # a value or another name ("the Italian flavor text")
         ]
         if others:
             out.add(
@@ -477,6 +484,14 @@ _VERB_FORM = re.compile(r"..[^e]ed$")
 MAX_TERMS = 3
 
 
+@lru_cache(maxsize=16384)
+def _name_vocabulary(name: str) -> tuple[str, ...]:
+    """One name's vocabulary words: the name run together, then its words (singular).
+    Memoised: the same schema names come back record after record."""
+    low = name.casefold()
+    return (NAME_WORDS.sub("", low), *(singular(w) for w in NAME_WORDS.split(low) if w))
+
+
 class _Vocabulary:
     """The words of the SQL's names and literals (singular), to account for question words.
 
@@ -487,9 +502,7 @@ class _Vocabulary:
     def __init__(self, names: Sequence[str]) -> None:
         vocab: set[str] = set()
         for n in names:
-            low = n.casefold()
-            vocab.add(NAME_WORDS.sub("", low))
-            vocab.update(singular(w) for w in NAME_WORDS.split(low) if w)
+            vocab.update(_name_vocabulary(n))
         vocab.discard("")
         self.words = vocab
         self.blob = " ".join(vocab)
@@ -544,6 +557,11 @@ def question_terms_unexplained(
 _COMPOUND_MIN = 7
 
 
+@lru_cache(maxsize=4096)
+def _question_words(question: str) -> tuple[str, ...]:
+    return tuple(_QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
+
+
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     """Question words ``vocab`` does not account for, alone or run together with a
     neighbour (``gas station`` → ``gasstationid``).
@@ -552,7 +570,7 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     ['sells']
     """
     out: list[str] = []
-    words = _QUESTION_WORD.findall(question.casefold().replace("n't", " not"))
+    words = _question_words(question)
     for i, w in enumerate(words):
         if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
             continue
@@ -574,16 +592,24 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     if not enriched or not terms:
         return set()
     out: set[str] = set()
-    for clause in HINT_CLAUSE.split(enriched.casefold()):
-        words = [
-            w
-            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
-            if w not in QUESTION_FILLER_WORDS
-        ]
+    for words in _clause_words(enriched):
         if any(vocab.accounts(w) for w in words):
             held = {singular(w) for w in words}
             out |= {t for t in terms if singular(t) in held}
     return out
+
+
+@lru_cache(maxsize=4096)
+def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each clause of an enriched question, less the question fillers."""
+    return tuple(
+        tuple(
+            w
+            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
+            if w not in QUESTION_FILLER_WORDS
+        )
+        for clause in HINT_CLAUSE.split(enriched.casefold())
+    )
 
 
 def check_question_terms(

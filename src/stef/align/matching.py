@@ -65,8 +65,10 @@ def occurs(
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 
 
+@lru_cache(maxsize=4096)
 def searchable(*texts: str | None) -> str:
-    """Question text prepared for literal look-ups: case-folded, punctuation spaced.
+    """Question text prepared for literal look-ups: case-folded, punctuation spaced
+    (memoised: the same texts come back with each SQL written for them).
 
     >>> searchable("Users in 'New  York'?", "Since 2024.")
     ' users in new york since 2024 '
@@ -274,8 +276,9 @@ def int_value(v: str) -> int | None:
 NAME_SPLIT = re.compile(r"[^0-9a-z]+")
 
 
+@lru_cache(maxsize=4096)
 def text_stems(text: str) -> frozenset[str]:
-    """Five-letter stems of the words of a :func:`searchable` text.
+    """Five-letter stems of the words of a :func:`searchable` text (memoised).
 
     Four-letter prefixes are kept too, so a short column word (``name``) matches its
     plural or longer form (``names``).

@@ -123,6 +123,9 @@ class _Ctx:
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it
+    #: When a list, every column look-up of the reading is noted in it: a phrase (see
+    #: :meth:`match_column`) or the (start, end) of a value (see :func:`_adjacent_column`).
+    probes: list[str | tuple[int, int]] | None = None
 
     def has(self, words: frozenset[str]) -> bool:
         """Does the text contain one of ``words`` (cheap test before a costly regex)?"""
@@ -154,6 +157,12 @@ class _Ctx:
             return rx.search(self.text, pos, endpos)
         m = lx.folded(rx).search(self.low, pos, endpos)
         return rx.match(self.text, m.start(), endpos) if m else None
+
+    def match_column(self, phrase: str) -> str | None:
+        """The known column ``phrase`` names (:func:`~stef.nl.words._match_column`)."""
+        if self.probes is not None:
+            self.probes.append(phrase)
+        return _match_column(phrase, self.known)
 
     def free(self, start: int, end: int) -> bool:
         return self.mask.find(1, start, end) == -1
@@ -217,25 +226,35 @@ def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:
     """A known column named right before a value (``region 'North'``, ``whose country is X``)
     or right after it (``the 'North' territory``). ``the X of V`` names what is asked
     about V, not V's column, so ``of`` is no link."""
+    if ctx.probes is not None:
+        ctx.probes.append((start, end))
     if not ctx.known:
         return None
-    prev = _prev_words(ctx.low, start, 4)
+    for key in adjacent_keys(ctx.low, start, end):
+        if key in ctx.known:
+            return ctx.known[key]
+    return None
+
+
+def adjacent_keys(low: str, start: int, end: int) -> Iterator[str]:
+    """The spellings :func:`_adjacent_column` looks up for the value at ``low[start:end]``,
+    in its order: the last three, two, one words before it, the first two, one after it."""
+    prev = _prev_words(low, start, 4)
     while prev and prev[-1] in lx.COLUMN_LINKS:
         prev.pop()
     for size in (3, 2, 1):
-        if len(prev) >= size and " ".join(prev[-size:]) in ctx.known:
-            return ctx.known[" ".join(prev[-size:])]
-    phrase, _ = _noun_phrase(ctx.low, end, 2)
+        if len(prev) >= size:
+            yield " ".join(prev[-size:])
+    phrase, _ = _noun_phrase(low, end, 2)
     for size in (2, 1):
         cand = " ".join(phrase.split()[:size])
-        if cand and cand in ctx.known:
-            return ctx.known[cand]
-    return None
+        if cand:
+            yield cand
 
 
 def _order_key(ctx: _Ctx, phrase: str) -> str:
     """Canonical column for an ordering phrase when known, else its head (last) word."""
-    col = _match_column(phrase, ctx.known)
+    col = ctx.match_column(phrase)
     if col:
         return col
     words = phrase.split()

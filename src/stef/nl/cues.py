@@ -15,7 +15,6 @@ from stef.nl.words import (
     _is_participle,
     _is_plural,
     _lower_rx,
-    _match_column,
     _noun_phrase,
     _parse_number,
     _prev_words,
@@ -162,9 +161,9 @@ def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
         or base in lx.TEMPORAL_SUPERLATIVES
         or first in lx.TEMPORAL_SUPERLATIVES
     ):
-        return _match_column(target, ctx.known) or "date"
+        return ctx.match_column(target) or "date"
     if base in {"most", "least"} and first.endswith(lx.ADJECTIVE_SUFFIXES):
-        return _match_column(first, ctx.known) or first  # "the most expensive"
+        return ctx.match_column(first) or first  # "the most expensive"
     if target.startswith(("number of ", "count of ", "amount of ")):
         target = target.split(" of ", 1)[1]
     return _order_key(ctx, target) if target else base
@@ -223,7 +222,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
         ctx.cue(text)
         if _value_form(low, start, word, target):
             func = "max" if direction == "desc" else "min"
-            agg = Aggregation(func, _match_column(target, ctx.known), False, text)
+            agg = Aggregation(func, ctx.match_column(target), False, text)
             if agg not in spec.aggregations:
                 spec.aggregations.append(agg)
             continue
@@ -362,11 +361,18 @@ def _plural_subject(low: str, sup_start: int) -> bool:
     return False
 
 
+#: A word each form of ``AGG_RE`` holds, whole ("how many", "no. of", "the sum", "summed
+#: up", …); its one other form is "# of".
+_AGG_WORDS = lx._words(
+    "how total number no count sum summed sumed average avg mean maximum max minimum min"
+)
+
+
 def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
     found: list[tuple[int, int, str]] = []
-    for m in ctx.free_matches(lx.AGG_RE):
+    for m in ctx.free_matches(lx.AGG_RE) if ctx.may_have(_AGG_WORDS) or "#" in low else ():
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
             found.append((_counted_start(low, m), m.end(), func))
@@ -388,7 +394,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
                 spec.flags["distinct_counts"] = int(spec.flags.get("distinct_counts", 0)) + 1
         if target.startswith(("number of ", "count of ")):
             target = target.split(" of ", 1)[1]
-        arg = _match_column(target, ctx.known)
+        arg = ctx.match_column(target)
         text = " ".join(ctx.text[start : max(end, tend)].split())
         if not any(
             a.func == func and a.arg == arg and a.distinct == distinct for a in spec.aggregations
@@ -542,7 +548,7 @@ def _step_group_by(ctx: _Ctx) -> None:
             continue
         if phrase.split()[-1].endswith("ed"):
             continue
-        col = _match_column(phrase, ctx.known) or phrase
+        col = ctx.match_column(phrase) or phrase
         if col not in spec.group_by:
             spec.group_by.append(col)
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))

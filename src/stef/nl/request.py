@@ -169,10 +169,11 @@ def _segment_items(segment: str) -> int | None:
     return items
 
 
+@lru_cache(maxsize=8192)
 def enumeration_size(question: str) -> int:
     """How many items the longest list of one request opener asks to get back (two or
     more), else 0: ``show the name, city and state`` lists 3; a qualifier, an order or a
-    list of values ends the list.
+    list of values ends the list (memoised, as :func:`requested_items`).
 
     >>> enumeration_size("Show the name, city, and state of each store, sorted by name.")
     3

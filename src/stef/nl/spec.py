@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cached_property, lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
-from stef.nl.context import TextAnalysis, _Ctx, _rules_lexicon, _RulesLexicon
+from stef.nl.context import TextAnalysis, _Ctx, _rules_lexicon, _RulesLexicon, adjacent_keys
 from stef.nl.cues import (
     _step_aggregations,
     _step_distinct,
@@ -54,7 +55,14 @@ from stef.nl.values import (
     _step_synonym_columns,
     _step_value_synonyms,
 )
-from stef.nl.words import WordPool, _known_index, _search_ci, grounded, related_values
+from stef.nl.words import (
+    WordPool,
+    _known_index,
+    _search_ci,
+    grounded,
+    phrase_keys,
+    related_values,
+)
 from stef.rules import Rules
 from stef.spec import Filter, Spec
 
@@ -92,11 +100,13 @@ def analyze_text(
     rules: Rules | None = None,
     now: datetime | None = None,
     known_columns: Iterable[str] = (),
+    probes: list[str | tuple[int, int]] | None = None,
 ) -> TextAnalysis:
     """Extract the spec of one text, with its enrichment hints and style.
 
     ``known_columns`` are column names from elsewhere (Q_e) that may be attached to this
-    text's values and aggregation arguments.
+    text's values and aggregation arguments. A ``probes`` list gets the reading's column
+    look-ups (see :attr:`stef.nl.context._Ctx.probes`).
 
     >>> a = analyze_text("male refers to SEX = 'M'; average age refers to AVG(age)", "enriched")
     >>> a.style, [(m.phrase, m.columns) for m in a.mappings], [x.func for x in a.spec.aggregations]
@@ -105,6 +115,7 @@ def analyze_text(
     lexicon = _rules_lexicon(rules or _DEFAULT_RULES)
     synonyms = lexicon.synonyms
     ctx = _context(text, source, lexicon, now, known_columns)
+    ctx.probes = probes
     norm = ctx.text
     digits = bool(lx.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
@@ -130,7 +141,7 @@ def analyze_text(
         _step_years(ctx)
     if ctx.has(lx.ORDER_WORDS):
         _step_order(ctx)
-    if numeric:
+    if numeric and ctx.may_have(lx.SUPERLATIVE_WORDS):  # every top-k cue holds one whole
         _step_topk(ctx)
     if ctx.has(lx.SUPERLATIVE_WORDS):
         _step_superlatives(ctx)
@@ -176,13 +187,20 @@ def _context(
         mask=bytearray(len(norm)),
         lexicon=lexicon,
     )
-    ctx.words = frozenset(lx.WORD_TOKEN.findall(low))
+    ctx.words = _word_set(low)
     ctx.ascii = norm.isascii()
     return ctx
 
 
+@lru_cache(maxsize=4096)
+def _word_set(low: str) -> frozenset[str]:
+    return frozenset(lx.WORD_TOKEN.findall(low))
+
+
+@lru_cache(maxsize=4096)
 def _normalized(text: str | None) -> tuple[str, str]:
-    """The text as read (same-length rewrites) and its case-folded twin, position for position."""
+    """The text as read (same-length rewrites) and its case-folded twin, position for
+    position (memoised: a question is read alone, then perhaps with Q_e's columns)."""
     norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
@@ -254,10 +272,33 @@ class TextsAnalysis:
     hinted: TextAnalysis
 
     def merged(self) -> Spec:
-        """The merged NL spec, as :func:`extract_nl_spec` gives it."""
+        """The merged NL spec, as :func:`extract_nl_spec` gives it: merged once per
+        analysis (an evaluator reuses analyses of the same texts), and each call gets a
+        copy that shares no list or dict with the others."""
         if self.enriched is None:
             return self.question.spec
+        return _fresh(self._merged)
+
+    @cached_property
+    def _merged(self) -> Spec:
+        assert self.enriched is not None
         return merge_analyses(self.hinted, self.enriched)
+
+
+def _fresh(spec: Spec) -> Spec:
+    """A copy of ``spec`` with its own lists and dicts (the items in them are frozen).
+
+    >>> s = Spec(columns=["a"], joins=[{"type": "inner"}])
+    >>> c = _fresh(s)
+    >>> c == s, c.columns is s.columns, c.joins[0] is s.joins[0], c.flags is s.flags
+    (True, False, False, False)
+    """
+    out = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
+    fresh = out.__dict__
+    for name, v in vars(spec).items():
+        fresh[name] = v.copy() if type(v) is list or type(v) is dict else v
+    out.joins = [dict(j) for j in spec.joins]
+    return out
 
 
 def analyze_texts(
@@ -272,18 +313,54 @@ def analyze_texts(
     >>> [(f.column, f.values) for f in a.merged().filters], a.hinted is a.question
     ([('sex', ('f',))], True)
     >>> a = analyze_texts("List the birth date of women", "birth date refers to Birth_Date")
-    >>> a.hinted is a.question
-    False
+    >>> a.hinted is a.question  # no look-up of the question reads "birth date"
+    True
+    >>> a = analyze_texts("The average birth date of women", "birth date refers to Birth_Date")
+    >>> a.hinted is a.question, a.hinted.spec.aggregations[0].arg
+    (False, 'birth_date')
     """
-    q = analyze_text(question, "question", rules, now)
+    probes: list[str | tuple[int, int]] = []
+    q = analyze_text(question, "question", rules, now, probes=probes)
     if not enriched or not enriched.strip():
         return TextsAnalysis(q, None, q)
     e = analyze_text(enriched, "enriched", rules, now)
     columns = _hint_columns(e)
     hinted = q
-    if columns and _may_look_up(question, columns, _rules_lexicon(rules or _DEFAULT_RULES)):
+    lexicon = _rules_lexicon(rules or _DEFAULT_RULES)
+    if (
+        columns
+        and _may_look_up(question, columns, lexicon)
+        and _probed(question, probes, columns, lexicon)
+    ):
         hinted = analyze_text(question, "question", rules, now, known_columns=columns)
     return TextsAnalysis(q, e, hinted)
+
+
+def _probed(
+    question: str,
+    probes: list[str | tuple[int, int]],
+    columns: list[str],
+    lexicon: _RulesLexicon,
+) -> bool:
+    """Did reading ``question`` look up a spelling that ``columns`` add to the known-column
+    index? Up to its first such look-up, a reading with ``columns`` known does and finds
+    exactly what the reading without them did (the index keeps the spellings it had), so
+    without one the two readings are the same.
+
+    >>> lex, q = _rules_lexicon(_DEFAULT_RULES), "patients whose age is 30"
+    >>> _probed(q, ["whose"], ["age"], lex), _probed(q, ["the patients"], ["patient"], lex)
+    (False, True)
+    >>> _probed(q, [(22, 24)], ["age"], lex), _probed(q, [(22, 24)], ["sex"], lex)
+    (True, False)
+    """
+    base = lexicon.known
+    added = _known_index(lexicon.synonyms, columns, base).keys() - base.keys()
+    low = _normalized(question)[1]
+    for p in probes:
+        keys = phrase_keys(p) if isinstance(p, str) else adjacent_keys(low, *p)
+        if any(k in added for k in keys):
+            return True
+    return False
 
 
 def _may_look_up(question: str, columns: list[str], lexicon: _RulesLexicon) -> bool:

@@ -219,6 +219,17 @@ def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> Non
     ctx.add_filter(Filter(col, op, vals, m.group(0), ctx.source), m.start(), m.end())
 
 
+#: A word of each comparative cue (its longest): every word of a cue that ``CMP_RE``
+#: matches is a word of the text (``\b`` before the cue, ``\s+`` between and after its
+#: words), so a text with none of these holds no ``CMP_RE`` match.
+_CMP_WORDS = frozenset(max(cue.split(), key=len) for cue in lx.COMPARATIVES)
+#: The words after "or"/"and" in ``POSTFIX_RE`` (followed by ``\b``); its other form is "+".
+_POSTFIX_WORDS = lx._words(
+    "more above higher greater older over longer bigger larger up "
+    "less fewer below lower younger under smaller shorter"
+)
+
+
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
     for m in ctx.scan(lx.BETWEEN_RE):
@@ -230,7 +241,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         pa, pb = _parse_number(lo), _parse_number(hi)
         if pa and pb and float(pa[0]) <= float(pb[0]) and ctx.free(m.start(), m.end()):
             _number_filter(ctx, "between", [lo, hi], m)
-    for m in ctx.scan(lx.CMP_RE):
+    for m in ctx.scan(lx.CMP_RE) if ctx.may_have(_CMP_WORDS) else ():
         if not ctx.free(m.start(), m.end()):
             continue
         cue = " ".join(m.group("cue").casefold().split())
@@ -246,7 +257,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
         if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
             op = NEGATED_OP[op]
         _number_filter(ctx, op, [m.group("n")], m)
-    for m in ctx.scan(lx.POSTFIX_RE):
+    postfix = ctx.may_have(_POSTFIX_WORDS) or "+" in ctx.low
+    for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
     for m in lx.SYMBOL_CMP_RE.finditer(ctx.text):

@@ -13,7 +13,7 @@ ones to compare Q_u with Q_e.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from stef.nl import lexicon as lx
@@ -256,12 +256,23 @@ def _match_column(phrase: str, known: dict[str, str]) -> str | None:
     """
     if not known or not phrase:
         return None
+    for cand in phrase_keys(phrase):
+        if cand in known:
+            return known[cand]
+    return None
+
+
+def phrase_keys(phrase: str) -> Iterator[str]:
+    """The spellings :func:`_match_column` looks up for a phrase, in its order: each run of
+    words, longest first, then that run less a final "s".
+
+    >>> list(phrase_keys("Free meals"))
+    ['free meals', 'free meal', 'free', 'meals', 'meal']
+    """
     words = phrase.casefold().split()
     for size in range(len(words), 0, -1):
         for i in range(len(words) - size + 1):
             cand = " ".join(words[i : i + size])
-            if cand in known:
-                return known[cand]
-            if cand.endswith("s") and cand[:-1] in known:
-                return known[cand[:-1]]
-    return None
+            yield cand
+            if cand.endswith("s"):
+                yield cand[:-1]

@@ -42,6 +42,10 @@ _TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.\w+, text: (.*?), line:
 _CLASS_REPR = re.compile(r"<class 'sqlglot\.[\w.]*?(\w+)'>")
 #: Statements that write; a query holding one (in a CTE or subquery) is refused.
 _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop)
+#: What a write or an ``INTO`` is written with: sqlglot builds those nodes only after one of
+#: these keywords (Teradata also spells ``INS``, ``UPD``, ``DEL``), and the tokenizer reads
+#: keywords through ``str.upper()``; SQL in which none occurs needs no search of its tree.
+_WRITE_WORDS = ("INS", "INTO", "UPD", "DEL", "MERGE", "CREATE", "DROP", "REPLACE")
 _KNOWN_DIALECTS = ", ".join(sorted(d.value for d in Dialects if d.value))
 
 
@@ -188,7 +192,10 @@ def nesting(tokens: list[Token]) -> int:
 
 
 def check_nesting(tokens: list[Token]) -> None:
-    """Refuse SQL nested deeper than :data:`MAX_NESTING` before it reaches the parser."""
+    """Refuse SQL nested deeper than :data:`MAX_NESTING` before it reaches the parser
+    (each token deepens the nesting by one at most, so fewer tokens need no count)."""
+    if len(tokens) <= MAX_NESTING:
+        return
     depth = nesting(tokens)
     if depth > MAX_NESTING:
         raise SqlError(
@@ -246,6 +253,8 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
     SELECT …``) is parsed as that final query (:mod:`stef.sql.script`).
     """
     sql = check_text(sql)
+    upper = sql.upper()  # the whole script: variables bound below come from its start
+    may_write = any(w in upper for w in _WRITE_WORDS)
     tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     if not statements:
@@ -274,7 +283,7 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
     if not isinstance(tree, exp.Query) or isinstance(tree, exp.Values):
         raise SqlError("sql_not_query", f"expected a SELECT query, got {_describe(tree)}")
     # one walk finds both (nearly every query has neither); a write is reported before INTO
-    found = tree.find(*_WRITES, exp.Into)
+    found = tree.find(*_WRITES, exp.Into) if may_write else None
     if found is not None:
         writes = found if not isinstance(found, exp.Into) else tree.find(*_WRITES)
         if writes is not None:
