@@ -27,6 +27,7 @@ from stef.align.matching import (
 from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
 from stef.nl.lexicon import BQ, DQ, SQ
+from stef.nl.words import TEXT_CACHE_SIZE
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
 
@@ -183,7 +184,7 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _quoted_terms(question: str) -> frozenset[str]:
     """The terms a question quotes (backquotes, double or single quotes), case-folded."""
     return frozenset(
@@ -349,7 +350,7 @@ _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 _YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _hint_functions(enriched: str) -> frozenset[str]:
     """The functions an enriched question prescribes, lower-case (``distinct`` too)."""
     named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}

@@ -32,6 +32,7 @@ from stef.nl.lexicon import (
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
+from stef.nl.words import TEXT_CACHE_SIZE
 from stef.spec import Projection, Spec
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
@@ -557,7 +558,7 @@ def question_terms_unexplained(
 _COMPOUND_MIN = 7
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _question_words(question: str) -> tuple[str, ...]:
     return tuple(_QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
 
@@ -599,7 +600,7 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     return out
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
     """The words of each clause of an enriched question, less the question fillers."""
     return tuple(

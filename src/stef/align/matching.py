@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from stef.nl.words import TEXT_CACHE_SIZE
+
 #: Literals so common in SQL that their absence from the question says nothing.
 NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
 
@@ -65,7 +67,7 @@ def occurs(
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:
     """Question text prepared for literal look-ups: case-folded, punctuation spaced
     (memoised: the same texts come back with each SQL written for them).
@@ -276,7 +278,7 @@ def int_value(v: str) -> int | None:
 NAME_SPLIT = re.compile(r"[^0-9a-z]+")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def text_stems(text: str) -> frozenset[str]:
     """Five-letter stems of the words of a :func:`searchable` text (memoised).
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stef.nl import lexicon as lx
+from stef.nl.words import TEXT_CACHE_SIZE
 from stef.spec import Projection
 
 #: Openers after which the request's noun phrase starts.
@@ -82,7 +83,7 @@ def singular(word: str) -> str:
 _NUMBER_OF = re.compile(r"\bno\.\s+of\b")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
     """The items ``question`` asks to get back, in reading order (see the module doc)."""
     low = _NUMBER_OF.sub("number of", question.casefold().replace("’", "'"))
@@ -169,7 +170,7 @@ def _segment_items(segment: str) -> int | None:
     return items
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def enumeration_size(question: str) -> int:
     """How many items the longest list of one request opener asks to get back (two or
     more), else 0: ``show the name, city and state`` lists 3; a qualifier, an order or a

@@ -56,6 +56,7 @@ from stef.nl.values import (
     _step_value_synonyms,
 )
 from stef.nl.words import (
+    TEXT_CACHE_SIZE,
     WordPool,
     _known_index,
     _search_ci,
@@ -192,12 +193,12 @@ def _context(
     return ctx
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _word_set(low: str) -> frozenset[str]:
     return frozenset(lx.WORD_TOKEN.findall(low))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _normalized(text: str | None) -> tuple[str, str]:
     """The text as read (same-length rewrites) and its case-folded twin, position for
     position (memoised: a question is read alone, then perhaps with Q_e's columns)."""

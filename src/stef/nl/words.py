@@ -19,6 +19,12 @@ from functools import lru_cache
 from stef.nl import lexicon as lx
 from stef.spec import normalize_column, normalize_number
 
+#: Entries of each memo keyed by a whole question or enrichment text. A text may hold up to
+#: 20,000 characters (``stef.record.MAX_TEXT_CHARS``), so the bound keeps a long-running
+#: server's memos within tens of megabytes whatever it is sent; one record's repeated
+#: look-ups, which are the gain, need a handful.
+TEXT_CACHE_SIZE = 1024
+
 __all__ = ["WordPool", "grounded", "related_values", "same_word", "stem", "word_in"]
 
 
