@@ -298,6 +298,44 @@ class Tally:
         return values, counts
 
 
+#: Plain dicts that the counts of the light columns gather in before a :class:`Tally` takes
+#: them: statuses, scores, bands, filter classes, verdicts (cheaper than Counters per cell).
+_Counts = dict[str, int]
+LightCounts = tuple[_Counts, dict[float, int], _Counts, _Counts, _Counts]
+
+
+def count_light(
+    parts: LightCounts,
+    status: str,
+    score: float | None,
+    band: str | None,
+    filter_status: str | None,
+    verdict: str | None,
+    n: int,
+) -> None:
+    """Add ``n`` rows of one (status, score, band, filter class, verdict) to ``parts``, as
+    :meth:`Tally.add_cell` counts them (only evaluated rows have a score, band, …).
+
+    >>> parts: LightCounts = ({}, {}, {}, {}, {})
+    >>> count_light(parts, "ok", 80, "good", None, "correct", 3)
+    >>> count_light(parts, "sql_unparseable", None, None, None, None, 1)
+    >>> parts
+    ({'ok': 3, 'sql_unparseable': 1}, {80.0: 3}, {'good': 3}, {}, {'correct': 3})
+    """
+    statuses, scores, bands, filters, verdicts = parts
+    statuses[status] = statuses.get(status, 0) + n
+    if status != "ok":
+        return
+    if score is not None:
+        scores[float(score)] = scores.get(float(score), 0) + n
+    if band:
+        bands[band] = bands.get(band, 0) + n
+    if filter_status:
+        filters[filter_status] = filters.get(filter_status, 0) + n
+    if verdict:
+        verdicts[verdict] = verdicts.get(verdict, 0) + n
+
+
 def weighted_quantile(values: np.ndarray, counts: np.ndarray, q: float) -> float | None:
     """The ``q`` quantile of ``values`` repeated ``counts`` times (numpy's linear method).
 

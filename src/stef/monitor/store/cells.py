@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-from stef.monitor.stats import Tally
+from stef.monitor.stats import LightCounts, Tally, count_light
 from stef.monitor.store.grouped import KindsCache, parsed_kinds
 
 #: (status, score, band, filter_status, verdict, finding_kinds) of a row.
@@ -97,23 +97,13 @@ def tally_of_cells(
 ) -> Tally:
     """The tally of one group: ``records`` rows, ``counts`` of their cell ids (the cells
     by id in ``cells``), the confidence sum and count of its evaluated rows."""
-    statuses: dict[str, int] = {}
-    scores: dict[float, int] = {}
-    parts: tuple[dict[str, int], ...] = ({}, {}, {}, {}, {})
-    bands, filters, verdicts, findings, excused = parts
+    parts: LightCounts = ({}, {}, {}, {}, {})
+    statuses, scores, bands, filters, verdicts = parts
+    findings: dict[str, int] = {}
+    excused: dict[str, int] = {}
     for cell_id, n in counts.items():
         status, score, band, filt, verdict, kinds = cells[cell_id]
-        statuses[status] = statuses.get(status, 0) + n
-        if status == "ok":
-            if score is not None:
-                score = float(score)
-                scores[score] = scores.get(score, 0) + n
-            if band:
-                bands[band] = bands.get(band, 0) + n
-            if filt:
-                filters[filt] = filters.get(filt, 0) + n
-            if verdict:
-                verdicts[verdict] = verdicts.get(verdict, 0) + n
+        count_light(parts, status, score, band, filt, verdict, n)
         if kinds:
             for kind, info in parsed_kinds(kinds, kinds_cache):
                 part = excused if info else findings

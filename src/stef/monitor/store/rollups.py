@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stef.monitor.stats import Tally
+from stef.monitor.stats import LightCounts, Tally, count_light
 
 #: Width of a rollup bucket in seconds: stats windows that are whole hours use rollups.
 ROLLUP_SECONDS = 3600
@@ -121,23 +121,10 @@ def _tally_of_cells(
     """The tally of counts of (status, score, band, filter, verdict) cells and of
     (kind, is_info) findings, counted in plain dicts (what ``Tally.add_cell`` per cell
     and a Counter increment per finding give, without a call per cell)."""
-    statuses: dict[str, int] = {}
-    scores: dict[float, int] = {}
-    bands: dict[str, int] = {}
-    filters: dict[str, int] = {}
-    verdicts: dict[str, int] = {}
+    parts: LightCounts = ({}, {}, {}, {}, {})
+    statuses, scores, bands, filters, verdicts = parts
     for (status, score, band, filt, verdict), count in counted.items():
-        statuses[status] = statuses.get(status, 0) + count
-        if status == "ok":
-            if score is not None:
-                score = float(score)
-                scores[score] = scores.get(score, 0) + count
-            if band:
-                bands[band] = bands.get(band, 0) + count
-            if filt:
-                filters[filt] = filters.get(filt, 0) + count
-            if verdict:
-                verdicts[verdict] = verdicts.get(verdict, 0) + count
+        count_light(parts, status, score, band, filt, verdict, count)
     findings: dict[str, int] = {}
     excused: dict[str, int] = {}
     for (kind, info), count in found.items():
