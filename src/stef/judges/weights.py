@@ -49,14 +49,17 @@ def alignment_features(
     """The judge's inputs: finding-kind counts (capped), filter class, evidence bucket.
 
     Findings weigh differently when the agent wrote an enriched question (its hints make
-    a missing column or value far stronger evidence), so with Q_e every key gets a
-    ``+qe`` suffix and its own weight.
+    a missing column or value far stronger evidence), so with Q_e every key comes twice:
+    as itself, whose weight the rows with and without Q_e share, and with a ``+qe``
+    suffix, whose weight is how much more it says beside hints. A kind seldom seen with
+    hints keeps what the rows without them taught (the regularised ``+qe`` part stays
+    near 0) instead of starting from nothing.
 
     >>> f = [Finding("filter_missing", "error", "m"), Finding("filter_missing", "error", "m")]
     >>> alignment_features(f, "not_applied", 0)
     {'filter_missing': 2.0, 'filter:not_applied': 1.0, 'evidence:0': 1.0}
     >>> sorted(alignment_features(f, "fully_applied", 5, enriched=True))
-    ['bias+qe', 'evidence:3+qe', 'filter_missing+qe']
+    ['bias+qe', 'evidence:3', 'evidence:3+qe', 'filter_missing', 'filter_missing+qe']
     """
     out: dict[str, float] = {}
     for f in findings:
@@ -68,7 +71,7 @@ def alignment_features(
         out[f"filter:{filter_status}"] = 1.0
     out[f"evidence:{min(evidence, 3)}"] = 1.0
     if enriched:
-        out = {f"{k}+qe": v for k, v in out.items()}
+        out |= {f"{k}+qe": v for k, v in out.items()}
         out["bias+qe"] = 1.0
     return out
 
