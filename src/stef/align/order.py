@@ -182,7 +182,14 @@ def _check_order(
 def _check_rank_windows(nl: Spec, sql: Spec, out: FindingCollector, hints: str | None) -> None:
     """A superlative answered by ranking windows and no ORDER BY (``RANK() OVER (ORDER BY
     n DESC)`` kept where it is 1): the stated direction must be the windows' (when every
-    window ranks the other way, the rows ranked first are the opposite extreme)."""
+    window ranks the other way, the rows ranked first are the opposite extreme).
+
+    >>> nl = Spec(order_by=[OrderKey("count", "desc", text="highest student count")])
+    >>> out = FindingCollector()
+    >>> _check_rank_windows(nl, Spec(flags={"rank_windows": [["sum(n)", "asc"]]}), out, None)
+    >>> [f.kind for f in out.findings]
+    ['order_direction_mismatch']
+    """
     asked = nl.order_by[0]
     windows = [OrderKey(key, direction) for key, direction in sql.flags["rank_windows"]]
     wants = [_hinted_direction(asked, hints) or _wanted(asked, k) for k in windows]
