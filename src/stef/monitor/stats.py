@@ -475,10 +475,6 @@ def _shares(
     return out
 
 
-def _round(x: float | None, digits: int = 2) -> float | None:
-    return None if x is None else round(x, digits)
-
-
 @dataclass
 class Figures:
     """What one group in one window looks like; ``to_dict`` is the JSON/CSV row."""

@@ -434,7 +434,7 @@ class _Extractor:
         if all(c.find(exp.AggFunc, exp.Window) is not None for c in cores):
             return []  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
-        return [render(k) for k in computed if render(k) not in shown]
+        return [key for key in map(render, computed) if key not in shown]
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
         """Conditions of CASE WHEN / IIF in a SELECT's outputs, as filters of clause
