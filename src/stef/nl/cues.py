@@ -475,8 +475,29 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             return None
         return None if p in {"an", "above", "below", "than"} else "avg"
     if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
-        return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form else None
+        listed = _listed_with_aggregate(low, start, end)  # "min, average, max …"
+        return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form or listed else None
     return None  # "maximum"/"minimum" are read as superlatives
+
+
+_LIST_LINK = re.compile(r"\s*(?:,|/|&|\band\b)\s*")
+_AGG_NAME = re.compile(r"(?:min|minimum|max|maximum|avg|average|mean|median|sum|total|count)\b")
+
+
+def _listed_with_aggregate(low: str, start: int, end: int) -> bool:
+    """``min``/``max`` listed beside another aggregate's name (``min, average, max and
+    variance``, ``max/min``), where alone they may be a word of a name.
+
+    >>> _listed_with_aggregate("min, average, max length", 0, 3)
+    True
+    >>> _listed_with_aggregate("the max speed", 4, 7)
+    False
+    """
+    after = _LIST_LINK.match(low, end)
+    if after and _AGG_NAME.match(low, after.end()):
+        return True
+    before = re.search(r"([a-z]+)(?:\s*(?:,|/|&)\s*|\s+and\s+)$", low[max(0, start - 16) : start])
+    return bool(before and _AGG_NAME.fullmatch(before.group(1)))
 
 
 def _counted_start(low: str, m: re.Match[str]) -> int:

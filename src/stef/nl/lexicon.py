@@ -723,7 +723,7 @@ FROM_TO_RE = re.compile(
 AGG_RE = re.compile(
     r"\b(?P<howmany>how\s+many)\b"
     r"|\b(?P<total_number>total\s+(?:number|count|no\.?)\s+of|total\s+count)\b"
-    r"|\b(?P<number>number\s+of|no\.\s+of)\b|(?<![\w#])(?P<number_sign>#\s*of)\b"
+    r"|\b(?P<number>number\s+of|no\.\s+of)\b|(?<![\w#])(?P<number_sign>#\s*of\b|#\s*(?=[a-z]))"
     r"|\b(?P<count>count)\b"
     r"|\b(?P<sum>sum\s+of|the\s+sum|summ?ed\s+up|in\s+total|total)\b"
     r"|(?<![\w-])(?P<avg>average|avg|mean)\b"

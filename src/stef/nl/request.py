@@ -32,11 +32,13 @@ from stef.spec import Projection
 
 #: Openers after which the request's noun phrase starts.
 _OPENER = re.compile(
-    r"(?:^|[.?!;]\s*|\b(?:and|also|then|please)\s+)"
+    r"(?:(?:^|[.?!;]\s*|\b(?:and|also|then|please)\s+)"
     r"(?:(?:what|which)\s+(?:is|are|was|were|'s)"
     r"|(?:list|show|give|find|return|display|indicate|state|provide|tell|identify|mention"
     r"|include|report|retrieve|get|calculate|compute|name)"
     r"(?:\s+(?:out|down|me|us|all|both|each|every))*)"
+    # after a leading qualifier: "For each course, list its name, …" (verbs that are no noun)
+    r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*)"
     r"\s+(?:(?:the|their|its|his|her|all|all of the|each|every|both|any|a|an)\s+)*"
 )
 
@@ -146,6 +148,15 @@ _ENDS_LIST = _SEGMENT_STOPS - {"only"}
 _SENTENCE = re.compile(r"[.?!;:]")
 
 
+def _named_with_acronym(words: list[str]) -> bool:
+    """``DLC key``, ``ISBN numbers``: a capitalised word and lower-case nouns only.
+
+    >>> _named_with_acronym(["HR", "department", "name"]), _named_with_acronym(["New", "York"])
+    (True, False)
+    """
+    return len(words) > 1 and all(w.isalpha() and w.islower() for w in words[1:])
+
+
 def _segment_items(segment: str) -> int | None:
     """Items one comma-separated segment of a request lists (its "and"s before any
     qualifier split it); ``None`` when the segment ends the list (a qualifier, an order, a
@@ -158,8 +169,12 @@ def _segment_items(segment: str) -> int | None:
     if not words:
         return 0
     first = words[0]
-    if first.casefold() in _SEGMENT_STOPS or not first[:1].islower():
+    if first.casefold() == "whether":
+        return 1  # "whether the term is current or not": one yes/no output
+    if first.casefold() in _SEGMENT_STOPS:
         return None
+    if not first[:1].islower() and not _named_with_acronym(words):
+        return None  # a value ("Boston"), not an item named with one ("DLC key", "HR name")
     items = 1
     for w in words[1:]:
         low = w.casefold()
@@ -188,22 +203,30 @@ def enumeration_size(question: str) -> int:
     3
     >>> enumeration_size("Retrieve the subjects, including their titles, categories and fees.")
     3
+    >>> enumeration_size("For each term, list the code, whether it is current or not, and the fee.")
+    3
+    >>> enumeration_size("Show courses offered in fall, including the DLC key, title and fee.")
+    3
     """
     best = 0
     for m in _OPENER.finditer(question.casefold()):
         end = _SENTENCE.search(question, m.end())
         clause = question[m.end() : end.start() if end else len(question)]
-        count = 0
+        count, ended = 0, False
         for segment in clause.split(","):
             words = segment.split()
             if words and words[0].casefold() in {"including", "namely"}:
-                count, segment = 0, " ".join(words[1:])  # "the details, including X, Y"
+                # "the details, including X, Y": the list starts again, even past a qualifier
+                count, ended, segment = 0, False, " ".join(words[1:])
+            if ended:
+                continue
             items = _segment_items(segment)
             if items is None:
-                break
+                ended = True
+                continue
             count += items
-            if any(w.casefold() in _ENDS_LIST for w in segment.split()[1:]):
-                break  # later commas belong to a qualifier ("for each school, department")
+            # later commas belong to a qualifier ("for each school, department")
+            ended = any(w.casefold() in _ENDS_LIST for w in segment.split()[1:])
         best = max(best, count)
     return best if best >= 2 else 0
 
