@@ -133,7 +133,10 @@ def _phi_from_p(
 ) -> float:
     has_error = any(f.severity == "error" for f in alignment.findings)
     warnings = sum(f.severity == "warning" for f in alignment.findings)
-    verdict, confidence = verdict_from_p(p, alignment.evidence, weights, has_error, warnings)
+    high = (rules or Rules()).scoring.confidence.high_min
+    verdict, confidence = verdict_from_p(
+        p, alignment.evidence, weights, has_error, warnings, high
+    )
     return compute_score(
         alignment.filter_status,
         verdict,
@@ -218,6 +221,8 @@ class PhiTable:
         gamma = np.where(verdict < 2, p, np.maximum(1.0 - p, 0.5))
         gamma = np.where(lined_up, np.maximum(gamma, LINED_UP_MIN_CONFIDENCE), gamma)
         gamma = np.where(self.thin, np.minimum(gamma, THIN_EVIDENCE_MAX_CONFIDENCE), gamma)
+        warned = (self.warnings > 0) & (verdict == 0) & (gamma >= self.tiers.high_min)
+        verdict = np.where(warned, 1, verdict)
         tier = np.where(
             gamma >= self.tiers.high_min, 0, np.where(gamma >= self.tiers.medium_min, 1, 2)
         )

@@ -63,6 +63,12 @@ def finding_risk(f: Finding, weights: Mapping[str, float] = KIND_WEIGHTS) -> flo
 #: medium tier either (a clean unverifiable query scores 80, "good", with medium
 #: confidence and a ``thin_evidence`` finding, instead of 50).
 THIN_EVIDENCE_MAX_CONFIDENCE = 0.65
+#: The floor of Γ's high tier by default (``scoring.confidence.high_min``). A query that a
+#: weighted warning questions is not judged ``correct`` with γ in the high tier: it is
+#: ``likely_correct`` there (Φ 90, not 100), so the top score means nothing questions it.
+#: Below the tier the verdict stays ``correct`` (Φ 80), which ``likely_correct`` (72) would
+#: undercut.
+WARNED_CORRECT_MAX_CONFIDENCE = 0.85
 
 
 class SymbolicJudge(Judge):
@@ -94,25 +100,35 @@ class SymbolicJudge(Judge):
         else:
             self.fitted = None
 
-    def verdict_for(self, alignment: Alignment, expected_accuracy: float | None = None) -> Judgment:
+    def verdict_for(
+        self,
+        alignment: Alignment,
+        expected_accuracy: float | None = None,
+        high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
+    ) -> Judgment:
         """Verdict and γ from an alignment (pure).
 
         ``expected_accuracy`` (the rules' share of correct SQL expected from this agent)
-        moves P(correct) from the labelled data's base rate to that prior.
+        moves P(correct) from the labelled data's base rate to that prior; ``high_min`` is
+        the rules' high tier of Γ.
         """
         if self.fitted is not None:
-            return self._fitted_verdict(alignment, self.fitted, expected_accuracy)
+            return self._fitted_verdict(alignment, self.fitted, expected_accuracy, high_min)
         return self._table_verdict(alignment)
 
     def _fitted_verdict(
-        self, alignment: Alignment, w: JudgeWeights, expected_accuracy: float | None = None
+        self,
+        alignment: Alignment,
+        w: JudgeWeights,
+        expected_accuracy: float | None = None,
+        high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
     ) -> Judgment:
         feats = features_of(alignment)
         p = w.p_correct(feats, prior=expected_accuracy)
         evidence = alignment.evidence
         has_error = any(f.severity == "error" for f in alignment.findings)
         warnings = sum(f.severity == "warning" for f in alignment.findings)
-        verdict, confidence = verdict_from_p(p, evidence, w, has_error, warnings)
+        verdict, confidence = verdict_from_p(p, evidence, w, has_error, warnings, high_min)
         by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
@@ -157,7 +173,9 @@ class SymbolicJudge(Judge):
     def judge(self, case: JudgeInput) -> Judgment:
         prior = case.rules.expected_accuracy
         return self.verdict_for(
-            case.alignment, DEFAULT_EXPECTED_ACCURACY if prior is None else prior
+            case.alignment,
+            DEFAULT_EXPECTED_ACCURACY if prior is None else prior,
+            case.rules.scoring.confidence.high_min,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -180,6 +198,7 @@ def verdict_from_p(
     w: JudgeWeights,
     has_error: bool = False,
     warnings: int | None = None,
+    high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
 ) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
     capped at 0.65 (the medium tier) when the question gave no checkable cue. A definite
@@ -188,7 +207,8 @@ def verdict_from_p(
     findings that are not errors (None: unknown, no floor): a query with none whose
     question gave something to check has its cues lined up and is judged ``correct``; one
     with a single warning and no error is at least ``likely_correct``; both with γ at
-    least :data:`LINED_UP_MIN_CONFIDENCE`.
+    least :data:`LINED_UP_MIN_CONFIDENCE`. A ``correct`` verdict that a warning questions
+    becomes ``likely_correct`` where γ reaches ``high_min`` (the rules' high tier of Γ).
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
     (('correct', 0.9), ('incorrect', 0.65))
@@ -200,6 +220,9 @@ def verdict_from_p(
     ('likely_correct', 0.65)
     >>> verdict_from_p(0.6, 0, JudgeWeights(), warnings=0)
     ('likely_correct', 0.6)
+    >>> w = JudgeWeights()
+    >>> verdict_from_p(0.9, 2, w, warnings=1), verdict_from_p(0.8, 2, w, warnings=1)
+    (('likely_correct', 0.9), ('correct', 0.8))
     """
     verdict = w.verdict(p)
     if has_error and verdict in ("correct", "likely_correct"):
@@ -213,6 +236,8 @@ def verdict_from_p(
         confidence = max(confidence, LINED_UP_MIN_CONFIDENCE)
     if evidence == 0:
         confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
+    if warnings and verdict == "correct" and confidence >= high_min:
+        verdict = "likely_correct"  # a weighted warning keeps a query off the top score
     return verdict, confidence
 
 
