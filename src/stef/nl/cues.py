@@ -22,10 +22,18 @@ from stef.nl.words import (
 )
 from stef.spec import Aggregation, OrderKey
 
+#: "Post links by PostId ascending": a key after "by" with a direction word, and no sort verb.
+_BY_DIRECTION = re.compile(
+    r"\bby\s+(?P<key>[a-z][\w.]*(?:\s+[a-z][\w.]*){0,2}?)\s+(?:in\s+)?"
+    r"(?:ascending|descending|asc|desc)\b(?!\s+order)",
+    re.I,
+)
+
 
 def _step_order(ctx: _Ctx) -> None:
-    """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``."""
-    for rx in (lx.ORDER_BY_RE, lx.IN_ORDER_RE, lx.FROM_TO_RE):
+    """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``,
+    ``sorted by highest rep`` (the superlative sets the direction), ``by X ascending``."""
+    for rx in (lx.ORDER_BY_RE, lx.IN_ORDER_RE, lx.FROM_TO_RE, _BY_DIRECTION):
         for m in ctx.free_matches(rx):
             has_key = bool(m.groupdict().get("key"))
             cue_end = m.start("key") if has_key else m.end()
@@ -36,6 +44,12 @@ def _step_order(ctx: _Ctx) -> None:
             d = direction_rx.search(ctx.low, m.start(), min(hi, m.end() + 40))
             d = d or direction_rx.search(ctx.low, max(lo, m.start() - 30), m.start())
             direction = "desc" if d and d.group("desc") else "asc"
+            stated = d is not None
+            if d is None and has_key:  # "sorted by highest rep": its superlative's direction
+                first = ctx.low[m.start("key") : m.end("key")].split()[:2]
+                sup = next((w for w in first if w in lx.SUPERLATIVES), None)
+                if sup is not None and (first[0] == sup or first[0] in lx.DETERMINERS):
+                    direction, stated = lx.SUPERLATIVES[sup], True
             phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
             if rx is lx.ORDER_BY_RE and not phrases:
                 continue
@@ -44,7 +58,7 @@ def _step_order(ctx: _Ctx) -> None:
             text = " ".join(ctx.text[m.start() : end].split())
             for phrase in phrases or [_prev_noun(ctx.low, m.start())]:
                 key = _order_key(ctx, phrase) if phrase else "?"
-                ctx.spec.order_by.append(OrderKey(key, direction, False, text, d is not None))
+                ctx.spec.order_by.append(OrderKey(key, direction, False, text, stated))
             ctx.cue(text)
             ctx.take(m.start(), end)
 
