@@ -136,6 +136,8 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         if not heads:
             missing(item, "no output is named like it")
             continue
+        if any(_id_like(n) for n in heads) and any(_word_matches(head, t) for t in sql.tables):
+            continue  # "unanswered posts" listed by their ids: the modifiers pick the rows
         others = [
             w
             for w in (x.rstrip("'") for x in words[:-1])
@@ -274,6 +276,19 @@ _RANKED_SUBJECT = re.compile(
 )
 
 
+#: A listing verb's noun after up to two modifiers: "Show stupid posts", "Find unanswered
+#: questions" (the verb is required: a title's first words alone may be its topic).
+_LISTED_SUBJECT = re.compile(
+    r"^\W*(?:find|show|get)(?:\s+all)?\s+(?:the\s+|my\s+)?"
+    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an|that|which|who|all)\b)"
+    r"[A-Za-z][\w'-]*\s+){1,2}?(?P<noun>[a-z]{3,}s)\b",
+    re.I,
+)
+
+
+_SUBJECTS = (_SUBJECT, _RANKED_SUBJECT, _LISTED_SUBJECT)
+
+
 def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     """The rows a title-style question lists are told apart by an output: "Top users from
     the Philippines" over ``users`` needs a user's id, name or a column named for users, not
@@ -285,10 +300,11 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     >>> sql = Spec(projections=[Projection("reputation", None, ("reputation",))], tables=["users"])
     >>> check_subject("Top users from the Philippines", sql, out)
     >>> check_subject("Top 500 most active SO users", sql, out)
+    >>> check_subject("Show inactive users (no posts)", sql, out)
     >>> [f.kind for f in out.findings]
-    ['projection_subject_missing', 'projection_subject_missing']
+    ['projection_subject_missing', 'projection_subject_missing', 'projection_subject_missing']
     """
-    m = _SUBJECT.match(question) or _RANKED_SUBJECT.match(question)
+    m = next((m for rx in _SUBJECTS if (m := rx.match(question))), None)
     if m is None or not sql.projections or sql.flags.get("select_star") or sql.group_by:
         return
     if any(p.is_aggregate for p in sql.projections):
