@@ -32,7 +32,8 @@ from stef.monitor.stats import (
     paused_gc,
     to_epoch,
 )
-from stef.monitor.store.cells import Cell, CellFields, gathered_cells
+from stef.monitor.store.cell_counts import cell_tallies
+from stef.monitor.store.cells import Cell, gathered_cells
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
@@ -669,8 +670,7 @@ class SQLReader:
         sums = gathered_cells(rows, len(keys), nby, window is not None)
         if sums is None:
             return None
-        fields = CellFields(self._cells(), {})
-        return {k: fields.tally(*a) for k, a in sums.items()}
+        return cell_tallies(sums, self._cells())
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
