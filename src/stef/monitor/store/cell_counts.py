@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from stef.monitor.stats import GroupKey, Tally
-from stef.monitor.store.cells import Cell
+from stef.monitor.store.cells import ROW_BY_ROW, Cell, CellFields
 from stef.monitor.store.grouped import KindsCache, parsed_kinds
 
 #: Largest table of (group, value) counts :func:`_counters` makes by ``bincount`` (above it,
@@ -89,7 +89,13 @@ def cell_tallies(
 ) -> dict[GroupKey, Tally]:
     """The tally of each group of ``sums`` (``[records, cell ids, confidence sum, confidence
     count]``, :func:`~stef.monitor.store.cells.gathered_cells`), the cells by id in
-    ``cells``."""
+    ``cells``. A group of more than :data:`~stef.monitor.store.cells.ROW_BY_ROW` rows is
+    counted on its own, cell by cell (a ``Counter`` of its ids, in C, is cheaper there)."""
+    big = {k: a for k, a in sums.items() if len(a[1]) > ROW_BY_ROW}
+    if big:
+        fields = CellFields(cells, {})
+        small = cell_tallies({k: a for k, a in sums.items() if k not in big}, cells)
+        return {k: fields.tally(*a) if k in big else small[k] for k, a in sums.items()}
     keys = list(sums)
     accs = list(sums.values())
     groups = len(keys)
