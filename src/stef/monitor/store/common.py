@@ -663,8 +663,8 @@ class SQLReader:
         nby: int,
         conf: str,
     ) -> dict[GroupKey, Tally] | None:
-        """Figures over the rows from each group's JSON array of cell ids (``None`` when a
-        row has none: written by a STEF before migration ``0008_row_cells``)."""
+        """Figures over the rows from each group's cell ids (``None`` when a row has none:
+        written by a STEF before migration ``0008_row_cells``, PostgreSQL's ``0009``)."""
         parts = f"count(*), {self.dialect.cells}, {conf}"
         rows = self._sliced_groups(sel, window, lead, keys, parts)
         sums = gathered_cells(rows, len(keys), nby, window is not None)
