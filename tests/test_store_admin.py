@@ -25,6 +25,7 @@ MIGRATIONS = [
     "0006_row_finding_kinds",
     "0007_fine_rollups",
     "0008_row_cells",
+    "0009_pg_row_cells",
 ]
 
 
@@ -42,17 +43,17 @@ def run(*args: str):
 def test_migrate_applies_each_migration_once_and_check_lists_pending(store_target):
     check = run("store", "migrate", "--store", store_target, "--check")
     assert check.exit_code == 1
-    assert check.stdout.splitlines()[:8] == [f"pending {m}" for m in MIGRATIONS]
-    assert check.stdout.splitlines()[8].endswith(": 8 migration(s) pending")
+    assert check.stdout.splitlines()[:9] == [f"pending {m}" for m in MIGRATIONS]
+    assert check.stdout.splitlines()[9].endswith(": 9 migration(s) pending")
 
     first = run("store", "migrate", "--store", store_target)
     assert first.exit_code == 0, first.output
     lines = first.stdout.splitlines()
-    assert lines[:8] == [f"applied {m}" for m in MIGRATIONS]
-    assert lines[8].endswith(": 8 migration(s) applied; schema current (8 migrations)")
+    assert lines[:9] == [f"applied {m}" for m in MIGRATIONS]
+    assert lines[9].endswith(": 9 migration(s) applied; schema current (9 migrations)")
 
     again = run("store", "migrate", "--store", store_target)
-    assert again.stdout.endswith(": nothing to apply; schema current (8 migrations)\n")
+    assert again.stdout.endswith(": nothing to apply; schema current (9 migrations)\n")
     assert run("store", "migrate", "--store", store_target, "--check").exit_code == 0
 
 

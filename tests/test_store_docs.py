@@ -38,12 +38,18 @@ def _figures(tallies):
     return out
 
 
-PENDING = ["0005_compressed_docs", "0006_row_finding_kinds", "0007_fine_rollups", "0008_row_cells"]
+PENDING = [
+    "0005_compressed_docs",
+    "0006_row_finding_kinds",
+    "0007_fine_rollups",
+    "0008_row_cells",
+    "0009_pg_row_cells",
+]
 
 
 def _as_before_0005(target: str) -> None:
     """Turn a store into what STEF wrote before 0005: documents as JSON text, no
-    ``finding_kinds`` column, no 10-minute rollups, no cell ids (SQLite), 0005 to 0008 not
+    ``finding_kinds`` column, no 10-minute rollups, no cell ids, 0005 to 0009 not
     applied."""
     if target.startswith("postgresql://"):
         with psycopg.connect(target, autocommit=True) as conn, conn.transaction():
@@ -56,7 +62,9 @@ def _as_before_0005(target: str) -> None:
                     [(seq, orjson.dumps(decode_doc(doc)).decode()) for seq, doc in docs],
                 )
             conn.execute("ALTER TABLE evaluations DROP COLUMN finding_kinds")
+            conn.execute("ALTER TABLE evaluations DROP COLUMN cell")
             conn.execute("DROP TABLE rollups_10m")
+            conn.execute("DROP TABLE cells")
             conn.execute("DELETE FROM schema_migrations WHERE name >= '0005'")
         return
     conn = sqlite3.connect(target, isolation_level=None)

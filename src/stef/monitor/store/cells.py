@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-from stef.monitor.stats import LightCounts, Tally, count_light
+import orjson
+
+from stef.monitor.stats import GroupKey, LightCounts, Tally, count_light
 from stef.monitor.store.grouped import KindsCache, parsed_kinds
 
 #: (status, score, band, filter_status, verdict, finding_kinds) of a row.
@@ -230,3 +232,31 @@ def backfill_cells(conn: sqlite3.Connection) -> None:
             [(index.intern(tuple(cell)), seq) for seq, *cell in rows],
         )
     index.flush(conn)
+
+
+def gathered_cells(
+    rows: Iterable[Sequence[Any]], n: int, nby: int, windowed: bool
+) -> dict[GroupKey, list[Any]] | None:
+    """``[records, cell ids, confidence sum, confidence count]`` per group, from rows of
+    ``n`` group columns (the last the window start when ``windowed``, the first ``nby``
+    the group values), then the count, the cell ids (a list, or a JSON array's text),
+    the confidence sum and count; a group's rows (of several slices) add up. ``None`` when
+    a row has no cell id (written by a STEF before the migration that gave them)."""
+    sums: dict[GroupKey, list[Any]] = {}
+    loads = orjson.loads
+    for row in rows:
+        key = (tuple(row[:nby]), float(row[n - 1]) if windowed else None)
+        acc = sums.get(key)
+        records, ids, conf_sum, conf_n = row[n:]
+        if type(ids) is not list:
+            ids = loads(ids)
+        if acc is None:
+            sums[key] = [records, ids, conf_sum or 0.0, conf_n or 0]
+        else:
+            acc[0] += records
+            acc[1] += ids
+            acc[2] += conf_sum or 0.0
+            acc[3] += conf_n or 0
+    if any(None in acc[1] for acc in sums.values()):
+        return None
+    return sums

@@ -32,10 +32,12 @@ from stef.monitor.stats import (
     paused_gc,
     to_epoch,
 )
-from stef.monitor.store.cells import Cell, CellFields
+from stef.monitor.store.cell_counts import cell_tallies
+from stef.monitor.store.cells import Cell, gathered_cells
 from stef.monitor.store.codec import decode_doc
 from stef.monitor.store.grouped import fold_cells, tally_of_arrays
 from stef.monitor.store.keyset import after_clause
+from stef.monitor.store.pg_cells import CELL_ARRAY
 from stef.monitor.store.rollups import (
     ROLLUP_TABLES,
     RollupDeltas,
@@ -266,9 +268,10 @@ class Dialect:
     hash_aggregate: bool = False
     #: rows per time range figures over the rows are grouped in (``None``: all at once)
     slice_rows: int | None = None
-    #: whether rows carry a cell id (``evaluations.cell``, :mod:`~stef.monitor.store.cells`):
-    #: figures over the rows then gather one JSON array of cell ids per group
-    cells: bool = False
+    #: the aggregate gathering a group's cell ids (``evaluations.cell``,
+    #: :mod:`~stef.monitor.store.cells`) into a list or JSON array text (``None``: rows
+    #: carry none); figures over the rows grouped by the group alone then gather it
+    cells: str | None = None
     #: ``bucket`` computed in Python, as the database computes it (``None``: not given)
     bucket_of: Callable[[float, float], float] | None = None
     #: SQL to group rows by metadata key ``key`` with (``None``: ``meta_expr`` itself): an
@@ -308,7 +311,7 @@ SQLITE = Dialect(
     total="total",
     array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
     slice_rows=30_000,
-    cells=True,
+    cells="json_group_array(e.cell)",
     # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
     bucket_of=lambda t, w: int(t / w) * w,
     meta_group=_sqlite_meta_group,
@@ -322,6 +325,7 @@ POSTGRES = Dialect(
         f"(json_agg({x})" + (f" FILTER (WHERE {cond})" if cond else "") + ")::text"
     ),
     hash_aggregate=True,
+    cells=CELL_ARRAY,
 )
 
 
@@ -421,8 +425,11 @@ class SQLReader:
     def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         yield from self._fetch(sql, params)
 
-    def _fetch_grouped(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        """All rows of a many-column GROUP BY (a store may tell its planner to hash it)."""
+    def _fetch_grouped(
+        self, sql: str, params: Sequence[Any], ordered: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """All rows of a many-column GROUP BY (a store may tell its planner to hash it;
+        ``ordered``: each group's rows aggregated in the table's order)."""
         return self._fetch(sql, params)
 
     def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
@@ -656,27 +663,14 @@ class SQLReader:
         nby: int,
         conf: str,
     ) -> dict[GroupKey, Tally] | None:
-        """Figures over the rows from each group's JSON array of cell ids (``None`` when a
-        row has none: written by a STEF before migration ``0008_row_cells``)."""
-        parts = f"count(*), json_group_array(e.cell), {conf}"
-        sums: dict[GroupKey, list[Any]] = {}
-        n = len(keys)
-        loads = orjson.loads
-        for row in self._sliced_groups(sel, window, lead, keys, parts):
-            key = (tuple(row[:nby]), float(row[n - 1]) if window is not None else None)
-            acc = sums.get(key)
-            records, ids, conf_sum, conf_n = row[n:]
-            if acc is None:
-                sums[key] = [records, loads(ids), conf_sum or 0.0, conf_n or 0]
-            else:
-                acc[0] += records
-                acc[1] += loads(ids)
-                acc[2] += conf_sum or 0.0
-                acc[3] += conf_n or 0
-        if any(None in acc[1] for acc in sums.values()):
+        """Figures over the rows from each group's cell ids (``None`` when a row has none:
+        written by a STEF before migration ``0008_row_cells``, PostgreSQL's ``0009``)."""
+        parts = f"count(*), {self.dialect.cells}, {conf}"
+        rows = self._sliced_groups(sel, window, lead, keys, parts)
+        sums = gathered_cells(rows, len(keys), nby, window is not None)
+        if sums is None:
             return None
-        fields = CellFields(self._cells(), {})
-        return {k: fields.tally(*a) for k, a in sums.items()}
+        return cell_tallies(sums, self._cells())
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (a store whose dialect keeps cell ids gives this)."""
@@ -714,9 +708,9 @@ class SQLReader:
                     at = None  # the slice straddles two windows
             tail = [lo, hi] if again else []
             if one_window is None or at is None:
-                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail])
+                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail], ordered=True)
             else:
-                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail])
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail], True)
             for row in rows:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row

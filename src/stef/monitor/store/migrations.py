@@ -6,7 +6,7 @@ Each migration runs once, in order, inside a transaction; its name is then recor
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:", isolation_level=None)
 >>> migrate(conn)[-3:]
-['0006_row_finding_kinds', '0007_fine_rollups', '0008_row_cells']
+['0007_fine_rollups', '0008_row_cells', '0009_pg_row_cells']
 >>> migrate(conn)
 []
 """
@@ -216,6 +216,11 @@ def m0008_row_cells(conn: sqlite3.Connection) -> None:
     backfill_cells(conn)
 
 
+def m0009_pg_row_cells(conn: sqlite3.Connection) -> None:
+    """Nothing in SQLite (which has cell ids since 0008): PostgreSQL's cell ids, recorded
+    here too so both backends share one schema version."""
+
+
 #: The light columns :func:`backfilled` reads, in its order.
 BACKFILL_COLUMNS = (
     "agent",
@@ -262,6 +267,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("0006_row_finding_kinds", m0006_row_finding_kinds),
     ("0007_fine_rollups", m0007_fine_rollups),
     ("0008_row_cells", m0008_row_cells),
+    ("0009_pg_row_cells", m0009_pg_row_cells),
 ]
 
 

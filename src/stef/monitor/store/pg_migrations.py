@@ -180,9 +180,39 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ),
     ),
     ("0007_fine_rollups", m0007_fine_rollups),
-    # SQLite's cell ids (stef.monitor.store.cells): PostgreSQL hashes its groupings over
-    # the rows and needs none; recorded here too so both backends share one schema version.
+    # SQLite's cell ids (stef.monitor.store.cells): PostgreSQL hashes its groupings over a
+    # few windows and needs none for them; recorded here too so both backends share one
+    # schema version (PostgreSQL's cell ids came later: 0009).
     ("0008_row_cells", ()),
+    # Cell ids in PostgreSQL too (stef.monitor.store.pg_cells): figures over many windows
+    # gather one int[] per group. Rows are ranked by their cell once (dense_rank: NULLs
+    # rank as equals, where a join would not match them), into a temporary table that the
+    # insert of the cells and the update of the rows read.
+    (
+        "0009_pg_row_cells",
+        (
+            """
+            CREATE TABLE cells (
+                cell INTEGER PRIMARY KEY,
+                status TEXT NOT NULL,
+                score DOUBLE PRECISION,
+                band TEXT,
+                filter_status TEXT,
+                verdict TEXT,
+                finding_kinds TEXT
+            )
+            """,
+            "ALTER TABLE evaluations ADD COLUMN cell INTEGER",
+            "CREATE TEMP TABLE stef_ranked_cells ON COMMIT DROP AS SELECT seq, dense_rank() "
+            "OVER (ORDER BY status, score, band, filter_status, verdict, finding_kinds)::integer "
+            "AS cell FROM evaluations",
+            "INSERT INTO cells (cell, status, score, band, filter_status, verdict, finding_kinds) "
+            "SELECT DISTINCT ON (r.cell) r.cell, e.status, e.score, e.band, e.filter_status, "
+            "e.verdict, e.finding_kinds FROM stef_ranked_cells r "
+            "JOIN evaluations e ON e.seq = r.seq ORDER BY r.cell",
+            "UPDATE evaluations e SET cell = r.cell FROM stef_ranked_cells r WHERE e.seq = r.seq",
+        ),
+    ),
 ]
 
 

@@ -38,6 +38,7 @@ from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
 from stef.monitor.stats import Tally, finding_kinds, paused_gc
+from stef.monitor.store.cells import Cell
 from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
@@ -49,6 +50,7 @@ from stef.monitor.store.common import (
     record_time,
 )
 from stef.monitor.store.migrations import rollup_id
+from stef.monitor.store.pg_cells import PgCells
 from stef.monitor.store.rollups import ROLLUP_TABLES, RollupDeltas, RollupKey, Rollups, RollupTable
 
 _LIGHT = ", ".join(COLUMNS)
@@ -58,7 +60,7 @@ _STAGE = (
         ord INTEGER, id TEXT, agent TEXT, agent_version TEXT, app TEXT, timestamp TEXT,
         evaluated_at TEXT, t DOUBLE PRECISION, status TEXT, score DOUBLE PRECISION, band TEXT,
         filter_status TEXT, verdict TEXT, confidence DOUBLE PRECISION, question_key TEXT,
-        metadata TEXT, finding_kinds TEXT, doc BYTEA
+        metadata TEXT, finding_kinds TEXT, doc BYTEA, cell INTEGER
     ) ON COMMIT DELETE ROWS
     """,
     """
@@ -70,8 +72,8 @@ _STAGE = (
 _SELECT_STAGED = ", ".join(f"i.{c}::jsonb" if c == "metadata" else f"i.{c}" for c in COLUMNS)
 _INSERT_NEW = f"""
     WITH new AS (
-        INSERT INTO evaluations ({_LIGHT})
-        SELECT {_SELECT_STAGED} FROM stef_incoming i ORDER BY i.ord
+        INSERT INTO evaluations ({_LIGHT}, cell)
+        SELECT {_SELECT_STAGED}, i.cell FROM stef_incoming i ORDER BY i.ord
         ON CONFLICT (id) DO NOTHING
         RETURNING seq, id
     ), docs AS (
@@ -87,7 +89,7 @@ _UPDATE_OLD = (
     "DELETE FROM findings WHERE seq = ANY(%(seqs)s)",
     "UPDATE evaluations e SET "
     + ", ".join(f"{c} = i.{c}::jsonb" if c == "metadata" else f"{c} = i.{c}" for c in COLUMNS[1:])
-    + " FROM stef_incoming i WHERE e.id = i.id AND e.seq = ANY(%(seqs)s)",
+    + ", cell = i.cell FROM stef_incoming i WHERE e.id = i.id AND e.seq = ANY(%(seqs)s)",
     "UPDATE evaluation_docs d SET doc = i.doc FROM stef_incoming i, evaluations e "
     "WHERE e.id = i.id AND d.seq = e.seq AND e.seq = ANY(%(seqs)s)",
     "INSERT INTO findings (seq, kind, severity) SELECT e.seq, f.kind, f.severity "
@@ -97,11 +99,17 @@ _RETRIES = 5
 #: The light columns a new row is copied with (``timestamp`` and ``evaluated_at`` stay NULL).
 _COPIED = tuple(c for c in COLUMNS if c not in ("timestamp", "evaluated_at"))
 _COPIED_AT = tuple(COLUMNS.index(c) for c in _COPIED)
-_COPY_TYPES = ["bigint"] + [
-    {"t": "float8", "score": "float8", "confidence": "float8", "metadata": "jsonb"}.get(c, "text")
-    for c in _COPIED
-]
-_COPY_ROWS = f"COPY evaluations (seq, {', '.join(_COPIED)}) FROM STDIN (FORMAT BINARY)"
+_COPY_TYPES = (
+    ["bigint"]
+    + [
+        {"t": "float8", "score": "float8", "confidence": "float8", "metadata": "jsonb"}.get(
+            c, "text"
+        )
+        for c in _COPIED
+    ]
+    + ["int4"]
+)
+_COPY_ROWS = f"COPY evaluations (seq, {', '.join(_COPIED)}, cell) FROM STDIN (FORMAT BINARY)"
 _COPY_DOCS = "COPY evaluation_docs (seq, doc) FROM STDIN (FORMAT BINARY)"
 _COPY_FINDINGS = "COPY findings (seq, kind, severity) FROM STDIN (FORMAT BINARY)"
 _pick_copied = operator.itemgetter(*_COPIED_AT)
@@ -203,6 +211,7 @@ class PostgresStore(SQLReader):
         self.location = describe(url)
         self.chunk = chunk
         self._seq_oid: int | None = None
+        self._cell_ids = PgCells()
         #: names of the migrations this open applied
         self.migrated: list[str] = []
         self._local = threading.local()
@@ -377,11 +386,12 @@ class PostgresStore(SQLReader):
         rollups: RollupDeltas = {}
         if entries:
             old: dict[str, int] = {}
-            if not replace and self._copy_new(conn, entries):
+            cells = self._cell_ids.ids_for(conn, [row for row, _, _ in entries.values()])
+            if not replace and self._copy_new(conn, entries, cells):
                 new_ids = set(entries)
             else:
                 conn.execute("SET LOCAL work_mem = '64MB'")  # the chunk's joins sort in memory
-                self._stage(conn, entries)
+                self._stage(conn, entries, cells)
                 ids = list(entries)
                 old = self._lock_existing(conn, ids) if replace else {}
                 new_ids = {r[0] for r in conn.execute(_INSERT_NEW)}
@@ -407,12 +417,14 @@ class PostgresStore(SQLReader):
                 )
         return len(new_ids)
 
-    def _copy_new(self, conn: psycopg.Connection[Any], entries: _Entries) -> bool:
+    def _copy_new(
+        self, conn: psycopg.Connection[Any], entries: _Entries, cells: Sequence[int]
+    ) -> bool:
         """COPY a chunk of ids not stored yet straight into ``evaluations``,
         ``evaluation_docs`` and ``findings`` (binary format, ``seq`` drawn from the
-        table's sequence beforehand); ``False``, with nothing written, when one of the ids
-        is stored already (the chunk then goes through the staged ``INSERT … ON
-        CONFLICT``)."""
+        table's sequence beforehand; ``cells`` the rows' cell ids); ``False``, with
+        nothing written, when one of the ids is stored already (the chunk then goes
+        through the staged ``INSERT … ON CONFLICT``)."""
         if self._seq_oid is None:  # the sequence by OID: no name look-up per value drawn
             row = conn.execute(
                 "SELECT pg_get_serial_sequence('evaluations', 'seq')::regclass::oid"
@@ -432,8 +444,8 @@ class PostgresStore(SQLReader):
                 cur.adapters.register_dumper(None, _JsonbText)
                 with cur.copy(_COPY_ROWS) as copy:
                     copy.set_types(_COPY_TYPES)
-                    for seq, (row, _, _) in zip(seqs, entries.values(), strict=True):
-                        copy.write_row((seq, *pick(row)))
+                    for seq, (row, _, _), cell in zip(seqs, entries.values(), cells, strict=True):
+                        copy.write_row((seq, *pick(row), cell))
                 with cur.copy(_COPY_DOCS) as copy:
                     copy.set_types(["bigint", "bytea"])
                     for seq, (_, doc, _) in zip(seqs, entries.values(), strict=True):
@@ -448,17 +460,16 @@ class PostgresStore(SQLReader):
         return True
 
     @staticmethod
-    def _stage(
-        conn: psycopg.Connection[Any],
-        entries: _Entries,
-    ) -> None:
-        """COPY the chunk into this session's temporary tables."""
+    def _stage(conn: psycopg.Connection[Any], entries: _Entries, cells: Sequence[int]) -> None:
+        """COPY the chunk (its rows' cell ids ``cells``) into this session's temporary
+        tables."""
         for statement in _STAGE:
             conn.execute(statement)
         with conn.cursor() as cur:
-            with cur.copy(f"COPY stef_incoming (ord, {_LIGHT}, doc) FROM STDIN") as copy:
-                for i, (row, doc, _) in enumerate(entries.values()):
-                    copy.write_row((i, *row, doc))
+            with cur.copy(f"COPY stef_incoming (ord, {_LIGHT}, doc, cell) FROM STDIN") as copy:
+                staged = zip(entries.values(), cells, strict=True)
+                for i, ((row, doc, _), cell) in enumerate(staged):
+                    copy.write_row((i, *row, doc, cell))
             with cur.copy("COPY stef_incoming_findings (id, kind, severity) FROM STDIN") as copy:
                 for ev_id, (_, _, kinds) in entries.items():
                     for kind, severity in kinds.items():
@@ -568,14 +579,29 @@ class PostgresStore(SQLReader):
         except psycopg.Error as exc:
             raise self._failed(exc) from exc
 
-    def _fetch_grouped(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    def _fetch_grouped(
+        self, sql: str, params: Sequence[Any], ordered: bool = False
+    ) -> list[tuple[Any, ...]]:
         """A many-column GROUP BY, hashed: the planner guesses one group per row for it,
-        and would sort a million rows on disk and JIT-compile the plan instead."""
+        and would sort a million rows on disk and JIT-compile the plan instead. Fetched
+        in binary (arrays of cell ids come as lists of ints without text to parse).
+        ``ordered``: no parallel plan, so each group's sums add its rows in the table's
+        order, run after run."""
         try:
             with self._connection() as conn, conn.transaction():
                 conn.execute("SET LOCAL enable_sort = off")
                 conn.execute("SET LOCAL jit = off")
-                return conn.execute(sql, params).fetchall()
+                if ordered:
+                    conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+                return conn.cursor(binary=True).execute(sql, params).fetchall()
+        except psycopg.Error as exc:
+            raise self._failed(exc) from exc
+
+    def _cells(self) -> Mapping[int, Cell]:
+        """Every stored cell by id (those added since the last read, read now)."""
+        try:
+            with self._connection() as conn:
+                return self._cell_ids.load(conn)
         except psycopg.Error as exc:
             raise self._failed(exc) from exc
 
