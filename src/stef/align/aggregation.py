@@ -12,6 +12,7 @@ import re
 
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.findings import FindingCollector
+from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
 
@@ -469,6 +470,18 @@ def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     counted = [
         a for a in (*sql.aggregations, *sql.window_aggregations) if a.func == "count" and a.distinct
     ]
+    told = any(f.kind == "distinct_missing" for f in out.findings)  # said once is enough
+    if asked and not told and (plain := _plain_count_of_distinct(nl, sql)) is not None:
+        wanted, written = plain
+        out.add(
+            "distinct_count_short",
+            "warning",
+            f"the question asks for {wanted!r}; {written} counts every row, not each one once",
+            wanted,
+            written,
+            "aggregation",
+        )
+        return
     if not asked or len(counted) >= asked:
         return
     if not counted and (sql.flags.get("distinct_anywhere") or not sql.group_by):
@@ -482,3 +495,36 @@ def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         ", ".join(a.text for a in counted) or None,
         "aggregation",
     )
+
+
+def _counts_noun(arg: str | None, noun: str) -> bool:
+    """Is ``arg`` (a COUNT's argument) a column named for ``noun`` (``tso.subject_id`` for
+    "subject")?"""
+    if not arg or arg == "*" or len(noun) < 3:
+        return False
+    words = name_words(arg.rsplit(".", 1)[-1])
+    return any(w == noun or (len(noun) >= 4 and w.startswith(noun)) for w in words)
+
+
+def _plain_count_of_distinct(nl: Spec, sql: Spec) -> tuple[str, str] | None:
+    """A distinct count the question asks for ("the number of unique subjects") that the SQL
+    writes as a plain COUNT of the same column (``COUNT(subject_id)``) and counts nowhere with
+    DISTINCT: (the question's words, the SQL's count), else None.
+
+    >>> nl = Spec(aggregations=[Aggregation("count", None, True, "number of unique subjects")])
+    >>> sql = Spec(aggregations=[Aggregation("count", "s.subject_id", False, "COUNT(subject_id)")])
+    >>> _plain_count_of_distinct(nl, sql)
+    ('number of unique subjects', 'COUNT(subject_id)')
+    >>> sql.aggregations[0] = Aggregation("count", "subject_id", True, "COUNT(DISTINCT subject_id)")
+    >>> _plain_count_of_distinct(nl, sql) is None
+    True
+    """
+    counts = [a for a in (*sql.aggregations, *sql.window_aggregations) if a.func == "count"]
+    for a in nl.aggregations:
+        if a.func != "count" or not a.distinct or not a.text.split():
+            continue
+        noun = singular(a.text.split()[-1].casefold())
+        plain = [c for c in counts if not c.distinct and _counts_noun(c.arg, noun)]
+        if plain and not any(c.distinct and _counts_noun(c.arg, noun) for c in counts):
+            return a.text, plain[0].text
+    return None
