@@ -16,7 +16,7 @@ from stef.monitor.store.cell_counts import cell_tallies
 from stef.monitor.store.cells import CellFields, tally_of_cells
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
+from monitor_factory import figures_by_key, make_evaluations
 
 _KINDS = [None, "", '{"a": "error"}', '{"a": "info", "b": "warning"}', '{"b": "info"}']
 
@@ -67,15 +67,6 @@ def test_an_unknown_cell_id_is_an_error_not_a_miscount():
         cell_tallies({(("a",), None): [1, [7], 0.0, 0]}, {1: ("ok",) + (None,) * 5})
 
 
-def _fig(tallies):
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        d["mean_confidence"] = (
-            None if d["mean_confidence"] is None else round(d["mean_confidence"], 2)
-        )
-        out[key] = d
-    return out
 
 
 def _spy(fn, calls):
@@ -108,16 +99,16 @@ def test_postgres_writers_share_cells_and_figures_over_many_windows_stay_exact(p
         gathered = []
         monkeypatch.setattr(common, "gathered_cells", _spy(common.gathered_cells, gathered))
         for by, window in ((["metadata.team"], 60.0), (["agent"], 50.0), ([], 40.0)):  # > 200
-            expected = _fig(tally_evaluations(everything, by=by, window=window))
+            expected = figures_by_key(tally_evaluations(everything, by=by, window=window))
             for store in (a, b):
-                assert _fig(store.tallies(by=by, window=window)) == expected
+                assert figures_by_key(store.tallies(by=by, window=window)) == expected
         assert len(gathered) == 6 and all(g is not None for g in gathered)  # cell ids read
         # A row written by a STEF before 0009 (no cell id): the scan reads the columns.
         with psycopg.connect(pg_url) as conn:
             conn.execute(
                 "UPDATE evaluations SET cell = NULL WHERE seq = (SELECT min(seq) FROM evaluations)"
             )
-        assert _fig(a.tallies(by=["agent"], window=40.0)) == _fig(
+        assert figures_by_key(a.tallies(by=["agent"], window=40.0)) == figures_by_key(
             tally_evaluations(everything, by=["agent"], window=40.0)
         )
         assert gathered[-1] is None

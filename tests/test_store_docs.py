@@ -12,12 +12,12 @@ import psycopg
 import pytest
 import zstandard
 
-from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.stats import tally_evaluations
 from stef.monitor.store import open_store
 from stef.monitor.store.codec import ZSTD_MAGIC, DocumentError, decode_doc, encode_doc, json_bytes
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
+from monitor_factory import figures_by_key, make_evaluations
 
 
 @pytest.fixture
@@ -27,15 +27,6 @@ def evaluations():
     ) + make_evaluations(100, seed=8, agent_version="1.4", app="hr", step_s=90.0)
 
 
-def _figures(tallies):
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        d["mean_confidence"] = (
-            None if d["mean_confidence"] is None else round(d["mean_confidence"], 2)
-        )
-        out[key] = d
-    return out
 
 
 PENDING = [
@@ -120,7 +111,7 @@ def test_an_old_store_migrates_to_compressed_documents_and_reads_the_same(
         (["agent", "app"], 1800.0),
         (["metadata.team"], 1800.0),
     ):
-        assert _figures(store.tallies(by=by, window=window)) == _figures(
+        assert figures_by_key(store.tallies(by=by, window=window)) == figures_by_key(
             tally_evaluations(evaluations, by=by, window=window)
         )
     # Writing, replacing and reading go on as on a new store.

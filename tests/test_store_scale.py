@@ -10,23 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from stef.monitor.stats import figures, tally_evaluations
+from stef.monitor.stats import tally_evaluations
 from stef.monitor.store import Selection, open_store
 from stef.monitor.store.common import record_time
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "monitor"))
-from monitor_factory import make_evaluations
-
-
-def _figures(tallies):
-    out = {}
-    for key, tally in tallies.items():
-        d = figures(tally).to_dict()
-        d["mean_confidence"] = (
-            None if d["mean_confidence"] is None else round(d["mean_confidence"], 2)
-        )
-        out[key] = d
-    return out
+from monitor_factory import figures_by_key, make_evaluations
 
 
 @pytest.mark.parametrize(
@@ -50,7 +39,8 @@ def test_figures_read_in_time_slices_equal_figures_counted_in_python(store_targe
     ):
         got = store.tallies(selection, by=by, window=window)
         chosen = [e for e in evs if _in(e, selection)]
-        assert _figures(got) == _figures(tally_evaluations(chosen, by=by, window=window))
+        want = tally_evaluations(chosen, by=by, window=window)
+        assert figures_by_key(got) == figures_by_key(want)
     store.close()
 
 
@@ -90,7 +80,7 @@ def test_metadata_groups_of_mixed_json_types_merge_as_their_text(store_target):
             got = store.tallies(selection, by=["metadata.team"], window=window)
             chosen = [e for e in evs if _in(e, selection)]
             want = tally_evaluations(chosen, by=["metadata.team"], window=window)
-            assert _figures(got) == _figures(want)
+            assert figures_by_key(got) == figures_by_key(want)
             if selection.finding is None:
                 assert {k[0][0] for k in got} >= {"1", "true", "false", None, "1.5", "o'p\"s"}
     store.close()
