@@ -40,6 +40,7 @@ def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> 
     pinned = _pinned_columns(sql)
     benign = {canon_col(c) for c in rules.benign_group_by}
     ranks = bool(sql.order_by) and any(o.is_aggregate for o in sql.order_by)
+    _check_asked_key_shown(nl_keys, sql, plain_proj, out)
     for key in sql.group_by:
         k = canon_col(key)
         if k in nl_keys or any(k in n or n in k for n in nl_keys if n):
@@ -98,3 +99,35 @@ def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> 
                 key,
                 "grouping",
             )
+
+
+#: Key names of an entity's identifier, which another output (its name) may label.
+_IDENTIFIER_ENDS = ("id", "key", "code", "number", "no", "num")
+
+
+def _check_asked_key_shown(
+    nl_keys: set[str], sql: Spec, plain_proj: set[str], out: FindingCollector
+) -> None:
+    """A grouping the question asks for ("… by month", "for each tag") whose GROUP BY key no
+    output shows, beside outputs that do label the rows: the labels repeat, one row per
+    value of the hidden key (``GROUP BY YEAR(d), MONTH(d)`` showing only the year)."""
+    plain_proj = {p for p in plain_proj if p}
+    if not plain_proj or sql.flags.get("unshown_group_keys") or sql.flags.get("select_star"):
+        return
+    for key in sql.group_by:
+        k = canon_col(key)
+        if k.endswith(_IDENTIFIER_ENDS):
+            continue  # "for each station" grouped by its id and labelled by its name
+        asked = [n for n in nl_keys if n and (k == n or n in k)]
+        if not asked or k in plain_proj or any(n in p or p in n for n in asked for p in plain_proj):
+            continue
+        out.add(
+            "group_key_unshown",
+            "warning",
+            f"the question groups by {asked[0]}; the SQL groups by {key!r} but no output shows"
+            " it: the rows of one label repeat, one per value of it",
+            asked[0],
+            key,
+            "grouping",
+        )
+        return
