@@ -81,3 +81,14 @@ def test_case(case: dict[str, Any]) -> None:
         b["filter_status"], b["verdict"], b["confidence"], benign_extras=b["leniency_boost"] > 0
     )
     assert again.score == e["score"] and band(again.score) == e["band"]
+
+
+def test_a_replaced_value_names_the_column_the_sql_compares() -> None:
+    """The question names a value but no column: the message names the SQL's column."""
+    e = _evaluator(None).evaluate(
+        question="What is the average price of products in the Toys category?",
+        sql="SELECT AVG(price) FROM products WHERE category = 'Books';",
+        dialect="snowflake",
+    )
+    messages = [f["message"] for f in e["findings"] if f["kind"] == "filter_wrong_value"]
+    assert messages == ["question asks category = toys, the SQL compares it with books"]

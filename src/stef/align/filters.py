@@ -611,7 +611,7 @@ def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
         out.add(
             "filter_wrong_value",
             "error",
-            f"question asks {req.column} {req.op} {vals}, the SQL compares it with "
+            f"question asks {req.column or m.sql.column} {req.op} {vals}, the SQL compares it with "
             f"{', '.join(m.sql.values)}",
             req.text,
             m.sql.text,
