@@ -21,7 +21,7 @@ from stef.align.filters import Alignment
 from stef.findings import Finding
 from stef.judges.base import VERDICTS, Judge, JudgeInput, Judgment
 from stef.judges.weights import JudgeWeights, default_weights, features_of
-from stef.rules import DEFAULT_EXPECTED_ACCURACY
+from stef.rules import DEFAULT_EXPECTED_ACCURACY, ConfidenceTiers
 
 #: Risk carried by one finding of each severity, unless :data:`KIND_WEIGHTS` says otherwise.
 SEVERITY_WEIGHTS: Mapping[str, float] = {"info": 0.0, "warning": 0.4, "error": 1.0}
@@ -63,12 +63,12 @@ def finding_risk(f: Finding, weights: Mapping[str, float] = KIND_WEIGHTS) -> flo
 #: medium tier either (a clean unverifiable query scores 80, "good", with medium
 #: confidence and a ``thin_evidence`` finding, instead of 50).
 THIN_EVIDENCE_MAX_CONFIDENCE = 0.65
-#: The floor of Γ's high tier by default (``scoring.confidence.high_min``). A query that a
-#: weighted warning questions is not judged ``correct`` with γ in the high tier: it is
-#: ``likely_correct`` there (Φ 90, not 100), so the top score means nothing questions it.
-#: Below the tier the verdict stays ``correct`` (Φ 80), which ``likely_correct`` (72) would
-#: undercut.
-WARNED_CORRECT_MAX_CONFIDENCE = 0.85
+#: The floor of Γ's high tier when the rules set none (``scoring.confidence.high_min``). A
+#: query that a weighted warning questions is not judged ``correct`` with γ in the high
+#: tier: it is ``likely_correct`` there (Φ 90, not 100), so the top score means nothing
+#: questions it. Below the tier the verdict stays ``correct`` (Φ 80), which
+#: ``likely_correct`` (72) would undercut.
+HIGH_TIER_MIN: float = ConfidenceTiers.model_fields["high_min"].default
 
 
 class SymbolicJudge(Judge):
@@ -104,7 +104,7 @@ class SymbolicJudge(Judge):
         self,
         alignment: Alignment,
         expected_accuracy: float | None = None,
-        high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
+        high_min: float = HIGH_TIER_MIN,
     ) -> Judgment:
         """Verdict and γ from an alignment (pure).
 
@@ -121,7 +121,7 @@ class SymbolicJudge(Judge):
         alignment: Alignment,
         w: JudgeWeights,
         expected_accuracy: float | None = None,
-        high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
+        high_min: float = HIGH_TIER_MIN,
     ) -> Judgment:
         feats = features_of(alignment)
         p = w.p_correct(feats, prior=expected_accuracy)
@@ -198,7 +198,7 @@ def verdict_from_p(
     w: JudgeWeights,
     has_error: bool = False,
     warnings: int | None = None,
-    high_min: float = WARNED_CORRECT_MAX_CONFIDENCE,
+    high_min: float = HIGH_TIER_MIN,
 ) -> tuple[str, float]:
     """Verdict and γ for P(correct) = p: γ is the probability of the verdict's side,
     capped at 0.65 (the medium tier) when the question gave no checkable cue. A definite
