@@ -12,7 +12,15 @@ import numpy as np
 from click.testing import CliRunner
 
 from stef.accuracy.calibrate import LabelledRow
-from stef.accuracy.judge_fit import C_GRID, Aligned, PhiTable, _phi_from_p, choose_c, fit
+from stef.accuracy.judge_fit import (
+    C_GRID,
+    Aligned,
+    PhiTable,
+    _phi_from_p,
+    choose_c,
+    fit,
+    pick_thresholds,
+)
 from stef.align.filters import Alignment
 from stef.cli import main
 from stef.findings import Finding
@@ -154,3 +162,16 @@ def test_fit_judge_leaves_out_the_questions_of_a_calibrate_sample(tmp_path: Path
     refused = CliRunner().invoke(main, [*args, "--exclude-questions", str(bad)])
     assert refused.exit_code == 1
     assert f"{bad}: row 1: no 'question' to leave out" in refused.output
+
+
+def test_near_equal_rankings_go_to_the_thresholds_with_fewer_false_alarms() -> None:
+    """A threshold that ranks 0.0005 better but scores 5 points fewer correct rows good+
+    loses; one that ranks 0.01 worse does not win however lenient it is."""
+    tried = [
+        (0.8000, 0.90, (0.85, 0.5, 0.45)),
+        (0.7995, 0.95, (0.75, 0.5, 0.45)),
+        (0.7995, 0.95, (0.75, 0.45, 0.3)),
+        (0.7900, 0.99, (0.6, 0.5, 0.45)),
+    ]
+    assert pick_thresholds(tried) == (0.75, 0.5, 0.45)
+    assert pick_thresholds(tried[:1] + tried[3:]) == (0.85, 0.5, 0.45)

@@ -41,6 +41,9 @@ from stef.score import compute_score
 C_GRID: tuple[float, ...] = (0.05, 0.1, 0.2, 0.5, 1.0)
 VERDICTS = ("correct", "likely_correct", "potentially_incorrect", "incorrect")
 
+#: Verdict thresholds on P(correct): correct, likely, potential.
+Cut = tuple[float, float, float]
+
 #: Candidate verdict thresholds (correct, likely, potential) searched on training folds.
 THRESHOLD_GRID: tuple[tuple[float, float, float], ...] = tuple(
     (c, li, po)
@@ -245,6 +248,22 @@ def _dataset_aurocs(
     return [v for v in values if v is not None]
 
 
+#: Mean AUROCs this close are a tie between verdict thresholds: the tie goes to the cut
+#: that scores the most correct rows good or better (precision first), so a near-equal
+#: ranking never buys its last thousandth with false alarms on clean queries.
+AUROC_TIE = 0.002
+
+
+def _mean_good(labels: Sequence[bool], scores: np.ndarray, groups: list[list[int]]) -> float:
+    """Mean over datasets of the share of correct rows scored ≥ 75 (good or better)."""
+    shares = []
+    for g in groups:
+        pos = [scores[i] for i in g if labels[i]]
+        if pos:
+            shares.append(sum(s >= 75 for s in pos) / len(pos))
+    return sum(shares) / len(shares) if shares else 0.0
+
+
 def _mean_auroc(labels: Sequence[bool], scores: np.ndarray, groups: list[list[int]]) -> float:
     """Mean over datasets of the AUROC of ``scores`` (each dataset weighs the same)."""
     kept = _dataset_aurocs(labels, scores, groups)
@@ -268,16 +287,28 @@ def _fit_once(
     )
     probs = np.array([w.p_correct(f, prior=prior) for f in feats])
     groups = _dataset_groups(usable)
-    best: tuple[float, tuple[float, float, float]] | None = None
+    tried: list[tuple[float, float, Cut]] = []
     for cut in THRESHOLD_GRID:
         w.thresholds = {"correct": cut[0], "likely": cut[1], "potential": cut[2]}
         scores = table.scores(probs, w)
-        value = _mean_auroc(labels, scores, groups)
-        if best is None or value > best[0] + 1e-9:
-            best = (value, cut)
-    assert best is not None
-    w.thresholds = {"correct": best[1][0], "likely": best[1][1], "potential": best[1][2]}
+        tried.append((_mean_auroc(labels, scores, groups), _mean_good(labels, scores, groups), cut))
+    cut = pick_thresholds(tried)
+    w.thresholds = {"correct": cut[0], "likely": cut[1], "potential": cut[2]}
     return w
+
+
+def pick_thresholds(tried: Sequence[tuple[float, float, Cut]]) -> Cut:
+    """The verdict thresholds to keep, of ``(mean AUROC, mean good+ share, cut)`` tried: of
+    the cuts within :data:`AUROC_TIE` of the best AUROC, the one that scores the most
+    correct rows good or better, then the better AUROC (then the first).
+
+    >>> pick_thresholds([(0.800, 0.90, (0.85, 0.5, 0.45)), (0.7995, 0.95, (0.75, 0.5, 0.45)),
+    ...                  (0.790, 0.99, (0.6, 0.5, 0.45))])
+    (0.75, 0.5, 0.45)
+    """
+    top = max(value for value, _, _ in tried)
+    near = [t for t in tried if t[0] >= top - AUROC_TIE]
+    return max(near, key=lambda t: (t[1], t[0]))[2]
 
 
 def choose_c(

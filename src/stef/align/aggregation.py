@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import canon_col, hinted_column, name_words
+from stef.align.measures import STORED_AGGREGATES, check_measures
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -18,17 +19,6 @@ from stef.spec import Aggregation, Spec
 
 def sql_aggs(sql: Spec) -> set[str]:
     return {a.func for a in sql.aggregations}
-
-
-#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
-#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
-_STORED_AGGREGATES = {
-    "avg": re.compile(r"avg|average|mean"),
-    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
-    "sum": re.compile(r"total|sum"),
-    "max": re.compile(r"^max|max_|highest"),
-    "min": re.compile(r"^min|min_|lowest"),
-}
 
 
 def _stored_aggregate(func: str, sql: Spec) -> str | None:
@@ -40,7 +30,7 @@ def _stored_aggregate(func: str, sql: Spec) -> str | None:
     'avgscrmath'
     >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
     """
-    pattern = _STORED_AGGREGATES.get(func)
+    pattern = STORED_AGGREGATES.get(func)
     if pattern is None:
         return None
     names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
@@ -72,6 +62,7 @@ def check_aggregations(
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
     _check_aggregate_shown(nl, sql, out)
+    check_measures(nl, sql, out, divides=_divides(sql))
 
 
 def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
@@ -441,9 +432,9 @@ def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         return
     names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
     stored = any(
-        _STORED_AGGREGATES[a.func].search(canon_col(n))
+        STORED_AGGREGATES[a.func].search(canon_col(n))
         for a in nl.aggregations
-        if a.func in _STORED_AGGREGATES
+        if a.func in STORED_AGGREGATES
         for n in names
         if n
     )

@@ -30,6 +30,7 @@ def check_order_limit(
             None,
             "ordering",
         )
+        _check_inner_rank(nl, sql, out, hints)
         return
     named = _superlative_named(nl, sql)
     if named is not None:
@@ -44,6 +45,27 @@ def check_order_limit(
         return
     _check_order(nl, sql, out, rules, aggs, hints)
     _check_limit(nl, sql, out, rules, aggs)
+
+
+def _check_inner_rank(nl: Spec, sql: Spec, out: FindingCollector, hints: str | None) -> None:
+    """The sort of the subquery or CTE that takes the asked top k ("the most subscribed
+    list" as a CTE's ``ORDER BY members DESC LIMIT 1``) goes the way the question states."""
+    asked = nl.order_by[0]
+    rank = next((r for r in sql.flags.get("inner_ranks") or () if r[0] == str(nl.limit)), None)
+    if rank is None or not asked.stated:
+        return
+    key = OrderKey(rank[1], rank[2], text=rank[1])
+    want = _hinted_direction(asked, hints) or _wanted(asked, key)
+    if rank[2] != want:
+        out.add(
+            "order_direction_mismatch",
+            "error",
+            f"question asks for {want.upper()} order; the subquery that takes the top"
+            f" {nl.limit} sorts {rank[2].upper()}",
+            asked.text,
+            rank[1],
+            "ordering",
+        )
 
 
 def _superlative_named(nl: Spec, sql: Spec) -> str | None:

@@ -178,7 +178,20 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
 
 #: Last words of a column that labels rows rather than measuring them.
 _LABELS = frozenset(
-    {"id", "name", "title", "code", "key", "email", "phone", "address", "desc", "description"}
+    {
+        "id",
+        "name",
+        "title",
+        "code",
+        "key",
+        "email",
+        "phone",
+        "address",
+        "desc",
+        "description",
+        "number",
+        "isbn",
+    }
 )
 
 

@@ -479,7 +479,8 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             tied = re.match(
                 r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
             )
-            return "sum" if value_form or tied else None
+            beside = _LISTED_AFTER.match(low, tend) or _LISTED_BEFORE.search(low, 0, start)
+            return "sum" if value_form or tied or beside else None
         counted = any(w[:1].isdigit() or w in lx.NUMBER_WORDS for w in _prev_words(low, start, 2))
         if phrase == "in total" and (has_count or counted):
             return None  # "less than 30 characters in total": the number's scope, no sum
@@ -495,6 +496,16 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
 
 
 _LIST_LINK = re.compile(r"\s*(?:,|/|&|\band\b)\s*")
+#: "total X" listed beside another aggregate ("total enrollment, and average enrollment";
+#: "the average price, total revenue"): a total asked for, not a column named "total".
+_LISTED_AFTER = re.compile(
+    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(?:min|minimum|max|maximum|avg|average|mean"
+    r"|median)\b"
+)
+_LISTED_BEFORE = re.compile(
+    r"\b(?:min|minimum|max|maximum|avg|average|mean|median)\s+[a-z]+(?:\s+[a-z]+)?"
+    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?$"
+)
 _AGG_NAME = re.compile(r"(?:min|minimum|max|maximum|avg|average|mean|median|sum|total|count)\b")
 
 

@@ -327,7 +327,10 @@ class _Extractor:
                     key, _ = self._resolve_key(g, spec.projections)
                     if key not in spec.group_by:
                         spec.group_by.append(key)
-        for q in chain:
+        # the ORDER BY that picks the rows a LIMIT keeps ranks them ("Top 500 askers" in a
+        # subquery that an outer SELECT * sorts by another column); else the outermost
+        ranked = [q for q in chain if q.args.get("limit") is not None][:1]
+        for q in [*(q for q in ranked if q.args.get("order") is not None), *chain]:
             order = q.args.get("order")
             if order is not None:
                 for o in order.expressions:
@@ -393,6 +396,7 @@ class _Extractor:
             "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
+            "inner_ranks": [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)],
             "addition": isinstance(eff, exp.Select)
             and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
@@ -710,6 +714,21 @@ def _unlabelled_groups(sel: exp.Select) -> bool:
         ):
             return False
     return True
+
+
+def _limit_rank(sel: exp.Select) -> list[list[str]]:
+    """``[limit, first sort key, direction]`` of a sorted SELECT with a LIMIT, or nothing.
+
+    >>> import sqlglot
+    >>> _limit_rank(sqlglot.parse_one("SELECT a FROM t ORDER BY COUNT(*) DESC, a LIMIT 1"))
+    [['1', 'COUNT(*)', 'desc']]
+    """
+    order = sel.args.get("order")
+    if not _sorted_limit(sel) or order is None or not order.expressions:
+        return []
+    first = order.expressions[0]
+    direction = "desc" if first.args.get("desc") else "asc"
+    return [[str(_sorted_limit(sel)[0]), first.this.sql(), direction]]
 
 
 def _sorted_limit(sel: exp.Select) -> list[int]:

@@ -1,0 +1,178 @@
+"""Asked aggregates against the SQL's aggregates of the same measure.
+
+The aggregation checks ask whether the SQL uses the function the question asks for at
+all. A query with several aggregates passes that test while it averages the very column
+the question asks to total: "the total student enrollment" answered by
+``AVG(num_enrolled_students)`` beside some other ``SUM``. Here each asked total, average,
+highest or lowest is tied to the SQL aggregates over a column named for its measure (the
+question's words after the aggregate word), and those must include one that computes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import name_words
+from stef.findings import FindingCollector
+from stef.nl.request import singular
+from stef.spec import Aggregation, Spec
+
+#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
+#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
+STORED_AGGREGATES = {
+    "avg": re.compile(r"avg|average|mean"),
+    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
+    "sum": re.compile(r"total|sum"),
+    "max": re.compile(r"^max|max_|highest"),
+    "min": re.compile(r"^min|min_|lowest"),
+}
+
+#: Functions that answer an asked one over the same measure. An asked highest may be
+#: answered by a total sorted (the player "with the most points"), so only the opposite
+#: extreme contradicts it; an average may not be a total, and a total not an average.
+_WRONG = {
+    "sum": frozenset({"avg", "max", "min"}),
+    "avg": frozenset({"sum", "max", "min"}),
+    "max": frozenset({"min"}),
+    "min": frozenset({"max"}),
+}
+
+#: Words that state an aggregate: a measure phrase holding one ("average number of
+#: students", "highest total sales") nests two aggregates and is not read here.
+_AGGREGATE_WORDS = frozenset(
+    """total sum average avg mean number count highest lowest maximum minimum max min
+    most least largest smallest greatest biggest longest shortest top bottom""".split()  # noqa: SIM905
+)
+
+#: Words of a measure phrase that name no measure.
+_FILLER = frozenset(
+    """the a an of all each every per by for in on at to with within from and or its their
+    his her this that these those distinct unique different associated overall""".split()  # noqa: SIM905
+)
+
+_WORD = re.compile(r"[a-z]+")
+
+_FUNCTION_WORDS = {
+    "sum": "total",
+    "avg": "average",
+    "max": "highest",
+    "min": "lowest",
+}
+
+
+def measure_words(text: str) -> tuple[str, ...] | None:
+    """The measure an asked aggregate's phrase names, as singular words; None when the
+    phrase nests another aggregate or names nothing.
+
+    >>> measure_words("total student enrollment")
+    ('student', 'enrollment')
+    >>> measure_words("average number of students") is None
+    True
+    """
+    words = _WORD.findall(text.casefold())
+    while words and words[0] in _FILLER:
+        words = words[1:]
+    if not words or words[0] not in _AGGREGATE_WORDS:
+        return None
+    rest = words[1:]
+    if any(w in _AGGREGATE_WORDS for w in rest):
+        return None
+    kept = tuple(singular(w) for w in rest if w not in _FILLER and len(w) >= 3)
+    return kept or None
+
+
+def _same_word(a: str, b: str) -> bool:
+    """One word of a question and one of a column name: equal, or one stem (``enrollment``
+    and ``enrolled`` share ``enroll``)."""
+    if a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 and min(len(a), len(b)) >= 5
+
+
+def names_measure(arg: str | None, measure: tuple[str, ...]) -> bool:
+    """Is ``arg`` (an aggregate's argument) a plain column named for ``measure``?
+
+    >>> names_measure("sos.num_enrolled_students", ("student", "enrollment"))
+    True
+    >>> names_measure("record_count", ("student", "enrollment"))
+    False
+    """
+    if not arg or "(" in arg or " " in arg or arg == "*":
+        return False
+    words = [singular(w) for w in name_words(arg.rsplit(".", 1)[-1]) if len(w) >= 3]
+    return any(_same_word(m, w) for m in measure for w in words)
+
+
+def _holds(arg: str | None, measure: tuple[str, ...]) -> bool:
+    """Does an aggregate's argument text hold a word of ``measure`` at all (``AVG(a.score +
+    0.0)`` and ``AVG(CAST(score AS FLOAT))`` average the score)?"""
+    low = (arg or "").casefold()
+    return any(m in low for m in measure) or names_measure(arg, measure)
+
+
+def _last(name: str | None) -> str:
+    """The column part of a qualified name, folded (``lso.NUM_X`` → ``num_x``)."""
+    return (name or "").rsplit(".", 1)[-1].casefold()
+
+
+def _reaggregated(inner: Aggregation, na: Aggregation, sql: Spec) -> bool:
+    """Does an aggregate of the asked function take ``inner``'s output by its alias (the
+    average of per-course totals: ``SUM(n) AS total`` in a CTE, ``AVG(total)`` outside)?"""
+    names = {
+        alias
+        for alias, func, arg in sql.flags.get("aggregate_aliases") or ()
+        if func == inner.func and _last(arg) == _last(inner.arg)
+    }
+    return any(
+        a.func == na.func and _last(a.arg) in names
+        for a in (*sql.aggregations, *sql.window_aggregations)
+    )
+
+
+def _contradicts(a: Aggregation, na: Aggregation, sql: Spec) -> bool:
+    """Does the SQL aggregate ``a`` compute the asked ``na``'s measure with a contradicting
+    function?"""
+    return a.func in _WRONG[na.func] and not _reaggregated(a, na, sql)
+
+
+def check_measures(nl: Spec, sql: Spec, out: FindingCollector, *, divides: bool) -> None:
+    """Each asked total, average, highest or lowest whose measure the SQL aggregates only
+    with a function that contradicts it (``divides``: the SQL divides somewhere, so an
+    average may be a total over a count).
+
+    >>> from stef.spec import Aggregation
+    >>> nl = Spec(aggregations=[Aggregation("sum", None, False, "total student enrollment")])
+    >>> sql = Spec(aggregations=[Aggregation("avg", "num_enrolled_students", False,
+    ...     "AVG(num_enrolled_students)"), Aggregation("sum", "fee", False, "SUM(fee)")])
+    >>> out = FindingCollector()
+    >>> check_measures(nl, sql, out, divides=False)
+    >>> [(f.kind, f.sql) for f in out.findings]
+    [('aggregation_measure_mismatch', 'AVG(num_enrolled_students)')]
+    """
+    sql_aggs = (*sql.aggregations, *sql.window_aggregations)
+    for na in nl.aggregations:
+        wrong = _WRONG.get(na.func)
+        measure = measure_words(na.text) if wrong else None
+        if not wrong or measure is None or (divides and na.func == "avg"):
+            continue
+        over = [a for a in sql_aggs if names_measure(a.arg, measure)]
+        if not over or any(a.func == na.func and _holds(a.arg, measure) for a in sql_aggs):
+            continue
+        bad = next((a for a in over if _contradicts(a, na, sql)), None)
+        if bad is None:
+            continue
+        out.add(
+            "aggregation_measure_mismatch",
+            "warning",
+            f"the question asks for the {_FUNCTION_WORDS[na.func]} of {na.text!r}; the SQL"
+            f" computes {bad.text}",
+            na.text,
+            bad.text,
+            "aggregation",
+        )
+        return
