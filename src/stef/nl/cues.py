@@ -479,7 +479,9 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             tied = re.match(
                 r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
             )
-            beside = _LISTED_AFTER.match(low, tend) or _LISTED_BEFORE.search(low, 0, start)
+            beside = _LISTED_AFTER.match(low, tend) or _LISTED_BEFORE.search(
+                low, max(0, start - 60), start
+            )
             return "sum" if value_form or tied or beside else None
         counted = any(w[:1].isdigit() or w in lx.NUMBER_WORDS for w in _prev_words(low, start, 2))
         if phrase == "in total" and (has_count or counted):
