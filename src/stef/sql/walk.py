@@ -127,14 +127,17 @@ def _kind(cls: type) -> int:
     return kind
 
 
-_NODE_INFO: dict[type, tuple[int, str]] = {}
+_NODE_INFO: dict[type, tuple[int, str] | None] = {}
+_UNSEEN = (-1, "")  # what _NODE_INFO gives for a class not seen yet
 
 
-def _node_info(cls: type) -> tuple[int, str]:
+def _node_info(cls: type) -> tuple[int, str] | None:
     """A node class's kind and, for a function node (``Func``, ``Sub`` or ``Div``), its
-    lower-case class name (else ``""``), remembered per class."""
+    lower-case class name (else ``""``); ``None`` when both are empty. Remembered per
+    class in :data:`_NODE_INFO`."""
     name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub, exp.Div)) else ""
-    info = _NODE_INFO[cls] = (_kind(cls), name)
+    kind = _kind(cls)
+    info = _NODE_INFO[cls] = (kind, name) if kind or name else None
     return info
 
 
@@ -179,9 +182,13 @@ def walk_tree(
     functions = w.functions
     for node in parsed.tree.dfs():
         cls = type(node)
-        info = node_info.get(cls)
-        if info is None:
+        info = node_info.get(cls, _UNSEEN)
+        if info is None:  # most nodes: identifiers, keywords, operators
+            continue
+        if info is _UNSEEN:
             info = _node_info(cls)
+            if info is None:
+                continue
         kind, fname = info
         if fname:
             functions.add(fname)
