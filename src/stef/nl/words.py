@@ -62,19 +62,32 @@ class WordPool:
     def __init__(self, words: Iterable[str]) -> None:
         self.words = set(words)
         self.stems = {stem(x) for x in self.words}
+        self._prefixes: set[str] | None = None  # every stem's starts of 4+ letters
 
     def has(self, word: str) -> bool:
-        """Is one of the pool's words :func:`same_word` as ``word``?"""
+        """Is one of the pool's words :func:`same_word` as ``word``?
+
+        That is, a stem ``t`` of the pool equals ``word``'s stem ``s``, or the shorter of
+        the two has 4+ letters and starts the other: ``s`` starts with a ``t`` of 4+
+        letters (look-ups of ``s``'s starts), or ``s`` (4+ letters) starts a ``t`` (a
+        look-up in the set of the stems' starts, built on the first such question).
+        """
         if word in self.words:
             return True
         s = stem(word)
-        if s in self.stems:
+        stems = self.stems
+        if s in stems:
             return True
-        for t in self.stems:
-            short, long_ = (s, t) if len(s) <= len(t) else (t, s)
-            if len(short) >= 4 and long_.startswith(short):
+        n = len(s)
+        for k in range(4, n):
+            if s[:k] in stems:
                 return True
-        return False
+        if n < 4:
+            return False
+        prefixes = self._prefixes
+        if prefixes is None:
+            prefixes = self._prefixes = {t[:k] for t in stems for k in range(4, len(t) + 1)}
+        return s in prefixes
 
 
 def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
