@@ -238,11 +238,14 @@ def _is_plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
 
 
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 @lru_cache(maxsize=8192)
 def _column_variants(raw: str) -> frozenset[str]:
     """Spellings of a column an NL text might use: ``first_name``/``FirstName`` → ``first name``."""
     base = normalize_column(raw)
-    camel = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw.split(".")[-1].strip('`"[]'))
+    camel = _CAMEL_BOUNDARY.sub(" ", raw.split(".")[-1].strip('`"[]'))
     out = {base, base.replace("_", " "), camel.casefold().replace("_", " ")}
     out |= {v[:-1] for v in out if v.endswith("s") and len(v) > 3}
     return frozenset(" ".join(v.split()) for v in out if v.strip())

@@ -178,14 +178,14 @@ def walk_tree(
     names: dict[str, str] = {}
     strings: set[int] = set()
     seen_set_ops: set[int] = set()
-    node_info = _NODE_INFO
+    node_info, unseen = _NODE_INFO, _UNSEEN
     functions = w.functions
     for node in parsed.tree.dfs():
         cls = type(node)
-        info = node_info.get(cls, _UNSEEN)
+        info = node_info.get(cls, unseen)
         if info is None:  # most nodes: identifiers, keywords, operators
             continue
-        if info is _UNSEEN:
+        if info is unseen:
             info = _node_info(cls)
             if info is None:
                 continue
