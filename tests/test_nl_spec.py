@@ -238,3 +238,15 @@ def test_word_pool_finds_what_same_word_finds(pool_words: list[str], asked: list
     pool = WordPool(pool_words)
     for w in asked:
         assert pool.has(w) == any(same_word(w, x) for x in pool_words), (w, pool_words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="hHtTpPsS\u017f:/wW. xK\u212a", max_size=16))
+def test_url_gate_never_skips_a_link(text: str) -> None:
+    """_step_answer_format runs _URL only on texts holding "://" or, case-folded, "www."."""
+    from stef.nl.spec import _normalized
+    from stef.nl.values import _URL
+
+    norm, low = _normalized(text)
+    if _URL.search(norm):
+        assert "://" in norm or "www." in low

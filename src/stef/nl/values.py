@@ -41,8 +41,9 @@ def _step_answer_format(ctx: _Ctx) -> None:
     for m in ctx.scan(ANSWER_FORMAT):  # its lower-case twin on ASCII text
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
-    for m in _URL.finditer(ctx.text):
-        ctx.take(m.start(), m.end())  # "see http://…/questions/121": a link, not values
+    if "://" in ctx.text or "www." in ctx.low:  # what every match of _URL holds
+        for m in _URL.finditer(ctx.text):
+            ctx.take(m.start(), m.end())  # "see http://…/questions/121": a link, not values
 
 
 #: A web address: its numbers and words are a link's, not the question's.
