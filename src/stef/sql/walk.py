@@ -179,7 +179,7 @@ def walk_tree(
     strings: set[int] = set()
     seen_set_ops: set[int] = set()
     node_info, unseen = _NODE_INFO, _UNSEEN
-    functions = w.functions
+    functions, columns = w.functions, w.columns
     for node in parsed.tree.dfs():
         cls = type(node)
         info = node_info.get(cls, unseen)
@@ -207,7 +207,7 @@ def walk_tree(
             if name is None:
                 name = names[raw] = _column_name(raw, synonyms) if raw else raw
             tt.add_column(node, name)
-            w.columns.append(cast(exp.Column, node))
+            columns.append(node)  # type: ignore[arg-type]  # a Column (no cast() call)
         elif kind == _LITERAL:
             w.literals.append(node)
         elif kind == _COMPARE:
