@@ -224,3 +224,29 @@ def test_word_gates_hold_whenever_their_cue_pattern_matches(text: str) -> None:
         assert not words.isdisjoint(_POSTFIX_WORDS) or "+" in low
     if lx.folded(lx.TOPK_RE).search(low) or lx.folded(lx.SUP_RE).search(low):
         assert not words.isdisjoint(lx.SUPERLATIVE_WORDS)
+
+
+_WORDS = st.text(alphabet="abcdeinrst", min_size=1, max_size=9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, max_size=12), st.lists(_WORDS, min_size=1, max_size=6))
+def test_word_pool_finds_what_same_word_finds(pool_words: list[str], asked: list[str]) -> None:
+    """WordPool.has (set look-ups of stems and their starts) agrees with same_word."""
+    from stef.nl.words import WordPool, same_word
+
+    pool = WordPool(pool_words)
+    for w in asked:
+        assert pool.has(w) == any(same_word(w, x) for x in pool_words), (w, pool_words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="hHtTpPsS\u017f:/wW. xK\u212a", max_size=16))
+def test_url_gate_never_skips_a_link(text: str) -> None:
+    """_step_answer_format runs _URL only on texts holding "://" or, case-folded, "www."."""
+    from stef.nl.spec import _normalized
+    from stef.nl.values import _URL
+
+    norm, low = _normalized(text)
+    if _URL.search(norm):
+        assert "://" in norm or "www." in low

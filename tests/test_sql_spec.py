@@ -459,3 +459,31 @@ def test_sample_sql_gives_specs_or_parse_errors() -> None:
             statuses.append(err.status)
     assert set(statuses) <= {"ok", "sql_unparseable"}
     assert statuses.count("ok") >= 190
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        ("SELECT a.x FROM a JOIN b ON a.id = b.id", "sqlite"),
+        ("SELECT a.x FROM a JOIN b ON a.id = b.id WHERE a.s = \"M\"", "sqlite"),
+        ("SELECT a.x FROM a JOIN b ON a.id = b.id WHERE y = 1", "sqlite"),
+        ("SELECT a.x, c.z FROM a JOIN b ON a.id = b.a JOIN c ON b.c = c.id", "sqlite"),
+        ("SELECT a.x FROM a JOIN b ON a.id = b.id WHERE UPPER(a.n) = 'X' GROUP BY a.x", None),
+        ("SELECT a.x FROM a JOIN b ON a.id = b.id WHERE a.k IN (SELECT k FROM c)", None),
+        ("SELECT COUNT(*) FROM a JOIN b ON a.id = b.id", "postgres"),
+    ],
+)
+def test_redundant_tables_read_the_walks_columns_as_a_search_would(
+    sql: str, dialect: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the root SELECT the redundant-table check takes its columns from the walk; the
+    flags are those a search of the SELECT's subtree gives."""
+    from stef.sql.sources import Sources
+
+    fast = extract_sql_spec(sql, dialect).spec.flags
+    monkeypatch.setattr(Sources, "_columns_under", lambda self, sel: sel.find_all(exp.Column))
+    slow = extract_sql_spec(sql, dialect).spec.flags
+    assert (fast["redundant_tables"], fast["bridge_tables"]) == (
+        slow["redundant_tables"],
+        slow["bridge_tables"],
+    )

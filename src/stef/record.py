@@ -162,12 +162,13 @@ def _text(
         )
     if "\x00" in value:
         raise RecordError("invalid_record", f"field {name!r} contains a NUL byte")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise RecordError(
-            "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
-        ) from None
+    if not value.isascii():  # only a non-ASCII text can hold a lone surrogate
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RecordError(
+                "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
+            ) from None
     if limit is not None and len(value) > limit:
         raise RecordError(
             "invalid_record", f"field {name!r} is too long ({len(value):,} characters > {limit:,})"
@@ -188,12 +189,13 @@ def _label(data: dict[str, Any], name: str) -> str | None:
     text = str(value)
     if len(text) > 1000 or "\x00" in text:
         raise RecordError("invalid_record", f"field {name!r} is not a short label")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise RecordError(
-            "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
-        ) from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RecordError(
+                "invalid_record", f"field {name!r} is not valid Unicode (a lone surrogate)"
+            ) from None
     return text
 
 

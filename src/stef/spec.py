@@ -101,7 +101,7 @@ class Filter:
             "column": self.column,
             "op": self.op,
             "values": list(self.values),
-            "text": excerpt(self.text),
+            "text": self.text if len(self.text) <= MAX_FRAGMENT_CHARS else excerpt(self.text),
             "clause": self.clause,
             "func": self.func,
             "cue": self.cue,

@@ -298,12 +298,17 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
     return out
 
 
+_OPEN_PAREN_SPACE = re.compile(r"\(\s+")
+_SPACE_CLOSE_PAREN = re.compile(r"\s+\)")
+
+
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
     bare = lx.QUOTED_NAME.sub("name", lx.STRINGS.sub("''", code))
     if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
         return
-    norm = re.sub(r"\(\s+", "(", re.sub(r"\s+\)", ")", " ".join(code.split()).casefold()))
+    spaced = " ".join(code.split()).casefold()
+    norm = _OPEN_PAREN_SPACE.sub("(", _SPACE_CLOSE_PAREN.sub(")", spaced))
     norm = norm.strip(" .;")
     if norm not in ctx.spec.formulas:
         ctx.spec.formulas.append(norm)

@@ -382,6 +382,11 @@ _AGG_WORDS = lx._words(
 )
 
 
+_DISTINCT_AFTER = re.compile(
+    r"\s+(?:of\s+)?(?:the\s+)?(?:different|distinct|unique|kinds?\s+of|types?\s+of)\b"
+)
+
+
 def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
@@ -398,10 +403,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
         target, tend = _noun_phrase(low, end, 3)
         distinct = False
         if func == "count":
-            d = re.match(
-                r"\s+(?:of\s+)?(?:the\s+)?(?:different|distinct|unique|kinds?\s+of|types?\s+of)\b",
-                low[end:],
-            )
+            d = _DISTINCT_AFTER.match(low[end:])
             if d:
                 distinct = True
                 target, tend = _noun_phrase(low, end + d.end(), 3)
@@ -434,6 +436,16 @@ _ANSWER_LEAD = re.compile(
 )
 
 
+_RATIO_AFTER = re.compile(r"\s+(?:percent|percentage|%|times)\b")
+_COMPARATIVE_AFTER = re.compile(r"\s+(?:more|less|fewer)\b")
+_NUMBER_NOUN_AFTER = re.compile(r"\s+(?:number|count|no\.?)\b")
+_COMPARISON_AFTER = re.compile(
+    r"\s*(?:of\s+)?(?:over|above|under|below|more|less|greater|beyond|within|is|was|are|were)\b"
+)
+_TIED_AFTER = re.compile(r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b")
+_CALL_OR_OF_AFTER = re.compile(r"\s*(?:\(|of\b)")
+
+
 def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     """The aggregate an :data:`lx.AGG_RE` match asks for, or None when it names an attribute."""
     low = ctx.low
@@ -444,10 +456,10 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     rest = low[end : end + 40]
     value_form = bool(ctx.rx(lx.VALUE_FORM).search(low[max(0, start - 60) : start]))
     if kind == "howmany":
-        if re.match(r"\s+(?:percent|percentage|%|times)\b", rest):
+        if _RATIO_AFTER.match(rest):
             ctx.spec.flags["ratio"] = True
             return None
-        return None if re.match(r"\s+(?:more|less|fewer)\b", rest) else "count"
+        return None if _COMPARATIVE_AFTER.match(rest) else "count"
     if kind == "total_number":
         return "count"
     if kind == "number_sign":
@@ -467,18 +479,13 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     if kind == "sum":
         phrase = " ".join(m.group(0).split())
         if phrase == "total":
-            if p in lx.NUMBER_OWNERS or re.match(r"\s+(?:number|count|no\.?)\b", rest):
+            if p in lx.NUMBER_OWNERS or _NUMBER_NOUN_AFTER.match(rest):
                 return None
             _, tend = _noun_phrase(low, end, 3)
             after = low[tend : tend + 14]
-            if re.match(
-                r"\s*(?:of\s+)?(?:over|above|under|below|more|less|greater|beyond|within|is|was|are|were)\b",
-                after,
-            ):
+            if _COMPARISON_AFTER.match(after):
                 return None
-            tied = re.match(
-                r"\s+(?:of|for|per|by|across|spent|paid|earned|sold|made|in|from)\b", after
-            )
+            tied = _TIED_AFTER.match(after)
             beside = _LISTED_AFTER.match(low, tend) or _LISTED_BEFORE.search(
                 low, max(0, start - 60), start
             )
@@ -493,7 +500,7 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
         return None if p in {"an", "above", "below", "than"} else "avg"
     if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
         listed = _listed_with_aggregate(low, start, end)  # "min, average, max …"
-        return kind if re.match(r"\s*(?:\(|of\b)", rest) or value_form or listed else None
+        return kind if _CALL_OR_OF_AFTER.match(rest) or value_form or listed else None
     return None  # "maximum"/"minimum" are read as superlatives
 
 
@@ -511,6 +518,9 @@ _LISTED_BEFORE = re.compile(
 _AGG_NAME = re.compile(r"(?:min|minimum|max|maximum|avg|average|mean|median|sum|total|count)\b")
 
 
+_AGG_LIST_BEFORE = re.compile(r"([a-z]+)(?:\s*(?:,|/|&)\s*|\s+and\s+)$")
+
+
 def _listed_with_aggregate(low: str, start: int, end: int) -> bool:
     """``min``/``max`` listed beside another aggregate's name (``min, average, max and
     variance``, ``max/min``), where alone they may be a word of a name.
@@ -523,15 +533,18 @@ def _listed_with_aggregate(low: str, start: int, end: int) -> bool:
     after = _LIST_LINK.match(low, end)
     if after and _AGG_NAME.match(low, after.end()):
         return True
-    before = re.search(r"([a-z]+)(?:\s*(?:,|/|&)\s*|\s+and\s+)$", low[max(0, start - 16) : start])
+    before = _AGG_LIST_BEFORE.search(low[max(0, start - 16) : start])
     return bool(before and _AGG_NAME.fullmatch(before.group(1)))
+
+
+_WORD_BEFORE = re.compile(r"([a-z]+)\s+$")
 
 
 def _counted_start(low: str, m: re.Match[str]) -> int:
     """Where an aggregate cue starts: at the noun of ``answer count``, else at the cue."""
     if m.lastgroup != "count":
         return m.start()
-    before = re.search(r"([a-z]+)\s+$", low[max(0, m.start() - 30) : m.start()])
+    before = _WORD_BEFORE.search(low[max(0, m.start() - 30) : m.start()])
     words = _prev_words(low, m.start(), 2)
     if before and _noun_count(words, low[m.end() : m.end() + 40]):
         return m.start() - len(before.group(0))
@@ -559,21 +572,28 @@ def _noun_count(before: list[str], rest: str) -> bool:
     return not lx.COUNT_COMPARED.match(rest)
 
 
+_HOW_MANY_BEFORE = re.compile(r"how\s+many\s+(?:different\s+)?$")
+
+
 def _step_distinct(ctx: _Ctx) -> None:
     for m in ctx.free_matches(lx.DISTINCT_RE):
         word = m.group(0)
-        if word[0] in "kts" and not re.search(
-            r"how\s+many\s+(?:different\s+)?$", ctx.low[max(0, m.start() - 20) : m.start()]
-        ):
-            continue
+        if word[0] in "kts":
+            before = ctx.low[max(0, m.start() - 20) : m.start()]
+            if not _HOW_MANY_BEFORE.search(before):
+                continue
         ctx.spec.distinct = True
         ctx.cue(word)
+
+
+_GROUP_BY_WORDS = re.compile(r"\bgroup(?:ed)?\s+by\b")
+_AGENT_AFTER_BY = re.compile(r"\s*(?:['\"]|[A-Z])")
 
 
 def _step_group_by(ctx: _Ctx) -> None:
     """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate)."""
     spec, low = ctx.spec, ctx.low
-    if not spec.aggregations and not re.search(r"\bgroup(?:ed)?\s+by\b", low):
+    if not spec.aggregations and not _GROUP_BY_WORDS.search(low):
         return
     for m in ctx.free_matches(lx.GROUP_RE):
         cue = " ".join(m.group("cue").casefold().split())
@@ -590,7 +610,7 @@ def _step_group_by(ctx: _Ctx) -> None:
         phrase, pend = _noun_phrase(low, m.start("rest"), 3)
         if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
             continue
-        if cue == "by" and re.match(r"\s*(?:['\"]|[A-Z])", ctx.text[pend : pend + 3]):
+        if cue == "by" and _AGENT_AFTER_BY.match(ctx.text[pend : pend + 3]):
             continue  # "albums by the artist 'Metallica'": an agent, not a grouping
         if cue == "per" and (phrase.split()[0] in lx.RATE_UNITS or p.isdigit()):
             continue
@@ -606,9 +626,12 @@ def _step_group_by(ctx: _Ctx) -> None:
 _LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|indicate)\b")
 
 
+_FIRST_WORDS = re.compile(r"\W*([a-z']+)(?:\s+([a-z']+))?")
+
+
 def _step_flags(ctx: _Ctx, style: str) -> None:
     spec, low = ctx.spec, ctx.low
-    first = re.match(r"\W*([a-z']+)(?:\s+([a-z']+))?", low)
+    first = _FIRST_WORDS.match(low)
     w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS

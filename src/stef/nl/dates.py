@@ -18,6 +18,9 @@ from stef.nl.context import _Ctx
 from stef.nl.words import _prev_words
 from stef.spec import Filter
 
+_ISO_DATE_TIME = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t](.+))?$")
+_US_DATE_TIME = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:[ t](.+))?$")
+
 
 def _date_value(raw: str) -> tuple[str, str | None] | None:
     """``"January 5, 2023"`` → ``("2023-01-05", None)``; ``"Jan 2023"`` → ``("2023-01", "month")``.
@@ -25,9 +28,7 @@ def _date_value(raw: str) -> tuple[str, str | None] | None:
     ``a/b/yyyy`` reads as month/day unless the first number cannot be a month.
     """
     s = " ".join(raw.casefold().replace(",", " ").split())
-    m = re.match(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ t](.+))?$", s) or re.match(
-        r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:[ t](.+))?$", s
-    )
+    m = _ISO_DATE_TIME.match(s) or _US_DATE_TIME.match(s)
     if m:
         a, b, c, tm = m.groups()
         y, mo, d = (int(a), int(b), int(c)) if len(a) == 4 else (int(c), int(a), int(b))
@@ -55,9 +56,12 @@ def _date_value(raw: str) -> tuple[str, str | None] | None:
     return f"{year:04d}-{month:02d}", "month"
 
 
+_TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([ap]m)?")
+
+
 def _clock(tm: str) -> str:
     """``"7:37:33 pm"`` → ``"19:37:33"``."""
-    m = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?\s*([ap]m)?", tm)
+    m = _TIME_OF_DAY.match(tm)
     if not m:
         return tm
     h, mi, sec, ampm = m.groups()
@@ -73,6 +77,9 @@ def _step_dates(ctx: _Ctx) -> None:
         _absolute_dates(ctx)
     if ctx.has(lx.MONTH_WORDS):
         _months(ctx)
+
+
+_EARLIER = re.compile(r"earlier|before", re.I)
 
 
 def _absolute_dates(ctx: _Ctx) -> None:
@@ -121,7 +128,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
         if m.group("y"):
             op, y = lx.YEAR_OPS.get(" ".join(m.group("op").casefold().split()), "="), m.group("y")
         else:
-            op = "<=" if re.search(r"earlier|before", m.group("post"), re.I) else ">="
+            op = "<=" if _EARLIER.search(m.group("post")) else ">="
             y = m.group("y2")
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
 

@@ -158,13 +158,19 @@ def _is_code_filter(f: Filter) -> bool:
     return bool(_CODE_TEXT.search(f.text))
 
 
+_WORD_CHAR = re.compile(r"\w")
+
+
 def _is_code_value(v: str) -> bool:
-    return v in lx.CODE_VALUES or not re.search(r"\w", v) or bool(_FORMAT_MASK.match(v.strip("%")))
+    return v in lx.CODE_VALUES or not _WORD_CHAR.search(v) or bool(_FORMAT_MASK.match(v.strip("%")))
+
+
+_DIGIT_OR_CAPITAL = re.compile(r"\d|(?<=\s)[A-Z]")
 
 
 def _names_entity(phrase: str) -> bool:
     """A hint phrase that names something itself: a quoted string, a number, a capital."""
-    return bool(_QUOTED.search(phrase) or re.search(r"\d|(?<=\s)[A-Z]", phrase))
+    return bool(_QUOTED.search(phrase) or _DIGIT_OR_CAPITAL.search(phrase))
 
 
 def _years(values: tuple[str, ...]) -> set[str]:
@@ -395,6 +401,9 @@ _NOT_QUALIFIERS = lx.PHRASE_STOPS | lx.REQUEST_STOPS | lx.NUMBER_OWNERS | lx._wo
 )
 
 
+_LOWER_WORDS = re.compile(r"[a-z][a-z-]+")
+
+
 def _widened(q: TextAnalysis, e: TextAnalysis) -> list[Finding]:
     """A restricting word of the question that the enrichment drops while it widens the
     set to all of it: "open tickets" restated as "all tickets" is drift, not a restatement.
@@ -409,7 +418,7 @@ def _widened(q: TextAnalysis, e: TextAnalysis) -> list[Finding]:
     if e.style == "hints":
         return []
     qlow, elow = q.text.casefold(), e.text.casefold()
-    kept = {stem(w) for w in re.findall(r"[a-z][a-z-]+", elow)}
+    kept = {stem(w) for w in _LOWER_WORDS.findall(elow)}
     out: list[Finding] = []
     for w in _WIDENING.finditer(elow):
         noun = stem(w.group("noun"))

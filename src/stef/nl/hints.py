@@ -62,6 +62,9 @@ def _step_hints(ctx: _Ctx) -> None:
             ctx.take(start, end)
 
 
+_OP_CHAR = re.compile(r"[=<>(]")
+
+
 def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     """(lhs start, lhs end, rhs start, rhs end) of ``X refers to Y`` or ``name = formula``."""
     verb = _search_ci(lx.MAPPING_VERB, clause)
@@ -75,7 +78,7 @@ def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
         if not lhs_words:
             return None  # "= x" defines nothing
         condition = not lx.CONDITION_WORDS.isdisjoint(lhs_words) or lhs_words[0] in lx.IMPERATIVES
-        if not condition and (" " in lhs or named or (lhs.islower() and re.search(r"[=<>(]", rhs))):
+        if not condition and (" " in lhs or named or (lhs.islower() and _OP_CHAR.search(rhs))):
             return d.start("lhs"), d.end("lhs"), d.start("rhs"), d.end("rhs")
     return None
 
@@ -133,6 +136,9 @@ def _names_value(subj: str) -> bool:
     )
 
 
+_LIST_SEPARATOR = re.compile(r"\s*(?:,|\band\b|&|\+)\s*")
+
+
 def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
     """A hint's right side without code: a lone literal, or a list of column names."""
     q = lx.QUOTED_ONLY.fullmatch(rhs)
@@ -148,14 +154,18 @@ def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
     ids = lx.IDENT_LIST.match(rhs)
     if not ids:
         return [], []
-    names = [t for t in re.split(r"\s*(?:,|\band\b|&|\+)\s*", ids.group("ids")) if t]
+    names = [t for t in _LIST_SEPARATOR.split(ids.group("ids")) if t]
     return [], [ctx.column(t.strip("`")) for t in names if t.casefold() not in lx.CODE_WORDS]
+
+
+_ARTICLE_START = re.compile(r"^(?:the|a|an)\s+", re.I)
+_OF_IN_FOR = re.compile(r"\s+(?:of|in|for)\s+")
 
 
 def _is_hint(ctx: _Ctx, subj: str, rhs: str, clause: str) -> None:
     """``'Tiago' is the DisplayName`` / ``Commentator is the name of the badge``."""
-    rhs = re.sub(r"^(?:the|a|an)\s+", "", rhs, flags=re.I)
-    col_raw = re.split(r"\s+(?:of|in|for)\s+", rhs, maxsplit=1)[0].strip()
+    rhs = _ARTICLE_START.sub("", rhs)
+    col_raw = _OF_IN_FOR.split(rhs, maxsplit=1)[0].strip()
     column = ctx.column(col_raw) if col_raw and " " not in col_raw else None
     f = Filter(column, "=", (ctx.value(subj),), " ".join(clause.split()), ctx.source)
     ctx.add_filter(f)

@@ -295,11 +295,14 @@ def _fresh(spec: Spec) -> Spec:
     (True, False, False, False)
     """
     out = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
-    fresh = out.__dict__
-    for name, v in vars(spec).items():
-        fresh[name] = v.copy() if type(v) is list or type(v) is dict else v
+    out.__dict__.update(
+        {k: v.copy() if type(v) in _CONTAINERS else v for k, v in vars(spec).items()}
+    )
     out.joins = [dict(j) for j in spec.joins]
     return out
+
+
+_CONTAINERS = frozenset({list, dict})
 
 
 def analyze_texts(

@@ -41,8 +41,9 @@ def _step_answer_format(ctx: _Ctx) -> None:
     for m in ctx.scan(ANSWER_FORMAT):  # its lower-case twin on ASCII text
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
-    for m in _URL.finditer(ctx.text):
-        ctx.take(m.start(), m.end())  # "see http://…/questions/121": a link, not values
+    if "://" in ctx.text or "www." in ctx.low:  # what every match of _URL holds
+        for m in _URL.finditer(ctx.text):
+            ctx.take(m.start(), m.end())  # "see http://…/questions/121": a link, not values
 
 
 #: A web address: its numbers and words are a link's, not the question's.
@@ -437,14 +438,19 @@ def _capitalised_run(
     return run, j
 
 
+_LETTER_DASH_NUMBER = re.compile(r"[A-Z]-\d+")
+_TWO_LETTER_WORD = re.compile(r"[A-Z][a-z]")
+_NUMBER_AT_END = re.compile(r"\d\s*$")
+
+
 def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
     """Reject runs that name attributes (``TG level``, ``School Ownership Code``) or units."""
     first, last = run[0][2], run[-1][2]
     if len(run) == 1 and (
         first.casefold() in lx.NOT_VALUES
-        or re.fullmatch(r"[A-Z]-\d+", first)
+        or _LETTER_DASH_NUMBER.fullmatch(first)
         or first == "I"
-        or re.fullmatch(r"[A-Z][a-z]", first)  # "build Up play", "Washington St.": no value
+        or _TWO_LETTER_WORD.fullmatch(first)  # "build Up play", "Washington St.": no value
     ):
         return False
     if any("_" in w and not lx.CODE_ID.match(w) for _, _, w in run):  # Student_Club: a name
@@ -456,7 +462,7 @@ def _is_value_run(ctx: _Ctx, run: list[tuple[int, int, str]]) -> bool:
     if len(run) > 1 and last.casefold().removesuffix("'s") in lx.ATTRIBUTE_HEADS:
         return False
     before = ctx.text[max(0, run[0][0] - 12) : run[0][0]]
-    return not (len(run) == 1 and first.isupper() and re.search(r"\d\s*$", before))  # "98832 USD"
+    return not (len(run) == 1 and first.isupper() and _NUMBER_AT_END.search(before))  # "98832 USD"
 
 
 def _step_value_synonyms(ctx: _Ctx) -> None:

@@ -62,19 +62,32 @@ class WordPool:
     def __init__(self, words: Iterable[str]) -> None:
         self.words = set(words)
         self.stems = {stem(x) for x in self.words}
+        self._prefixes: set[str] | None = None  # every stem's starts of 4+ letters
 
     def has(self, word: str) -> bool:
-        """Is one of the pool's words :func:`same_word` as ``word``?"""
+        """Is one of the pool's words :func:`same_word` as ``word``?
+
+        That is, a stem ``t`` of the pool equals ``word``'s stem ``s``, or the shorter of
+        the two has 4+ letters and starts the other: ``s`` starts with a ``t`` of 4+
+        letters (look-ups of ``s``'s starts), or ``s`` (4+ letters) starts a ``t`` (a
+        look-up in the set of the stems' starts, built on the first such question).
+        """
         if word in self.words:
             return True
         s = stem(word)
-        if s in self.stems:
+        stems = self.stems
+        if s in stems:
             return True
-        for t in self.stems:
-            short, long_ = (s, t) if len(s) <= len(t) else (t, s)
-            if len(short) >= 4 and long_.startswith(short):
+        n = len(s)
+        for k in range(4, n):
+            if s[:k] in stems:
                 return True
-        return False
+        if n < 4:
+            return False
+        prefixes = self._prefixes
+        if prefixes is None:
+            prefixes = self._prefixes = {t[:k] for t in stems for k in range(4, len(t) + 1)}
+        return s in prefixes
 
 
 def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
@@ -225,11 +238,14 @@ def _is_plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
 
 
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 @lru_cache(maxsize=8192)
 def _column_variants(raw: str) -> frozenset[str]:
     """Spellings of a column an NL text might use: ``first_name``/``FirstName`` → ``first name``."""
     base = normalize_column(raw)
-    camel = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", raw.split(".")[-1].strip('`"[]'))
+    camel = _CAMEL_BOUNDARY.sub(" ", raw.split(".")[-1].strip('`"[]'))
     out = {base, base.replace("_", " "), camel.casefold().replace("_", " ")}
     out |= {v[:-1] for v in out if v.endswith("s") and len(v) > 3}
     return frozenset(" ".join(v.split()) for v in out if v.strip())

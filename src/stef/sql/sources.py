@@ -10,7 +10,7 @@ some stay apart), and which joined tables no column uses (redundant or bridge ta
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from sqlglot import exp
@@ -101,6 +101,10 @@ class Sources:
         self.source_name: dict[int, str] = {}
         self.redundant: list[str] = []
         self.bridges: list[str] = []
+        #: The tree's root and its walk (set by the extractor): the walk holds every
+        #: column of the tree, so a SELECT at the root needs no search for its columns.
+        self.root: exp.Expr | None = None
+        self.walk: Walk | None = None
 
     def build_scopes(self, tree: exp.Expr) -> None:
         """Resolve the scopes of ``tree``; a scope error is a finding, not a failure."""
@@ -280,29 +284,29 @@ class Sources:
         Only decided when every column of the SELECT is qualified (otherwise a column
         could belong to any source).
         """
-        in_on: set[int] = set()
+        for star in sel.expressions:
+            if is_star(star):
+                return
+        in_on: set[int] = set()  # the columns of the ON conditions
         neighbours: dict[str, set[str]] = {}
         for j in joins:
             on = j.args.get("on")
             if on is not None:
                 quals: set[str] = set()
-                for n in on.walk():
+                for n in on.find_all(exp.Column):
                     in_on.add(id(n))
                     if type(n) is exp.Column and n.table:
                         quals.add(n.table.lower())
                 for q in quals:
                     neighbours.setdefault(q, set()).update(quals - {q})
         used: set[str] = set()
-        for col in sel.find_all(exp.Column):
+        for col in self._columns_under(sel):
             if id(col) in in_on or type(col.this) is exp.Star:
                 continue
             q = col.table.lower()
             if not q:
                 return
             used.add(q)
-        for star in sel.expressions:
-            if is_star(star):
-                return
         for src in sources:
             if type(src) is not exp.Table:
                 continue
@@ -312,6 +316,20 @@ class Sources:
                     self.redundant.append(tables.get(alias, alias))
                 else:
                     self.bridges.append(tables.get(alias, alias))
+
+    def _columns_under(self, sel: exp.Select) -> Iterable[exp.Column]:
+        """Every column node (``Pseudocolumn`` included) in ``sel``'s subtree, in no
+        particular order. At the root these are the walk's columns, its double-quoted
+        strings and its pseudocolumns (star columns, which the walk skips, are skipped
+        by the caller); a rendering's swaps replace a column's children, never the
+        column, so the set is the same at any time."""
+        w = self.walk
+        if sel is not self.root or w is None:
+            return sel.find_all(exp.Column)
+        strings = [n for n in w.literals if type(n) is exp.Column]
+        if not strings and not w.pseudocolumns:
+            return w.columns
+        return [*w.columns, *w.pseudocolumns, *strings]
 
     def tables(self, w: Walk) -> list[str]:
         base: set[int] | None = None

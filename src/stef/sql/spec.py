@@ -187,6 +187,7 @@ class _Extractor:
     def run(self) -> SqlSpecResult:
         try:
             w = self.walk()
+            self.sources.root, self.sources.walk = self.tree, w
             if len(w.selects) > 1 or w.ctes or w.set_ops:
                 self.sources.build_scopes(self.tree)
             spec = self._build(w)

@@ -87,17 +87,13 @@ def _set_ops_in_order(root: exp.SetOperation) -> list[exp.SetOperation]:
         node = _operand(top.expression)
 
 
-# Node kinds the walk cares about, cached per class.
+# Node kinds the walk cares about (see _NODE_INFO for the cache per class).
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
-_AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE = 8, 9, 10, 11, 12, 13
-
-_KINDS: dict[type, int] = {}
+_AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
 
 
 def _kind(cls: type) -> int:
-    kind = _KINDS.get(cls)
-    if kind is not None:
-        return kind
+    """The kind of a node class (0: none the walk collects)."""
     if cls is exp.Column:
         kind = _COLUMN
     elif cls is exp.Literal:
@@ -124,20 +120,25 @@ def _kind(cls: type) -> int:
         kind = _COMPARE
     elif cls is exp.Not or cls is exp.Is:
         kind = _NEGATE
+    elif issubclass(cls, exp.Column):
+        kind = _PSEUDO
     else:
         kind = 0
-    _KINDS[cls] = kind
     return kind
 
 
-_FUNC_NAMES: dict[type, str] = {}
+_NODE_INFO: dict[type, tuple[int, str] | None] = {}
+_UNSEEN = (-1, "")  # what _NODE_INFO gives for a class not seen yet
 
 
-def _func_name(cls: type) -> str:
-    """Lower-case class name of a function node (``Func``, ``Sub`` or ``Div``), else ``""``."""
+def _node_info(cls: type) -> tuple[int, str] | None:
+    """A node class's kind and, for a function node (``Func``, ``Sub`` or ``Div``), its
+    lower-case class name (else ``""``); ``None`` when both are empty. Remembered per
+    class in :data:`_NODE_INFO`."""
     name = cls.__name__.lower() if issubclass(cls, (exp.Func, exp.Sub, exp.Div)) else ""
-    _FUNC_NAMES[cls] = name
-    return name
+    kind = _kind(cls)
+    info = _NODE_INFO[cls] = (kind, name) if kind or name else None
+    return info
 
 
 @dataclass
@@ -159,6 +160,7 @@ class Walk:
     negation: bool = False  # NOT, <>, IS [NOT] NULL anywhere
     in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
     functions: set[str] = field(default_factory=set)  # lower-case names of Func/Sub/Div
+    pseudocolumns: list[exp.Column] = field(default_factory=list)  # Column's subclasses
 
 
 def walk_tree(
@@ -176,18 +178,20 @@ def walk_tree(
     names: dict[str, str] = {}
     strings: set[int] = set()
     seen_set_ops: set[int] = set()
-    kinds = _KINDS
-    func_names = _FUNC_NAMES
+    node_info, unseen = _NODE_INFO, _UNSEEN
+    functions, columns = w.functions, w.columns
     for node in parsed.tree.dfs():
         cls = type(node)
-        fname = func_names.get(cls)
-        if fname is None:
-            fname = _func_name(cls)
+        info = node_info.get(cls, unseen)
+        if info is None:  # most nodes: identifiers, keywords, operators
+            continue
+        if info is unseen:
+            info = _node_info(cls)
+            if info is None:
+                continue
+        kind, fname = info
         if fname:
-            w.functions.add(fname)
-        kind = kinds.get(cls)
-        if kind is None:
-            kind = _kind(cls)
+            functions.add(fname)
         if not kind:
             continue
         if kind == _COLUMN:
@@ -203,7 +207,7 @@ def walk_tree(
             if name is None:
                 name = names[raw] = _column_name(raw, synonyms) if raw else raw
             tt.add_column(node, name)
-            w.columns.append(cast(exp.Column, node))
+            columns.append(node)  # type: ignore[arg-type]  # a Column (no cast() call)
         elif kind == _LITERAL:
             w.literals.append(node)
         elif kind == _COMPARE:
@@ -255,6 +259,8 @@ def _collect_structure(
         w.cast = True
     elif kind == _NEGATE:
         w.negation = True
+    elif kind == _PSEUDO:
+        w.pseudocolumns.append(cast(exp.Column, node))
 
 
 def _double_quoted_finding(strings: set[int], tt: TreeText) -> Finding:
