@@ -27,6 +27,7 @@ from stef.align.filters import Alignment
 from stef.errors import StefError
 from stef.evaluator import Evaluator, Prepared
 from stef.judges.symbolic import (
+    HIGH_TIER_MIN,
     LINED_UP_MIN_CONFIDENCE,
     THIN_EVIDENCE_MAX_CONFIDENCE,
     SymbolicJudge,
@@ -136,7 +137,7 @@ def _phi_from_p(
 ) -> float:
     has_error = any(f.severity == "error" for f in alignment.findings)
     warnings = sum(f.severity == "warning" for f in alignment.findings)
-    high = (rules or Rules()).scoring.confidence.high_min
+    high = rules.scoring.confidence.high_min if rules is not None else HIGH_TIER_MIN
     verdict, confidence = verdict_from_p(
         p, alignment.evidence, weights, has_error, warnings, high
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import canon_col, hinted_column, name_words
-from stef.align.measures import STORED_AGGREGATES, check_measures
+from stef.align.measures import check_measures
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -19,6 +19,17 @@ from stef.spec import Aggregation, Spec
 
 def sql_aggs(sql: Spec) -> set[str]:
     return {a.func for a in sql.aggregations}
+
+
+#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
+#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
+_STORED_AGGREGATES = {
+    "avg": re.compile(r"avg|average|mean"),
+    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
+    "sum": re.compile(r"total|sum"),
+    "max": re.compile(r"^max|max_|highest"),
+    "min": re.compile(r"^min|min_|lowest"),
+}
 
 
 def _stored_aggregate(func: str, sql: Spec) -> str | None:
@@ -30,7 +41,7 @@ def _stored_aggregate(func: str, sql: Spec) -> str | None:
     'avgscrmath'
     >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
     """
-    pattern = STORED_AGGREGATES.get(func)
+    pattern = _STORED_AGGREGATES.get(func)
     if pattern is None:
         return None
     names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
@@ -432,9 +443,9 @@ def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         return
     names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
     stored = any(
-        STORED_AGGREGATES[a.func].search(canon_col(n))
+        _STORED_AGGREGATES[a.func].search(canon_col(n))
         for a in nl.aggregations
-        if a.func in STORED_AGGREGATES
+        if a.func in _STORED_AGGREGATES
         for n in names
         if n
     )

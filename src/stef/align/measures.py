@@ -17,17 +17,7 @@ from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
-#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
-#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
-STORED_AGGREGATES = {
-    "avg": re.compile(r"avg|average|mean"),
-    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
-    "sum": re.compile(r"total|sum"),
-    "max": re.compile(r"^max|max_|highest"),
-    "min": re.compile(r"^min|min_|lowest"),
-}
-
-#: Functions that answer an asked one over the same measure. An asked highest may be
+#: Functions that contradict an asked one over the same measure. An asked highest may be
 #: answered by a total sorted (the player "with the most points"), so only the opposite
 #: extreme contradicts it; an average may not be a total, and a total not an average.
 _WRONG = {

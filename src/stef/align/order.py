@@ -51,7 +51,7 @@ def _check_inner_rank(nl: Spec, sql: Spec, out: FindingCollector, hints: str | N
     """The sort of the subquery or CTE that takes the asked top k ("the most subscribed
     list" as a CTE's ``ORDER BY members DESC LIMIT 1``) goes the way the question states."""
     asked = nl.order_by[0]
-    rank = next((r for r in sql.flags.get("inner_ranks") or () if r[0] == str(nl.limit)), None)
+    rank = next((r for r in sql.flags.get("inner_ranks") or () if r[0] == nl.limit), None)
     if rank is None or not asked.stated:
         return
     key = OrderKey(rank[1], rank[2], text=rank[1])

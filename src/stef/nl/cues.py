@@ -505,17 +505,15 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
 
 
 _LIST_LINK = re.compile(r"\s*(?:,|/|&|\band\b)\s*")
+#: Names of an aggregate other than a total or a count.
+_OTHER_AGG = r"(?:min|minimum|max|maximum|avg|average|mean|median)"
+#: A link between two listed items: ", ", ", and ", " and ".
+_ITEM_LINK = r"(?:,\s*(?:and\s+)?|\s+and\s+)"
 #: "total X" listed beside another aggregate ("total enrollment, and average enrollment";
 #: "the average price, total revenue"): a total asked for, not a column named "total".
-_LISTED_AFTER = re.compile(
-    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(?:min|minimum|max|maximum|avg|average|mean"
-    r"|median)\b"
-)
-_LISTED_BEFORE = re.compile(
-    r"\b(?:min|minimum|max|maximum|avg|average|mean|median)\s+[a-z]+(?:\s+[a-z]+)?"
-    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?$"
-)
-_AGG_NAME = re.compile(r"(?:min|minimum|max|maximum|avg|average|mean|median|sum|total|count)\b")
+_LISTED_AFTER = re.compile(rf"\s*{_ITEM_LINK}(?:the\s+)?{_OTHER_AGG}\b")
+_LISTED_BEFORE = re.compile(rf"\b{_OTHER_AGG}\s+[a-z]+(?:\s+[a-z]+)?\s*{_ITEM_LINK}(?:the\s+)?$")
+_AGG_NAME = re.compile(rf"(?:{_OTHER_AGG}|sum|total|count)\b")
 
 
 _AGG_LIST_BEFORE = re.compile(r"([a-z]+)(?:\s*(?:,|/|&)\s*|\s+and\s+)$")

@@ -330,15 +330,14 @@ class _Extractor:
                         spec.group_by.append(key)
         # the ORDER BY that picks the rows a LIMIT keeps ranks them ("Top 500 askers" in a
         # subquery that an outer SELECT * sorts by another column); else the outermost
-        ranked = [q for q in chain if q.args.get("limit") is not None][:1]
-        for q in [*(q for q in ranked if q.args.get("order") is not None), *chain]:
-            order = q.args.get("order")
-            if order is not None:
-                for o in order.expressions:
-                    key, is_agg = self._resolve_key(o.this, spec.projections)
-                    direction = "desc" if o.args.get("desc") else "asc"
-                    spec.order_by.append(OrderKey(key, direction, is_agg, tt.original(o)))
-                break
+        limited = next((q for q in chain if q.args.get("limit") is not None), None)
+        order = limited.args.get("order") if limited is not None else None
+        if order is None:
+            order = next((o for q in chain if (o := q.args.get("order")) is not None), None)
+        for o in order.expressions if order is not None else ():
+            key, is_agg = self._resolve_key(o.this, spec.projections)
+            direction = "desc" if o.args.get("desc") else "asc"
+            spec.order_by.append(OrderKey(key, direction, is_agg, tt.original(o)))
         spec.limit = self._limit(chain, "limit")
         spec.offset = self._limit(chain, "offset")
         spec.distinct = any(
@@ -360,6 +359,7 @@ class _Extractor:
     ) -> dict[str, Any]:
         """The spec's flags: what the structure and dialect checks read."""
         tt = self.tt
+        ranks = [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)]
         return {
             "select_star": isinstance(eff, exp.Select) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
@@ -396,8 +396,8 @@ class _Extractor:
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
-            "inner_limits": [n for sel in w.selects if sel is not eff for n in _sorted_limit(sel)],
-            "inner_ranks": [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)],
+            "inner_limits": [r[0] for r in ranks],
+            "inner_ranks": ranks,
             "addition": isinstance(eff, exp.Select)
             and any(e.find(exp.Add) is not None for e in eff.expressions),
         }
@@ -717,19 +717,18 @@ def _unlabelled_groups(sel: exp.Select) -> bool:
     return True
 
 
-def _limit_rank(sel: exp.Select) -> list[list[str]]:
-    """``[limit, first sort key, direction]`` of a sorted SELECT with a LIMIT, or nothing.
+def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:
+    """``(limit, first sort key, direction)`` of a sorted SELECT with a LIMIT, or nothing.
 
     >>> import sqlglot
     >>> _limit_rank(sqlglot.parse_one("SELECT a FROM t ORDER BY COUNT(*) DESC, a LIMIT 1"))
-    [['1', 'COUNT(*)', 'desc']]
+    [(1, 'COUNT(*)', 'desc')]
     """
-    order = sel.args.get("order")
-    if not _sorted_limit(sel) or order is None or not order.expressions:
+    limit = _sorted_limit(sel)
+    if not limit:
         return []
-    first = order.expressions[0]
-    direction = "desc" if first.args.get("desc") else "asc"
-    return [[str(_sorted_limit(sel)[0]), first.this.sql(), direction]]
+    first = sel.args["order"].expressions[0]
+    return [(limit[0], first.this.sql(), "desc" if first.args.get("desc") else "asc")]
 
 
 def _sorted_limit(sel: exp.Select) -> list[int]:
