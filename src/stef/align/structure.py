@@ -69,6 +69,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             "structure",
         )
     _check_aggregate_outputs(flags, out)
+    _check_branch_counts(flags, out)
     _check_label_sums(sql, out)
     if flags.get("integer_division"):
         out.add(
@@ -126,12 +127,47 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
         )
 
 
+def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:
+    """One output name that counts a column DISTINCT in one place and every row of it in
+    another: a grand-total branch of a set operation that repeats the rows' distinct count
+    without DISTINCT (``COUNT(DISTINCT session) AS n_sessions`` per group, ``COUNT(session)``
+    in the total row).
+
+    >>> out = FindingCollector()
+    >>> _check_branch_counts({"aggregate_aliases": [["n", "count", "distinct s.k"],
+    ...                                              ["n", "count", "k"]]}, out)
+    >>> [f.kind for f in out.findings]
+    ['branch_count_mismatch']
+    """
+    seen: dict[tuple[str, str], set[bool]] = {}
+    for name, func, arg in flags.get("aggregate_aliases") or ():
+        if func != "count":
+            continue
+        distinct = arg.startswith("distinct ")
+        column = arg.removeprefix("distinct ").rsplit(".", 1)[-1]
+        seen.setdefault((name, column), set()).add(distinct)
+    for (name, column), kinds in seen.items():
+        if len(kinds) == 2:
+            out.add(
+                "branch_count_mismatch",
+                "warning",
+                f"output {name!r} counts distinct {column} in one place and every row of it"
+                " in another",
+                None,
+                name,
+                "structure",
+            )
+            return
+
+
 def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> None:
     """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
+    carried = set(flags.get("carried_aliases") or ())
     for alias, func, arg in flags.get("aggregate_aliases") or ():
-        said = alias_functions(alias)
-        if "case" in arg or "count(" in arg or alias_functions(arg) & said:
-            continue  # SUM(CASE … THEN 1 END) counts; MAX(member_count) is a count
+        said = alias_functions(alias) if alias not in carried else frozenset()
+        if "case" in arg or "count(" in arg or (alias_functions(arg) & said and func != "avg"):
+            continue  # SUM(CASE … THEN 1 END) counts; MAX(member_count) is a count (an
+            # average of totals is no total)
         if said and func in _ALIASABLE and func not in said:
             out.add(
                 "alias_aggregate_mismatch",
@@ -215,7 +251,9 @@ def _labels_rows(word: str) -> bool:
 
 def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
     """A SUM or AVG over a column that labels rows (``SUM(DISTINCT full_name)``,
-    ``AVG(mit_id)``, ``SUM(owneruserid)``): labels are counted, not added up."""
+    ``AVG(mit_id)``, ``SUM(owneruserid)``): labels are counted, not added up. Otherwise a
+    SUM or AVG of DISTINCT values (``SUM(DISTINCT amount)``): equal values of different
+    rows count once, so two orders of 10 add up to 10 (``aggregate_of_distinct``)."""
     for a in (*sql.aggregations, *sql.window_aggregations):
         words = name_words(a.arg or "")
         bare = a.arg is not None and "(" not in a.arg  # LENGTH(title) measures a label
@@ -224,6 +262,18 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
                 "aggregate_of_label",
                 "warning",
                 f"{a.func.upper()} adds up {a.arg!r}, a column that labels rows",
+                None,
+                a.text,
+                "structure",
+            )
+            return
+    for a in (*sql.aggregations, *sql.window_aggregations):
+        if a.func in ("sum", "avg") and a.distinct:
+            out.add(
+                "aggregate_of_distinct",
+                "warning",
+                f"{a.func.upper()}(DISTINCT …) adds each distinct value of {a.arg!r} once:"
+                " equal values of different rows count once",
                 None,
                 a.text,
                 "structure",

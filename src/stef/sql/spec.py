@@ -40,6 +40,13 @@ from stef.spec import (
     Projection,
     Spec,
 )
+from stef.sql.outputs import (
+    aggregate_aliases,
+    aggregates_unshown,
+    branch_aggregates,
+    carried_aliases,
+    unlabelled_groups,
+)
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value
@@ -360,6 +367,7 @@ class _Extractor:
         """The spec's flags: what the structure and dialect checks read."""
         tt = self.tt
         ranks = [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)]
+        branch_aggs = [t for op in w.set_ops for t in branch_aggregates(op)]
         return {
             "select_star": isinstance(eff, exp.Select) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
@@ -390,9 +398,11 @@ class _Extractor:
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
             "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
-            "aggregate_aliases": [pair for sel in w.selects for pair in _aggregate_aliases(sel)],
-            "unlabelled_groups": isinstance(eff, exp.Select) and _unlabelled_groups(eff),
-            "aggregates_unshown": isinstance(eff, exp.Select) and _aggregates_unshown(eff),
+            "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
+            + branch_aggs,
+            "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
+            "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
+            "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
@@ -640,81 +650,8 @@ def _ungrouped(sel: exp.Select) -> list[str]:
     return list(dict.fromkeys(bare)) if aggregated else []
 
 
-def _aggregate_aliases(sel: exp.Select) -> list[list[str]]:
-    """``[alias, function, argument]`` of each output named by an alias and computed by one
-    aggregate (through CAST, ROUND, COALESCE and parentheses).
-
-    >>> import sqlglot
-    >>> _aggregate_aliases(sqlglot.parse_one("SELECT ROUND(AVG(x), 2) AS avg_x, y AS n FROM t"))
-    [['avg_x', 'avg', 'x']]
-    """
-    out = []
-    for e in sel.expressions:
-        if not isinstance(e, exp.Alias) or not e.alias:
-            continue
-        node = e.this
-        while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
-            node = node.this
-        if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
-            arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
-            out.append([e.alias.casefold(), node.sql_name().lower(), arg])
-    return out
-
-
 #: Window functions that rank rows.
 _RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
-#: Nodes that make an output a computed value rather than a stored column.
-_COMPUTED = (exp.AggFunc, exp.Window, exp.Subquery, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Case)
-
-
-def _aggregates_unshown(sel: exp.Select) -> bool:
-    """The result aggregates (it groups, or filters or sorts on an aggregate) but none of
-    its outputs computes anything: the count or total it works out is never shown.
-
-    >>> import sqlglot
-    >>> _aggregates_unshown(sqlglot.parse_one("SELECT c FROM t GROUP BY c HAVING COUNT(*) > 1"))
-    True
-    >>> _aggregates_unshown(sqlglot.parse_one("SELECT id FROM t ORDER BY id"))
-    False
-    >>> _aggregates_unshown(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
-    False
-    """
-    if not sel.expressions or any(map(is_star, sel.expressions)):
-        return False
-    order = sel.args.get("order")
-    aggregating = (
-        sel.args.get("group") is not None
-        or sel.args.get("having") is not None
-        or (order is not None and order.find(exp.AggFunc) is not None)
-    )
-    return aggregating and not any(e.find(*_COMPUTED) for e in sel.expressions)
-
-
-def _unlabelled_groups(sel: exp.Select) -> bool:
-    """The result groups rows but outputs only aggregates: several rows (one per group)
-    that nothing tells apart, as when the grouped column was left out of the SELECT.
-
-    >>> import sqlglot
-    >>> _unlabelled_groups(sqlglot.parse_one("SELECT COUNT(*) FROM t GROUP BY city"))
-    True
-    >>> _unlabelled_groups(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
-    False
-    >>> _unlabelled_groups(sqlglot.parse_one("SELECT MAX(n) FROM t GROUP BY c ORDER BY 1 LIMIT 1"))
-    False
-    """
-    group = sel.args.get("group")
-    if group is None or not group.expressions or not sel.expressions:
-        return False
-    bound = getattr(sel.args.get("limit"), "expression", None)
-    if isinstance(bound, exp.Literal) and bound.name == "1":
-        return False
-    for e in sel.expressions:
-        core = e.this if isinstance(e, exp.Alias) else e
-        if not core.find(exp.AggFunc) or any(
-            not c.find_ancestor(exp.AggFunc) for c in core.find_all(exp.Column)
-        ):
-            return False
-    return True
 
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:

@@ -1,0 +1,144 @@
+"""What the outputs of one SELECT compute: aggregates named by their aliases (and by the
+first branch of a set operation), values carried through a grouping, and outputs that
+leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
+(:mod:`stef.sql.spec`) that the structure checks read.
+
+>>> import sqlglot
+>>> aggregate_aliases(sqlglot.parse_one("SELECT COUNT(DISTINCT s.k) AS n FROM t"))
+[['n', 'count', 'distinct s.k']]
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from stef.sql.sources import is_star
+
+
+def unwrapped_aggregate(node: exp.Expr) -> exp.AggFunc | None:
+    """The aggregate an output computes through CAST, ROUND, COALESCE and parentheses."""
+    while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
+        node = node.this
+    if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
+        return node
+    return None
+
+
+def branch_aggregates(op: exp.SetOperation) -> list[list[str]]:
+    """``[name, function, argument]`` of each unaliased aggregate output of a set
+    operation's later branch, named as the first branch names that column (a grand-total
+    row ``SELECT 'TOTAL', SUM(n)`` under ``SELECT dept, n AS total_courses``).
+
+    >>> import sqlglot
+    >>> q = "SELECT d, n AS total_n FROM t UNION ALL SELECT 'ALL', AVG(n) FROM t"
+    >>> branch_aggregates(sqlglot.parse_one(q))
+    [['total_n', 'avg', 'n']]
+    """
+    first, later = op.left, op.right
+    while isinstance(first, (exp.SetOperation, exp.Subquery)):
+        first = first.this if isinstance(first, exp.Subquery) else first.left
+    if not isinstance(first, exp.Select) or not isinstance(later, exp.Select):
+        return []
+    names = [e.alias_or_name for e in first.expressions]
+    out = []
+    for name, e in zip(names, later.expressions, strict=False):
+        agg = None if isinstance(e, exp.Alias) else unwrapped_aggregate(e)
+        if agg is not None and name:
+            arg = agg.this.sql().casefold() if isinstance(agg.this, exp.Expr) else ""
+            out.append([name.casefold(), agg.sql_name().lower(), arg])
+    return out
+
+
+def carried_aliases(sel: exp.Select) -> list[str]:
+    """Aliases of a grouped SELECT's outputs that carry one column through the grouping
+    under its own name (``AVG(t.count) AS count``, ``MAX(p.title) AS title``): a value
+    fixed per group, not a computed figure.
+
+    >>> import sqlglot
+    >>> carried_aliases(sqlglot.parse_one("SELECT tag, AVG(t.count) AS count FROM t GROUP BY tag"))
+    ['count']
+    >>> carried_aliases(sqlglot.parse_one("SELECT AVG(t.count) AS count FROM t"))
+    []
+    """
+    if sel.args.get("group") is None:
+        return []
+    out = []
+    for e in sel.expressions:
+        node = unwrapped_aggregate(e.this) if isinstance(e, exp.Alias) and e.alias else None
+        arg = node.this if isinstance(node, (exp.Avg, exp.Max, exp.Min)) else None
+        if isinstance(arg, exp.Column) and arg.name.casefold() == e.alias.casefold():
+            out.append(e.alias.casefold())
+    return out
+
+
+def aggregate_aliases(sel: exp.Select) -> list[list[str]]:
+    """``[alias, function, argument]`` of each output named by an alias and computed by one
+    aggregate (through CAST, ROUND, COALESCE and parentheses).
+
+    >>> import sqlglot
+    >>> aggregate_aliases(sqlglot.parse_one("SELECT ROUND(AVG(x), 2) AS avg_x, y AS n FROM t"))
+    [['avg_x', 'avg', 'x']]
+    """
+    out = []
+    for e in sel.expressions:
+        if not isinstance(e, exp.Alias) or not e.alias:
+            continue
+        node = unwrapped_aggregate(e.this)
+        if node is not None:
+            arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
+            out.append([e.alias.casefold(), node.sql_name().lower(), arg])
+    return out
+
+
+#: Nodes that make an output a computed value rather than a stored column.
+_COMPUTED = (exp.AggFunc, exp.Window, exp.Subquery, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Case)
+
+
+def aggregates_unshown(sel: exp.Select) -> bool:
+    """The result aggregates (it groups, or filters or sorts on an aggregate) but none of
+    its outputs computes anything: the count or total it works out is never shown.
+
+    >>> import sqlglot
+    >>> aggregates_unshown(sqlglot.parse_one("SELECT c FROM t GROUP BY c HAVING COUNT(*) > 1"))
+    True
+    >>> aggregates_unshown(sqlglot.parse_one("SELECT id FROM t ORDER BY id"))
+    False
+    >>> aggregates_unshown(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    False
+    """
+    if not sel.expressions or any(map(is_star, sel.expressions)):
+        return False
+    order = sel.args.get("order")
+    aggregating = (
+        sel.args.get("group") is not None
+        or sel.args.get("having") is not None
+        or (order is not None and order.find(exp.AggFunc) is not None)
+    )
+    return aggregating and not any(e.find(*_COMPUTED) for e in sel.expressions)
+
+
+def unlabelled_groups(sel: exp.Select) -> bool:
+    """The result groups rows but outputs only aggregates: several rows (one per group)
+    that nothing tells apart, as when the grouped column was left out of the SELECT.
+
+    >>> import sqlglot
+    >>> unlabelled_groups(sqlglot.parse_one("SELECT COUNT(*) FROM t GROUP BY city"))
+    True
+    >>> unlabelled_groups(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    False
+    >>> unlabelled_groups(sqlglot.parse_one("SELECT MAX(n) FROM t GROUP BY c ORDER BY 1 LIMIT 1"))
+    False
+    """
+    group = sel.args.get("group")
+    if group is None or not group.expressions or not sel.expressions:
+        return False
+    bound = getattr(sel.args.get("limit"), "expression", None)
+    if isinstance(bound, exp.Literal) and bound.name == "1":
+        return False
+    for e in sel.expressions:
+        core = e.this if isinstance(e, exp.Alias) else e
+        if not core.find(exp.AggFunc) or any(
+            not c.find_ancestor(exp.AggFunc) for c in core.find_all(exp.Column)
+        ):
+            return False
+    return True
