@@ -38,7 +38,8 @@ _OPENER = re.compile(
     r"|include|report|retrieve|get|calculate|compute|name)"
     r"(?:\s+(?:out|down|me|us|all|both|each|every))*)"
     # after a leading qualifier: "For each course, list its name, …" (verbs that are no noun)
-    r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*)"
+    r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*"
+    r"|,\s*(?:state|(?:what|which)\s+(?:is|are|was|were))(?=\s+(?:the|their|its)\b))"
     r"\s+(?:(?:the|their|its|his|her|all|all of the|each|every|both|any|a|an)\s+)*"
 )
 
@@ -145,6 +146,15 @@ _SEGMENT_LEADS = lx._words("and also plus as well the their its his her a an eac
 #: Words after which a segment's item is qualified: an "and" past one of them is no split.
 _QUALIFIERS = lx._words("of for who whom whose that which where with in from by on at than between")
 _ENDS_LIST = _SEGMENT_STOPS - {"only"}
+#: A lead that opens the list inside a request's first segment ("… with their names, …").
+_WITH_THEIR = re.compile(r"\b(?:along\s+)?with\s+(?:their|its)\s+", re.IGNORECASE)
+#: "for all …": a qualifier of one item, after which the list goes on.
+_OWN_QUALIFIER = re.compile(r"for all\b", re.IGNORECASE)
+
+
+def _with_rest(words: list[str]) -> list[tuple[str, list[str]]]:
+    """Each word with the words from it on (``for`` with ``for all rooms``)."""
+    return [(w, words[i:]) for i, w in enumerate(words)]
 _SENTENCE = re.compile(r"[.?!;:]")
 
 
@@ -207,17 +217,26 @@ def enumeration_size(question: str) -> int:
     3
     >>> enumeration_size("Show courses offered in fall, including the DLC key, title and fee.")
     3
+    >>> enumeration_size("List all buildings with their names, heights, cities, ordered by name.")
+    3
+    >>> enumeration_size("For each group, state the type, the number of rooms, and the area.")
+    3
+    >>> enumeration_size("What is the code, area for all rooms, number of floors, and owner?")
+    4
     """
     best = 0
     for m in _OPENER.finditer(question.casefold()):
         end = _SENTENCE.search(question, m.end())
         clause = question[m.end() : end.start() if end else len(question)]
         count, ended = 0, False
-        for segment in clause.split(","):
+        for n, segment in enumerate(clause.split(",")):
             words = segment.split()
             if words and words[0].casefold() in {"including", "namely"}:
                 # "the details, including X, Y": the list starts again, even past a qualifier
                 count, ended, segment = 0, False, " ".join(words[1:])
+            elif n == 0 and (lead := _WITH_THEIR.search(segment)):
+                # "List all buildings with their names, numbers, …": the list starts there
+                count, ended, segment = 0, False, segment[lead.end() :]
             if ended:
                 continue
             items = _segment_items(segment)
@@ -225,8 +244,12 @@ def enumeration_size(question: str) -> int:
                 ended = True
                 continue
             count += items
-            # later commas belong to a qualifier ("for each school, department")
-            ended = any(w.casefold() in _ENDS_LIST for w in segment.split()[1:])
+            # later commas belong to a qualifier ("for each school, department"), not to an
+            # item's own ("square footage for all rooms, total number of floors")
+            ended = any(
+                w.casefold() in _ENDS_LIST and not _OWN_QUALIFIER.match(" ".join(rest))
+                for w, rest in _with_rest(segment.split()[1:])
+            )
         best = max(best, count)
     return best if best >= 2 else 0
 
