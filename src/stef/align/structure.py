@@ -5,6 +5,7 @@ WHERE and nested aggregates (flags set by :mod:`stef.sql.spec`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from stef.align.matching import name_words
@@ -27,6 +28,10 @@ _ALIAS_FUNCS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (frozenset({"sum", "total"}), frozenset({"sum", "count"})),
 )
 
+
+#: A column that holds a quantity already (``answercount``, ``num_views``, ``triedcomments``):
+#: its SUM is a count, unlike the SUM of an entity (``room``, ``member``).
+_STORED_QUANTITY = re.compile(r"(?:count|cnt|total|num\w*|s)$|(?:^|[._])(?:num|n|total)_")
 
 #: The aggregates an alias can contradict.
 _ALIASABLE = frozenset({"count", "sum", "avg", "max", "min"})
@@ -145,7 +150,7 @@ def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:
             continue
         distinct = arg.startswith("distinct ")
         column = arg.removeprefix("distinct ").rsplit(".", 1)[-1]
-        seen.setdefault((name, column), set()).add(distinct)
+        seen.setdefault((name.casefold(), column), set()).add(distinct)
     for (name, column), kinds in seen.items():
         if len(kinds) == 2:
             out.add(
@@ -164,10 +169,12 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
     """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
     carried = set(flags.get("carried_aliases") or ())
     for alias, func, arg in flags.get("aggregate_aliases") or ():
-        said = alias_functions(alias) if alias not in carried else frozenset()
+        said = alias_functions(alias) if alias.casefold() not in carried else frozenset()
         if "case" in arg or "count(" in arg or (alias_functions(arg) & said and func != "avg"):
             continue  # SUM(CASE … THEN 1 END) counts; MAX(member_count) is a count (an
             # average of totals is no total)
+        if said == {"count"} and func == "sum" and _STORED_QUANTITY.search(arg):
+            continue  # SUM(favoritecount) AS FavoriteCount: a sum of counts is a count
         if said and func in _ALIASABLE and func not in said:
             out.add(
                 "alias_aggregate_mismatch",

@@ -45,7 +45,7 @@ def branch_aggregates(op: exp.SetOperation) -> list[list[str]]:
         agg = None if isinstance(e, exp.Alias) else unwrapped_aggregate(e)
         if agg is not None and name:
             arg = agg.this.sql().casefold() if isinstance(agg.this, exp.Expr) else ""
-            out.append([name.casefold(), agg.sql_name().lower(), arg])
+            out.append([name, agg.sql_name().lower(), arg])
     return out
 
 
@@ -86,7 +86,7 @@ def aggregate_aliases(sel: exp.Select) -> list[list[str]]:
         node = unwrapped_aggregate(e.this)
         if node is not None:
             arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
-            out.append([e.alias.casefold(), node.sql_name().lower(), arg])
+            out.append([e.alias, node.sql_name().lower(), arg])
     return out
 
 
