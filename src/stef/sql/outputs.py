@@ -10,9 +10,26 @@ leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from stef.sql.sources import is_star
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_key(name: str) -> str:
+    """An output name folded to lower case with the word breaks its case showed: a mixed-case
+    name's capitals start words (``AvgRepGain`` → ``avg_rep_gain``); a name in one case
+    has none to show, so ``S`` and ``s`` read alike.
+
+    >>> name_key("AvgRepGain"), name_key("AVGREPGAIN"), name_key("Total_Members")
+    ('avg_rep_gain', 'avgrepgain', 'total_members')
+    """
+    if name.islower() or name.isupper():
+        return name.casefold()
+    return _CAMEL.sub("_", name).casefold()
 
 
 def unwrapped_aggregate(node: exp.Expr) -> exp.AggFunc | None:
@@ -45,7 +62,7 @@ def branch_aggregates(op: exp.SetOperation) -> list[list[str]]:
         agg = None if isinstance(e, exp.Alias) else unwrapped_aggregate(e)
         if agg is not None and name:
             arg = agg.this.sql().casefold() if isinstance(agg.this, exp.Expr) else ""
-            out.append([name, agg.sql_name().lower(), arg])
+            out.append([name_key(name), agg.sql_name().lower(), arg])
     return out
 
 
@@ -86,7 +103,7 @@ def aggregate_aliases(sel: exp.Select) -> list[list[str]]:
         node = unwrapped_aggregate(e.this)
         if node is not None:
             arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
-            out.append([e.alias, node.sql_name().lower(), arg])
+            out.append([name_key(e.alias), node.sql_name().lower(), arg])
     return out
 
 
