@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import methodcaller
 
 from stef.nl.words import TEXT_CACHE_SIZE
 
@@ -67,6 +68,10 @@ def occurs(
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 
 
+#: ``t.strip(".-/:")`` as a function, for ``map``.
+_strip_punctuation = methodcaller("strip", ".-/:")
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:
     """Question text prepared for literal look-ups: case-folded, punctuation spaced
@@ -75,9 +80,9 @@ def searchable(*texts: str | None) -> str:
     >>> searchable("Users in 'New  York'?", "Since 2024.")
     ' users in new york since 2024 '
     """
-    joined = " ".join(t for t in texts if t)
-    tokens = (t.strip(".-/:") for t in _WORD_CHARS.sub(" ", joined.casefold()).split())
-    return " " + " ".join(t for t in tokens if t) + " "
+    joined = " ".join(filter(None, texts))
+    words = _WORD_CHARS.sub(" ", joined.casefold()).split()
+    return " " + " ".join(filter(None, map(_strip_punctuation, words))) + " "
 
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}( .*)?")
