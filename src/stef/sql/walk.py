@@ -11,7 +11,6 @@ dialects that do so (:data:`DOUBLE_QUOTED_STRING_DIALECTS`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import compress
 from typing import cast
 
 from sqlglot import exp
@@ -129,6 +128,7 @@ def _kind(cls: type) -> int:
 
 
 _NODE_INFO: dict[type, tuple[int, str] | None] = {}
+_UNSEEN = (-1, "")  # what _NODE_INFO gives for a class not seen yet
 
 
 def _node_info(cls: type) -> tuple[int, str] | None:
@@ -178,16 +178,18 @@ def walk_tree(
     names: dict[str, str] = {}
     strings: set[int] = set()
     seen_set_ops: set[int] = set()
+    node_info, unseen = _NODE_INFO, _UNSEEN
     functions, columns = w.functions, w.columns
-    nodes = list(parsed.tree.dfs())
-    types = list(map(type, nodes))
-    for new in set(types).difference(_NODE_INFO):  # classes not seen yet
-        _node_info(new)
-    # Most nodes (identifiers, keywords, operators) have no info: skip them in C.
-    infos = list(map(_NODE_INFO.__getitem__, types))
-    for node, cls, (kind, fname) in zip(
-        compress(nodes, infos), compress(types, infos), filter(None, infos), strict=True
-    ):
+    for node in parsed.tree.dfs():
+        cls = type(node)
+        info = node_info.get(cls, unseen)
+        if info is None:  # most nodes: identifiers, keywords, operators
+            continue
+        if info is unseen:
+            info = _node_info(cls)
+            if info is None:
+                continue
+        kind, fname = info
         if fname:
             functions.add(fname)
         if not kind:
