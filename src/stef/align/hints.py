@@ -326,7 +326,7 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
     folded = raw.casefold()
     for s in sql.flags.get("string_literals") or ():
         core = s.strip("%_ ")
-        if len(core) < 2 or not any(ch.isalpha() for ch in core) or core in raw:
+        if len(core) < 2 or not any(map(str.isalpha, core)) or core in raw:
             continue
         if occurs(core.casefold(), folded, _word, _word):
             out.add(

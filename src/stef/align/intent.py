@@ -48,10 +48,17 @@ _NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
 SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
 
 
-def _words(name: str) -> list[str]:
-    return [singular(w) for w in NAME_WORDS.split(name.casefold()) if w]
+@lru_cache(maxsize=16384)
+def _words(name: str) -> tuple[str, ...]:
+    """The words of a schema name, singular (memoised: names come back with every record).
+
+    >>> _words("Store_Names")
+    ('store', 'name')
+    """
+    return tuple(singular(w) for w in NAME_WORDS.split(name.casefold()) if w)
 
 
+@lru_cache(maxsize=65536)
 def _word_matches(word: str, name: str) -> bool:
     """Does a question word name (part of) a schema name? ``id`` in ``cust_id``, ``name``
     in ``store_name``, ``rate`` in ``rates``, ``title`` in ``famoustitle``.
@@ -208,7 +215,13 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
 def _is_value_word(word: str, sql: Spec) -> bool:
     """Is ``word`` a word of a string value of the SQL ('Aaron Doran')?"""
     w = word.rstrip("'")
-    return len(w) >= 3 and any(w in NAME_WORDS.split(v) for v in sql.literals)
+    return len(w) >= 3 and any(w in _value_words(v) for v in sql.literals)
+
+
+@lru_cache(maxsize=16384)
+def _value_words(value: str) -> tuple[str, ...]:
+    """``NAME_WORDS.split(value)`` (memoised), e.g. ``('aaron', 'doran')``."""
+    return tuple(NAME_WORDS.split(value))
 
 
 #: A negation word, and an enrichment clause that defines one ("doesn't have comments
@@ -579,6 +592,22 @@ def _question_words(question: str) -> tuple[str, ...]:
     return tuple(_QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The question's words and the indexes of those that may be terms: three letters or
+    more, no filler, no verb form in ``-ed`` (memoised per question).
+
+    >>> _question_terms("Which stations reported the sales?")
+    (('which', 'stations', 'reported', 'the', 'sales'), (1, 4))
+    """
+    words = _question_words(question)
+    return words, tuple(
+        i
+        for i, w in enumerate(words)
+        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _VERB_FORM.search(w))
+    )
+
+
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     """Question words ``vocab`` does not account for, alone or run together with a
     neighbour (``gas station`` → ``gasstationid``).
@@ -587,9 +616,10 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     ['sells']
     """
     out: list[str] = []
-    words = _question_words(question)
-    for i, w in enumerate(words):
-        if len(w) < 3 or w in QUESTION_FILLER_WORDS or w in out or _VERB_FORM.search(w):
+    words, candidates = _question_terms(question)
+    for i in candidates:
+        w = words[i]
+        if w in out:
             continue
         if vocab.accounts(w):
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import methodcaller
 
 from stef.nl.words import TEXT_CACHE_SIZE
 
@@ -67,6 +68,10 @@ def occurs(
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 
 
+#: ``t.strip(".-/:")`` as a function, for ``map``.
+_strip_punctuation = methodcaller("strip", ".-/:")
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:
     """Question text prepared for literal look-ups: case-folded, punctuation spaced
@@ -75,9 +80,12 @@ def searchable(*texts: str | None) -> str:
     >>> searchable("Users in 'New  York'?", "Since 2024.")
     ' users in new york since 2024 '
     """
-    joined = " ".join(t for t in texts if t)
-    tokens = (t.strip(".-/:") for t in _WORD_CHARS.sub(" ", joined.casefold()).split())
-    return " " + " ".join(t for t in tokens if t) + " "
+    joined = " ".join(filter(None, texts))
+    words = _WORD_CHARS.sub(" ", joined.casefold()).split()
+    return " " + " ".join(filter(None, map(_strip_punctuation, words))) + " "
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}( .*)?")
 
 
 def text_mentions(value: str, text: str) -> bool:
@@ -89,7 +97,7 @@ def text_mentions(value: str, text: str) -> bool:
     if f" {core} " in text:
         return True
     # dates: a year (or year-month) of the date mentioned
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}( .*)?", core):
+    if _ISO_DAY.fullmatch(core):
         return f" {core[:4]} " in text or f" {core[:7]} " in text
     # short codes such as 'M' for male are explained only by an explicit mention
     return False
@@ -304,9 +312,7 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
     [True, True, False]
     """
     for candidate in (name, *synonyms):
-        words = [
-            w for w in NAME_SPLIT.split(candidate.casefold()) if len(w) >= 3 and not w.isdigit()
-        ]
+        words = _checkable_words(candidate)
         if not words:
             return True
         for w in words:
@@ -315,6 +321,17 @@ def name_mentioned(name: str, stems: frozenset[str], synonyms: Sequence[str] = (
             if len(w) >= 7 and any(len(st) >= 4 and st in w for st in stems):
                 return True
     return False
+
+
+@lru_cache(maxsize=16384)
+def _checkable_words(name: str) -> tuple[str, ...]:
+    """The words of a name that :func:`name_mentioned` can check: three letters or more,
+    not all digits (memoised: names come back with every record).
+
+    >>> _checkable_words("Boston_Crimes_2019_id")
+    ('boston', 'crimes')
+    """
+    return tuple(w for w in NAME_SPLIT.split(name.casefold()) if len(w) >= 3 and not w.isdigit())
 
 
 #: What separates the clauses of the hints (the enriched question).

@@ -18,9 +18,11 @@ import copy
 import functools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from itertools import repeat
+from operator import mul
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +91,11 @@ class JudgeWeights:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def logit(self, features: Mapping[str, float]) -> float:
-        return self.bias + sum(self.weights.get(k, 0.0) * v for k, v in features.items())
+        return self.bias + sum(self._pushes(features))
+
+    def _pushes(self, features: Mapping[str, float]) -> Iterator[float]:
+        """``weights.get(k, 0.0) * v`` for each feature, in order (computed in C)."""
+        return map(mul, map(self.weights.get, features, repeat(0.0)), features.values())
 
     def p_correct(self, features: Mapping[str, float], prior: float | None = None) -> float:
         """P(correct); with ``prior`` the base rate of the fitting data (``meta.base_rate``,
@@ -118,7 +124,7 @@ class JudgeWeights:
 
     def contributions(self, features: Mapping[str, float]) -> list[tuple[str, float]]:
         """Each feature's push on the logit, strongest first (for the rationale)."""
-        parts = [(k, self.weights.get(k, 0.0) * v) for k, v in features.items()]
+        parts = list(zip(features, self._pushes(features), strict=True))
         return sorted((x for x in parts if x[1]), key=lambda x: -abs(x[1]))
 
     def to_dict(self) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def _is_codey(tok: _Tok) -> bool:
         or "." in t
         or bool(lx.CAMEL.search(t))
         or (t.isupper() and len(t) >= 2)
-        or any(ch.isdigit() for ch in t)
+        or any(map(str.isdigit, t))
     )
 
 

@@ -24,7 +24,15 @@ from stef.nl.words import (
     _sentence_span,
 )
 from stef.rules import Rules
-from stef.spec import WEAK_CUE, Aggregation, Filter, Spec, normalize_column, normalize_value
+from stef.spec import (
+    WEAK_CUE,
+    Aggregation,
+    Filter,
+    Spec,
+    new_spec,
+    normalize_column,
+    normalize_value,
+)
 
 __all__ = ["Mapping", "TextAnalysis"]
 
@@ -120,7 +128,7 @@ class _Ctx:
     lexicon: _RulesLexicon
     words: frozenset[str] = frozenset()
     ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
-    spec: Spec = field(default_factory=Spec)
+    spec: Spec = field(default_factory=new_spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it
     #: When a list, every column look-up of the reading is noted in it: a phrase (see

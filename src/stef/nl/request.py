@@ -97,7 +97,7 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
         prev_end = m.end()
         for w in _WORD.finditer(low, m.end()):
             between = low[prev_end : w.start()]
-            if any(ch in between for ch in ".?!;:()'\"") or w.group(0).isdigit():
+            if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
                 break  # a sentence ends, or a value starts
             if "," in between and words:
                 words.append(",")

@@ -61,7 +61,7 @@ class WordPool:
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = set(words)
-        self.stems = {stem(x) for x in self.words}
+        self.stems = set(map(stem, self.words))
         self._prefixes: set[str] | None = None  # every stem's starts of 4+ letters
 
     def has(self, word: str) -> bool:

@@ -254,7 +254,7 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
     """
     sql = check_text(sql)
     upper = sql.upper()  # the whole script: variables bound below come from its start
-    may_write = any(w in upper for w in _WRITE_WORDS)
+    may_write = any(map(upper.__contains__, _WRITE_WORDS))
     tokens, parsed, tools = tokenize_and_parse(sql, dialect or None)
     statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     if not statements:

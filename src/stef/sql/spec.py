@@ -39,6 +39,7 @@ from stef.spec import (
     OrderKey,
     Projection,
     Spec,
+    new_spec,
 )
 from stef.sql.outputs import (
     aggregate_aliases,
@@ -213,7 +214,7 @@ class _Extractor:
     # -------------------------------------------------------------------- build
     def _build(self, w: Walk) -> Spec:
         tt = self.tt
-        spec = Spec()
+        spec = new_spec()
         aggs = [self._agg_info(a) for a in w.aggs]
         aggs_in: dict[int, list[_AggInfo]] = {}
         for a in aggs:
