@@ -152,7 +152,8 @@ def _check_order(
     first = sql.order_by[0] if sql.order_by else None
     if asked_order and first is not None:
         want = _hinted_direction(nl.order_by[0], hints) or _wanted(nl.order_by[0], first)
-        if first.direction != want and not (set(aggs) & {"max", "min"} and sql.limit is None):
+        extreme = "max" if want == "desc" else "min"  # the aggregate that answers it alone
+        if first.direction != want and not (extreme in aggs and sql.limit is None):
             if nl.order_by[0].stated:
                 out.add(
                     "order_direction_mismatch",
