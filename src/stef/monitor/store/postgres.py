@@ -37,8 +37,9 @@ from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
-from stef.monitor.stats import Tally, finding_kinds, paused_gc
-from stef.monitor.store.cells import Cell
+from stef.monitor.stats import GroupKey, Tally, finding_kinds, paused_gc
+from stef.monitor.store.cell_counts import cell_tallies
+from stef.monitor.store.cells import Cell, gathered_cells
 from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
@@ -48,6 +49,7 @@ from stef.monitor.store.common import (
     build_row,
     checked,
     record_time,
+    where,
 )
 from stef.monitor.store.migrations import rollup_id
 from stef.monitor.store.pg_cells import PgCells
@@ -617,11 +619,57 @@ class PostgresStore(SQLReader):
         >>> PostgresStore.__new__(PostgresStore)._slices(Selection(agent="a"), 600.0)
         [(-inf, inf)]
         """
+        ranges = self._window_ranges(sel, window)
+        return ranges or super()._slices(sel, window)  # one range, or of slice_rows (tests)
+
+    def _window_ranges(
+        self, sel: Selection, window: float | None
+    ) -> list[tuple[float, float]] | None:
+        """The ranges of whole windows of :meth:`_slices`, or ``None`` where it reads the
+        selection otherwise."""
         table_order = sel.since is None and sel.until is None and sel.agent is None
         unsliced = self.dialect.slice_rows is None and sel.finding is None
         if unsliced and window is not None and table_order:
             return self._ranges(sel, window, WINDOW_SLICE_ROWS, split=False)
-        return super()._slices(sel, window)  # one range, or slices of slice_rows (tests)
+        return None
+
+    def _tallies_from_cells(
+        self,
+        sel: Selection,
+        window: float | None,
+        lead: str,
+        keys: Sequence[str],
+        nby: int,
+        conf: str,
+    ) -> dict[GroupKey, Tally] | None:
+        """Figures over many windows read in ranges of whole windows (:meth:`_slices`),
+        each range's groups counted (:func:`~stef.monitor.store.cell_counts.cell_tallies`)
+        while a worker thread has the server group the next ranges: every group comes
+        whole from one range, so its tally is the one counted over all ranges at once.
+        Elsewhere (one range, or inside this thread's transaction) as
+        :meth:`SQLReader._tallies_from_cells`."""
+        ranges = self._window_ranges(sel, window)
+        if not ranges or len(ranges) < 2 or getattr(self._local, "conn", None) is not None:
+            return super()._tallies_from_cells(sel, window, lead, keys, nby, conf)
+        clause, params = where(sel, self.dialect, "e.t >= %s", "e.t < %s", sliced="t")
+        parts = f"count(*), {self.dialect.cells}, {conf}"
+        sql = f"SELECT {lead}{parts} FROM evaluations e{clause} GROUP BY {', '.join(keys)}"
+        n = len(keys)
+        out: dict[GroupKey, Tally] = {}
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-read") as worker:
+            fetched = [
+                worker.submit(self._fetch_grouped, sql, [lo, hi, *params], True, True)
+                for lo, hi in ranges
+            ]
+            for future in fetched:
+                rows = (row for row in future.result() if row[n])
+                sums = gathered_cells(rows, n, nby, True)
+                if sums is None:  # a row without a cell id: the JSON arrays instead
+                    for rest in fetched:
+                        rest.cancel()
+                    return None
+                out.update(cell_tallies(sums, self._cells()))
+        return out
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (those added since the last read, read now)."""
