@@ -178,3 +178,27 @@ def test_windows_smaller_than_a_slice_are_read_a_few_at_a_time_with_the_same_fig
 def _chosen(ev, sel):
     team = (ev.get("metadata") or {}).get("team")
     return _in(ev, sel) and all(team == v for v in sel.metadata.values())
+
+
+def test_postgres_ranges_read_ahead_fail_as_one_store_error(pg_url, monkeypatch):
+    """A range the worker thread fails to read fails the whole figures call, once."""
+    import stef.monitor.store.postgres as pg
+    from stef.monitor.store import StoreError
+
+    store = open_store(pg_url)
+    store.write(make_evaluations(400, seed=3, step_s=29.0))
+    monkeypatch.setattr(pg, "WINDOW_SLICE_ROWS", 40)
+    calls = []
+    fetch = store._fetch_grouped
+
+    def failing(sql, params, ordered=False, ranged=False):
+        calls.append(params)
+        if len(calls) == 3:
+            raise StoreError(message="the server went away")
+        return fetch(sql, params, ordered, ranged)
+
+    monkeypatch.setattr(store, "_fetch_grouped", failing)
+    with pytest.raises(StoreError, match="went away"):
+        store.tallies(by=["agent"], window=30.0)
+    assert len(calls) >= 3
+    store.close()

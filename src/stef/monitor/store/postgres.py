@@ -656,7 +656,8 @@ class PostgresStore(SQLReader):
         sql = f"SELECT {lead}{parts} FROM evaluations e{clause} GROUP BY {', '.join(keys)}"
         n = len(keys)
         out: dict[GroupKey, Tally] = {}
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-read") as worker:
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-read")
+        try:
             fetched = [
                 worker.submit(self._fetch_grouped, sql, [lo, hi, *params], True, True)
                 for lo, hi in ranges
@@ -665,10 +666,10 @@ class PostgresStore(SQLReader):
                 rows = (row for row in future.result() if row[n])
                 sums = gathered_cells(rows, n, nby, True)
                 if sums is None:  # a row without a cell id: the JSON arrays instead
-                    for rest in fetched:
-                        rest.cancel()
                     return None
                 out.update(cell_tallies(sums, self._cells()))
+        finally:  # returned or failed early: the ranges not yet read are not read
+            worker.shutdown(wait=True, cancel_futures=True)
         return out
 
     def _cells(self) -> Mapping[int, Cell]:
