@@ -179,3 +179,32 @@ def test_stef_stats_as_json_csv_and_table(store_target):
     bad = CliRunner().invoke(main, ["stats", "--store", db, "--by", "team"])
     assert bad.exit_code == 2
     assert "cannot group by 'team'" in bad.output
+
+
+def test_paused_gc_leaves_no_pending_collection_and_keeps_frozen_objects_frozen():
+    """After a pause, what it built is not walked by the next collection (moved, unscanned,
+    to the oldest generation); a caller's frozen objects stay frozen; cycles made during
+    the pause are still collected by a full collection."""
+    import gc
+
+    from stef.monitor.stats import paused_gc
+
+    class Node:
+        pass
+
+    with paused_gc():
+        made = [{"k": [i]} for i in range(5000)]
+        cycle = Node()
+        cycle.me = cycle  # type: ignore[attr-defined]
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 100
+    del cycle
+    assert gc.collect() >= 1
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc():
+            made += [{"k": [i]} for i in range(10)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

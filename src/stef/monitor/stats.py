@@ -647,7 +647,24 @@ def paused_gc() -> Iterator[None]:
         with _gc_lock:
             _gc_pauses[0] -= 1
             if _gc_pauses[0] == 0 and _gc_pauses[1]:
+                _skip_pending_collection()
                 gc.enable()
+
+
+def _skip_pending_collection() -> None:
+    """Move every object the collector tracks to its oldest generation, unscanned, and
+    reset the count of new ones (``gc.freeze`` then ``gc.unfreeze``): what a pause built
+    (hundreds of thousands of objects over thousands of groups) would otherwise be walked
+    by the first collection after it, ~0.1 s, for no cycle. The oldest generation is
+    collected as before, when it has grown by a quarter; objects that a caller froze stay
+    frozen.
+
+    >>> _skip_pending_collection()
+    """
+    if gc.get_freeze_count():  # a caller's frozen objects: leave the generations alone
+        return
+    gc.freeze()
+    gc.unfreeze()
 
 
 def flat_row(row: Row) -> dict[str, Any]:

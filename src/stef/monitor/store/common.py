@@ -48,7 +48,7 @@ from stef.monitor.store.rollups import (
     stored_tally,
 )
 from stef.monitor.store.selection import Selection
-from stef.monitor.store.slices import SPANS, ranges
+from stef.monitor.store.slices import SPANS, WINDOW_ROWS, ranges
 
 #: Light columns of ``evaluations`` after ``seq``, in the order :func:`build_row` gives them.
 COLUMNS = (
@@ -268,6 +268,9 @@ class Dialect:
     hash_aggregate: bool = False
     #: rows per time range figures over the rows are grouped in (``None``: all at once)
     slice_rows: int | None = None
+    #: rows per range where windows hold fewer than ``slice_rows`` (``None``:
+    #: ``slice_rows``; :func:`~stef.monitor.store.slices.ranges`)
+    window_rows: int | None = None
     #: the aggregate gathering a group's cell ids (``evaluations.cell``,
     #: :mod:`~stef.monitor.store.cells`) into a list or JSON array text (``None``: rows
     #: carry none); figures over the rows grouped by the group alone then gather it
@@ -311,6 +314,7 @@ SQLITE = Dialect(
     total="total",
     array=lambda x, cond: f"json_group_array({x})" + (f" FILTER (WHERE {cond})" if cond else ""),
     slice_rows=30_000,
+    window_rows=WINDOW_ROWS,
     cells="json_group_array(e.cell)",
     # CAST(t / w AS INTEGER) * w: the quotient truncated toward zero, times w
     bucket_of=lambda t, w: int(t / w) * w,
@@ -426,10 +430,11 @@ class SQLReader:
         yield from self._fetch(sql, params)
 
     def _fetch_grouped(
-        self, sql: str, params: Sequence[Any], ordered: bool = False
+        self, sql: str, params: Sequence[Any], ordered: bool = False, ranged: bool = False
     ) -> list[tuple[Any, ...]]:
         """All rows of a many-column GROUP BY (a store may tell its planner to hash it;
-        ``ordered``: each group's rows aggregated in the table's order)."""
+        ``ordered``: each group's rows aggregated in the table's order, also where
+        ``ranged``, a range of the rows read through an index)."""
         return self._fetch(sql, params)
 
     def count(self, selection: Selection | Mapping[str, Any] | None = None) -> int:
@@ -700,7 +705,9 @@ class SQLReader:
             one_window = (
                 f"SELECT {others}{mark}, {parts} FROM evaluations e{sliced}{_grouping(keys[:-1])}"
             )
-        for lo, hi in self._slices(sel, window):
+        slices = self._slices(sel, window)
+        ranged = len(slices) > 1
+        for lo, hi in slices:
             at = None
             if one_window is not None and bucket_of is not None and -math.inf < lo < hi < math.inf:
                 at = bucket_of(lo, width)
@@ -708,9 +715,9 @@ class SQLReader:
                     at = None  # the slice straddles two windows
             tail = [lo, hi] if again else []
             if one_window is None or at is None:
-                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail], ordered=True)
+                rows = self._fetch_grouped(sql, [lo, hi, *params, *tail], True, ranged)
             else:
-                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail], True)
+                rows = self._fetch_grouped(one_window, [at, lo, hi, *params, *tail], True, ranged)
             for row in rows:
                 if row[n]:  # no group: an empty selection still gives one row
                     yield row
@@ -730,8 +737,15 @@ class SQLReader:
         per = self.dialect.slice_rows
         if per is None:
             return [(-math.inf, math.inf)]
+        return self._ranges(sel, window, per)
+
+    def _ranges(
+        self, sel: Selection, window: float | None, per: int, split: bool = True
+    ) -> list[tuple[float, float]]:
+        """:func:`~stef.monitor.store.slices.ranges` of this store's rows, ~``per`` each."""
         spans = self._fetch(SPANS, ())[0]
-        return ranges(spans, self._slice_column(sel, window), sel, window, per)
+        column, rows = self._slice_column(sel, window), self.dialect.window_rows
+        return ranges(spans, column, sel, window, per, window_rows=rows, split=split)
 
     def _few_windows(self, sel: Selection, window: float | None) -> bool:
         """Whether ``window`` cuts the selection's time span into at most

@@ -37,8 +37,9 @@ from psycopg.pq import Format
 from psycopg_pool import ConnectionPool
 
 import stef.monitor.store.pg_migrations as pg_migrations
-from stef.monitor.stats import Tally, finding_kinds, paused_gc
-from stef.monitor.store.cells import Cell
+from stef.monitor.stats import GroupKey, Tally, finding_kinds, paused_gc
+from stef.monitor.store.cell_counts import cell_tallies
+from stef.monitor.store.cells import Cell, gathered_cells
 from stef.monitor.store.codec import compress_many, decode_doc, json_bytes
 from stef.monitor.store.common import (
     COLUMNS,
@@ -48,12 +49,17 @@ from stef.monitor.store.common import (
     build_row,
     checked,
     record_time,
+    where,
 )
 from stef.monitor.store.migrations import rollup_id
 from stef.monitor.store.pg_cells import PgCells
 from stef.monitor.store.rollups import ROLLUP_TABLES, RollupDeltas, RollupKey, Rollups, RollupTable
+from stef.monitor.store.selection import Selection
 
 _LIGHT = ", ".join(COLUMNS)
+#: Rows a range of whole windows holds, about, in figures over many windows
+#: (:meth:`PostgresStore._slices`).
+WINDOW_SLICE_ROWS = 20_000
 _STAGE = (
     """
     CREATE TEMP TABLE IF NOT EXISTS stef_incoming (
@@ -580,22 +586,91 @@ class PostgresStore(SQLReader):
             raise self._failed(exc) from exc
 
     def _fetch_grouped(
-        self, sql: str, params: Sequence[Any], ordered: bool = False
+        self, sql: str, params: Sequence[Any], ordered: bool = False, ranged: bool = False
     ) -> list[tuple[Any, ...]]:
         """A many-column GROUP BY, hashed: the planner guesses one group per row for it,
         and would sort a million rows on disk and JIT-compile the plan instead. Fetched
         in binary (arrays of cell ids come as lists of ints without text to parse).
         ``ordered``: no parallel plan, so each group's sums add its rows in the table's
-        order, run after run."""
+        order, run after run; ``ranged`` (a range of :meth:`_slices`): no index scan
+        either (a bitmap scan of the index on ``t`` reads the range in the table's order,
+        as the whole table's scan does, where an index scan would read it by time)."""
         try:
             with self._connection() as conn, conn.transaction():
                 conn.execute("SET LOCAL enable_sort = off")
                 conn.execute("SET LOCAL jit = off")
                 if ordered:
                     conn.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+                if ranged:
+                    conn.execute("SET LOCAL enable_indexscan = off")
                 return conn.cursor(binary=True).execute(sql, params).fetchall()
         except psycopg.Error as exc:
             raise self._failed(exc) from exc
+
+    def _slices(self, sel: Selection, window: float | None) -> list[tuple[float, float]]:
+        """Ranges of whole windows, ~20,000 rows each, for figures over many windows of a
+        selection the old single scan read in the table's order (no time bounds, agent or
+        finding, which an index or a join could read in another order); else one range.
+        Each window's groups come whole from one range, their rows in the table's order
+        (:meth:`_fetch_grouped`), so their sums are those of the single scan, bit for bit;
+        and a range's hash aggregate holds a few hundred groups, in memory, where the
+        single scan's, sized by the planner for a group per row, spills to disk.
+
+        >>> PostgresStore.__new__(PostgresStore)._slices(Selection(agent="a"), 600.0)
+        [(-inf, inf)]
+        """
+        ranges = self._window_ranges(sel, window)
+        return ranges or super()._slices(sel, window)  # one range, or of slice_rows (tests)
+
+    def _window_ranges(
+        self, sel: Selection, window: float | None
+    ) -> list[tuple[float, float]] | None:
+        """The ranges of whole windows of :meth:`_slices`, or ``None`` where it reads the
+        selection otherwise."""
+        table_order = sel.since is None and sel.until is None and sel.agent is None
+        unsliced = self.dialect.slice_rows is None and sel.finding is None
+        if unsliced and window is not None and table_order:
+            return self._ranges(sel, window, WINDOW_SLICE_ROWS, split=False)
+        return None
+
+    def _tallies_from_cells(
+        self,
+        sel: Selection,
+        window: float | None,
+        lead: str,
+        keys: Sequence[str],
+        nby: int,
+        conf: str,
+    ) -> dict[GroupKey, Tally] | None:
+        """Figures over many windows read in ranges of whole windows (:meth:`_slices`),
+        each range's groups counted (:func:`~stef.monitor.store.cell_counts.cell_tallies`)
+        while a worker thread has the server group the next ranges: every group comes
+        whole from one range, so its tally is the one counted over all ranges at once.
+        Elsewhere (one range, or inside this thread's transaction) as
+        :meth:`SQLReader._tallies_from_cells`."""
+        ranges = self._window_ranges(sel, window)
+        if not ranges or len(ranges) < 2 or getattr(self._local, "conn", None) is not None:
+            return super()._tallies_from_cells(sel, window, lead, keys, nby, conf)
+        clause, params = where(sel, self.dialect, "e.t >= %s", "e.t < %s", sliced="t")
+        parts = f"count(*), {self.dialect.cells}, {conf}"
+        sql = f"SELECT {lead}{parts} FROM evaluations e{clause} GROUP BY {', '.join(keys)}"
+        n = len(keys)
+        out: dict[GroupKey, Tally] = {}
+        worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stef-pg-read")
+        try:
+            fetched = [
+                worker.submit(self._fetch_grouped, sql, [lo, hi, *params], True, True)
+                for lo, hi in ranges
+            ]
+            for future in fetched:
+                rows = (row for row in future.result() if row[n])
+                sums = gathered_cells(rows, n, nby, True)
+                if sums is None:  # a row without a cell id: the JSON arrays instead
+                    return None
+                out.update(cell_tallies(sums, self._cells()))
+        finally:  # returned or failed early: the ranges not yet read are not read
+            worker.shutdown(wait=True, cancel_futures=True)
+        return out
 
     def _cells(self) -> Mapping[int, Cell]:
         """Every stored cell by id (those added since the last read, read now)."""
