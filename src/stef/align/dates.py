@@ -26,7 +26,9 @@ from functools import lru_cache
 from dateutil.relativedelta import relativedelta
 
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.spec import Filter, Spec
+from stef.sql.clock import UNIT_DAYS
 from stef.sql.predicates import DATE_LIKE_NAME
 
 
@@ -430,20 +432,63 @@ def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) ->
     )
 
 
+def asked_days(text: str) -> float | None:
+    """How far back a question's relative period reaches, in days ("in the last 30 days",
+    "past 3 months", "the past week"), or None ("last year" is a calendar year).
+
+    >>> asked_days("in the last 30 days"), asked_days("past week"), asked_days("last year")
+    (30.0, 7.0, None)
+    """
+    m = lx.RELATIVE.search(text)
+    if m is None:
+        return None
+    if m.group("n"):
+        raw = m.group("n").casefold()
+        n = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
+        per = UNIT_DAYS.get(m.group("units").casefold().rstrip("s"))
+        return n * per if per is not None else None
+    if m.group("unit") and m.group("which").casefold() == "past":
+        return UNIT_DAYS.get(m.group("unit").casefold())
+    return None
+
+
+def _same_reach(a: float, b: float) -> bool:
+    """Two reaches back from now that name the same period (3 months and 90 days)."""
+    return abs(a - b) <= max(1.0, 0.1 * max(a, b))
+
+
 def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A period relative to now (``in the past 30 days``) that no record time resolved must
-    still be applied by some date condition: ``filter_missing`` when the SQL has none.
+    still be applied by some date condition: ``filter_missing`` when the SQL has none. A
+    period the SQL reaches back to from the clock (``DATEADD(day, -7, GETDATE())``) must be
+    the asked one: ``filter_wrong_value`` when no such bound of the SQL matches it.
 
     >>> out = FindingCollector()
     >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
     ...     func="date")]), Spec(), out)
+    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
+    ...     func="date")]), Spec(flags={"clock_windows": [["created", 7.0]]}), out)
     >>> [f.kind for f in out.findings]
-    ['filter_missing']
+    ['filter_missing', 'filter_wrong_value']
     """
     functions = sql.flags.get("functions", ())
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
     for f in nl.filters:
         if f.text.casefold() == "today":
             continue  # "how many are there today?": now, not a day to filter on
+        asked = asked_days(f.text) if windows and not f.negated else None
+        if asked is not None and not any(_same_reach(asked, float(w[1])) for w in windows):
+            column, reach = str(windows[0][0]), float(windows[0][1])
+            out.add(
+                "filter_wrong_value",
+                "error",
+                f"question asks for {f.text!r} (about {asked:g} days back); the SQL keeps"
+                f" {column} from {reach:g} days back",
+                f.text,
+                column,
+                "filter",
+            )
+            continue
         unresolved = f.func == "date" and not f.values and not f.negated
         if unresolved and not applies_a_period(sql.filters, functions):
             out.add(

@@ -41,6 +41,7 @@ from stef.spec import (
     Spec,
     new_spec,
 )
+from stef.sql.clock import clock_windows
 from stef.sql.outputs import (
     aggregate_aliases,
     aggregates_unshown,
@@ -402,6 +403,9 @@ class _Extractor:
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
+            "clock_windows": clock_windows(self.tree, self.tt.literal_value)
+            if _MAY_READ_CLOCK & w.functions
+            else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
@@ -650,6 +654,11 @@ def _ungrouped(sel: exp.Select) -> list[str]:
                 bare.append(node.name.casefold())
     return list(dict.fromkeys(bare)) if aggregated else []
 
+
+#: Function kinds of the walk without which no condition reads the clock.
+_MAY_READ_CLOCK = frozenset(
+    {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
+)
 
 #: Window functions that rank rows.
 _RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)

@@ -1,0 +1,144 @@
+"""Date conditions relative to the clock: ``c >= DATEADD(day, -30, GETDATE())``,
+``c > NOW() - INTERVAL '7 days'``, ``c >= DATE_SUB(CURRENT_DATE, INTERVAL 3 MONTH)``,
+``c > GETDATE() - 30`` (T-SQL day arithmetic) and SQLite's ``date('now', '-30 days')``,
+read from the sqlglot tree as how far back from now each lower bound reaches (in days).
+
+A question's "in the last 30 days" is compared with these by the alignment
+(:func:`stef.align.dates.check_relative_periods`).
+
+>>> import sqlglot
+>>> q = "SELECT id FROM posts WHERE created >= DATEADD(day, -30, GETDATE()) AND score > 1"
+>>> clock_windows(sqlglot.parse_one(q, read="tsql"))
+[['created', 30.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+#: The text of a literal as written (the SQL spec passes the reader that sees through its
+#: canonical swaps).
+LiteralText = Callable[[exp.Expr], str]
+
+
+def _as_written(lit: exp.Expr) -> str:
+    return str(lit.this)
+
+#: Days in one unit of an interval (a month and a year as their mean lengths).
+UNIT_DAYS: dict[str, float] = {
+    "hour": 1 / 24,
+    "day": 1.0,
+    "week": 7.0,
+    "month": 30.4375,
+    "quarter": 91.3125,
+    "year": 365.25,
+}
+
+#: Functions that read the clock (those sqlglot leaves as anonymous calls).
+_CLOCK_CALLS = frozenset(
+    {"getdate", "getutcdate", "now", "sysdate", "sysdatetime", "utc_timestamp", "today"}
+)
+_CLOCK_NODES = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentTime)
+_LOWER = {exp.GT: "left", exp.GTE: "left", exp.LT: "right", exp.LTE: "right"}
+
+
+def _unit_days(unit: str) -> float | None:
+    """``DAY``, ``days``, ``MONTHS`` → days in one unit, else None."""
+    u = unit.casefold().rstrip("s")
+    return UNIT_DAYS.get(u)
+
+
+def _is_clock(node: exp.Expr | None) -> bool:
+    while isinstance(node, (exp.Cast, exp.Paren, exp.Date)) and node.this is not None:
+        node = node.this
+    if isinstance(node, _CLOCK_NODES):
+        return True
+    return isinstance(node, exp.Anonymous) and str(node.this).casefold() in _CLOCK_CALLS
+
+
+def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | None:
+    """A literal amount (``30``, ``'3'``, ``-30``), else None."""
+    sign = 1.0
+    if isinstance(node, exp.Neg):
+        sign, node = -1.0, node.this
+    if isinstance(node, exp.Literal):
+        try:
+            return sign * float(text(node))
+        except ValueError:
+            return None
+    return None
+
+
+def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
+    """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` in days, else None."""
+    if not isinstance(node, exp.Interval):
+        return None
+    written = text(node.this) if isinstance(node.this, exp.Literal) else ""
+    parts = written.split()
+    unit = node.args.get("unit")
+    if len(parts) == 2 and unit is None:  # '7 days'
+        amount, name = parts
+    elif len(parts) == 1 and unit is not None:
+        amount, name = parts[0], unit.name
+    else:
+        return None
+    per = _unit_days(name)
+    try:
+        return float(amount) * per if per is not None else None
+    except ValueError:
+        return None
+
+
+def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
+    """How far before now ``node`` lies, in days, when it is the clock minus a constant.
+
+    >>> import sqlglot
+    >>> days_back(sqlglot.parse_one("NOW() - INTERVAL '7 days'", read="postgres"))
+    7.0
+    >>> days_back(sqlglot.parse_one("DATE_SUB(NOW(), INTERVAL 3 MONTH)", read="mysql"))
+    91.3125
+    >>> days_back(sqlglot.parse_one("date('now', '-30 days')", read="sqlite"))
+    30.0
+    >>> days_back(sqlglot.parse_one("DATEADD(day, -30, '2020-01-01')", read="tsql")) is None
+    True
+    """
+    if isinstance(node, (exp.DateAdd, exp.DateSub)) and _is_clock(node.this):
+        amount = _number(node.expression, text)
+        unit = node.args.get("unit")
+        per = _unit_days(unit.name) if unit is not None else 1.0
+        if amount is None or per is None:
+            return None
+        reach = amount * per * (-1.0 if isinstance(node, exp.DateAdd) else 1.0)
+        return reach if reach > 0 else None
+    if isinstance(node, exp.Sub) and _is_clock(node.this):
+        back = _interval_days(node.expression, text)
+        if back is None and isinstance(node.expression, exp.Literal):
+            back = _number(node.expression, text)  # GETDATE() - 30: days
+        return back if back is not None and back > 0 else None
+    if isinstance(node, exp.Anonymous) and str(node.this).casefold() in {"date", "datetime"}:
+        args = node.expressions
+        strings = len(args) == 2 and all(isinstance(a, exp.Literal) and a.is_string for a in args)
+        if strings and text(args[0]).casefold() == "now":
+            parts = text(args[1]).split()
+            per = _unit_days(parts[1]) if len(parts) == 2 else None
+            amount = _number(exp.Literal.number(parts[0])) if per is not None else None
+            if amount is not None and per is not None and amount < 0:
+                return -amount * per
+    return None
+
+
+def clock_windows(tree: exp.Expr, text: LiteralText = _as_written) -> list[list[str | float]]:
+    """``[column, days]`` of each lower bound that reaches back from now (``created >=
+    now - 30 days``), in the order they stand; ``text`` reads a literal as written."""
+    out: list[list[str | float]] = []
+    for cmp in tree.find_all(*_LOWER):
+        side = _LOWER[type(cmp)]
+        col, bound = (cmp.left, cmp.right) if side == "left" else (cmp.right, cmp.left)
+        if not isinstance(col, exp.Column):
+            continue
+        back = days_back(bound, text)
+        if back is not None:
+            out.append([col.name.casefold(), round(back, 4)])
+    return out
