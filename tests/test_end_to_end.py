@@ -1,6 +1,7 @@
 """End-to-end cases: a record in, an evaluation out, checked against readable fixtures.
 
-Each case in ``fixtures/e2e/cases.sql`` states the question (and enrichment), the SQL,
+Each case in ``fixtures/e2e/cases.sql`` states the question (and enrichment, and the
+record's timestamp where a relative period needs one), the SQL,
 and the expected filter class, verdict, base, multiplier, exact score, band, every
 non-info finding kind and the normalisation rules that excused something.
 """
@@ -57,6 +58,7 @@ def test_case(case: dict[str, Any]) -> None:
         sql=case["sql"],
         enriched_question=case.get("enriched"),
         dialect=case.get("dialect"),
+        timestamp=case.get("timestamp"),  # the record's time: "last 30 days" resolves
     )
     want = case["expect"]
     assert e["status"] == want["status"], e["error"]

@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from dateutil.relativedelta import relativedelta
 
+from stef.align.matching import canon_col, int_value
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.spec import Filter, Spec
@@ -457,6 +458,72 @@ def _same_reach(a: float, b: float) -> bool:
     return abs(a - b) <= max(1.0, 0.1 * max(a, b))
 
 
+def absorb_year_bounds(
+    matched: list[tuple[Filter, Filter]], candidates: Sequence[Filter], used: set[int]
+) -> None:
+    """A year asked for as a date range (``d >= '2025-01-01' AND d < '2026-01-01'``): the
+    range's other bound belongs to the matched year, it is not an extra filter."""
+    for nl_f, s in list(matched):
+        if nl_f.func != "year" or not nl_f.values or not s.column:
+            continue
+        year = int_value(nl_f.values[0])
+        if year is None:
+            continue
+        bounds = (str(year), f"{year + 1}-01-01")
+        for i, c in enumerate(candidates):
+            if i in used or c is s or canon_col(c.column) != canon_col(s.column):
+                continue
+            if c.op in ("<", "<=", ">", ">=") and any(v.startswith(bounds) for v in c.values):
+                used.add(i)
+                matched.append((nl_f, c))
+
+
+def clock_answer(
+    req: Filter,
+    candidates: Sequence[Filter],
+    used: set[int],
+    sql: Spec,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+) -> int | None:
+    """A relative period the record's timestamp resolved ("in the last 30 days" as ``>=
+    2026-10-07``) answered by a bound that reaches back from the clock (``DATEADD(day, -30,
+    GETDATE())``): 0 when it reaches as far back (matched), 1 when it reaches elsewhere
+    (``filter_wrong_value``), None when the SQL has no such bound."""
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
+    asked = asked_days(req.text) if windows else None
+    if asked is None:
+        return None
+    for column, reach in windows:
+        i = next(
+            (
+                i
+                for i, c in enumerate(candidates)
+                if i not in used
+                and c.op in ("<", "<=", ">", ">=")
+                and canon_col(c.column) == canon_col(str(column))
+            ),
+            None,
+        )
+        if i is None:
+            continue
+        used.add(i)
+        if _same_reach(asked, float(reach)):
+            matched.append((req, candidates[i]))
+            return 0
+        out.add(
+            "filter_wrong_value",
+            "error",
+            f"question asks for {req.text!r} (about {asked:g} days back); the SQL keeps"
+            f" {column} from {float(reach):g} days back",
+            req.text,
+            candidates[i].text,
+            "filter_alignment",
+        )
+        return 1
+    return None
+
+
 def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A period relative to now (``in the past 30 days``) that no record time resolved must
     still be applied by some date condition: ``filter_missing`` when the SQL has none. A
@@ -476,7 +543,7 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     for f in nl.filters:
         if f.text.casefold() == "today":
             continue  # "how many are there today?": now, not a day to filter on
-        asked = asked_days(f.text) if windows and not f.negated else None
+        asked = asked_days(f.text) if windows and not f.negated and not f.values else None
         if asked is not None and not any(_same_reach(asked, float(w[1])) for w in windows):
             column, reach = str(windows[0][0]), float(windows[0][1])
             out.add(

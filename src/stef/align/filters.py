@@ -35,7 +35,14 @@ from stef.align.answers import (
     percent_scaled,
     value_as_key,
 )
-from stef.align.dates import check_relative_periods, date_match, describe, month_answered
+from stef.align.dates import (
+    absorb_year_bounds,
+    check_relative_periods,
+    clock_answer,
+    date_match,
+    describe,
+    month_answered,
+)
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
@@ -354,7 +361,7 @@ def align_filters(
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
                 _report_missing_filter(req, out)
-    _absorb_year_bounds(matched, candidates, used)
+    absorb_year_bounds(matched, candidates, used)
     extra: list[Filter] = []
     benign_found: list[Filter] = []
     for i, f in enumerate(candidates):
@@ -379,6 +386,8 @@ def _date_answer(
     """Answer a date filter by the period the SQL selects: None when no SQL condition reads
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
     selects another period)."""
+    if (clock := clock_answer(req, candidates, used, sql, matched, out)) is not None:
+        return clock  # "in the last 30 days" as DATEADD(day, -30, GETDATE())
     dated = date_match(req, candidates, used, sql.tables)
     if used and (dated is None or dated.got is not None):
         # a hint restating the question's period ("in 2019" and "BETWEEN '2019-01-01' AND
@@ -684,26 +693,6 @@ def _classify_unasked(
             f.text,
             "filter_alignment",
         )
-
-
-def _absorb_year_bounds(
-    matched: list[tuple[Filter, Filter]], candidates: Sequence[Filter], used: set[int]
-) -> None:
-    """A year asked for as a date range (``d >= '2025-01-01' AND d < '2026-01-01'``): the
-    range's other bound belongs to the matched year, it is not an extra filter."""
-    for nl_f, s in list(matched):
-        if nl_f.func != "year" or not nl_f.values or not s.column:
-            continue
-        year = int_value(nl_f.values[0])
-        if year is None:
-            continue
-        bounds = (str(year), f"{year + 1}-01-01")
-        for i, c in enumerate(candidates):
-            if i in used or c is s or canon_col(c.column) != canon_col(s.column):
-                continue
-            if c.op in ("<", "<=", ">", ">=") and any(v.startswith(bounds) for v in c.values):
-                used.add(i)
-                matched.append((nl_f, c))
 
 
 def _filter_status(n_required: int, n_matched_required: int, bad: int, extras: int) -> str:
