@@ -487,25 +487,22 @@ def clock_answer(
     out: FindingCollector,
 ) -> int | None:
     """A relative period the record's timestamp resolved ("in the last 30 days" as ``>=
-    2026-10-07``) answered by a bound that reaches back from the clock (``DATEADD(day, -30,
-    GETDATE())``): 0 when it reaches as far back (matched), 1 when it reaches elsewhere
-    (``filter_wrong_value``), None when the SQL has no such bound."""
-    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
-    asked = asked_days(req.text) if windows else None
-    if asked is None:
+    2026-10-07``, "last year" as ``= 2025``) that the SQL reads from the clock: 0 when it
+    is answered, 1 when a bound back from the clock reaches elsewhere
+    (``filter_wrong_value``), None when the SQL does not read the clock for it.
+
+    A bound back from the clock (``DATEADD(day, -30, GETDATE())``) is compared with the
+    asked reach; a calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
+    1``) is accepted as the question's (``period_from_clock``, info: STEF does not run the
+    clock arithmetic), as it is when the record has no timestamp.
+    """
+    if not req.text or lx.RELATIVE.search(req.text) is None:
         return None
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
+    asked = asked_days(req.text)
     for column, reach in windows:
-        i = next(
-            (
-                i
-                for i, c in enumerate(candidates)
-                if i not in used
-                and c.op in ("<", "<=", ">", ">=")
-                and canon_col(c.column) == canon_col(str(column))
-            ),
-            None,
-        )
-        if i is None:
+        i = _unused_on(candidates, used, str(column), bound=True)
+        if i is None or asked is None:
             continue
         used.add(i)
         if _same_reach(asked, float(reach)):
@@ -521,6 +518,34 @@ def clock_answer(
             "filter_alignment",
         )
         return 1
+    for column in sql.flags.get("clock_columns") or ():
+        i = _unused_on(candidates, used, column, bound=False)
+        if i is None:
+            continue
+        used.add(i)
+        matched.append((req, candidates[i]))
+        out.add(
+            "period_from_clock",
+            "info",
+            f"question asks for {req.text!r}; the SQL computes that period from the clock"
+            " (not evaluated)",
+            req.text,
+            candidates[i].text,
+            "filter_alignment",
+        )
+        return 0
+    return None
+
+
+def _unused_on(
+    candidates: Sequence[Filter], used: set[int], column: str, bound: bool
+) -> int | None:
+    """The first unused SQL filter on ``column`` (a range bound only, with ``bound``)."""
+    for i, c in enumerate(candidates):
+        if i in used or canon_col(c.column) != canon_col(column):
+            continue
+        if not bound or c.op in ("<", "<=", ">", ">="):
+            return i
     return None
 
 

@@ -42,12 +42,22 @@ _CLOCK_CALLS = frozenset(
 )
 _CLOCK_NODES = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentTime)
 _LOWER = {exp.GT: "left", exp.GTE: "left", exp.LT: "right", exp.LTE: "right"}
+_CONDITIONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 
 
 def _unit_days(unit: str) -> float | None:
     """``DAY``, ``days``, ``MONTHS`` → days in one unit, else None."""
     u = unit.casefold().rstrip("s")
     return UNIT_DAYS.get(u)
+
+
+def _reads_clock(node: exp.Expr) -> bool:
+    """Does ``node`` hold a call that reads the clock anywhere inside it?"""
+    return any(
+        isinstance(n, _CLOCK_NODES)
+        or (isinstance(n, exp.Anonymous) and str(n.this).casefold() in _CLOCK_CALLS)
+        for n in node.walk()
+    )
 
 
 def _is_clock(node: exp.Expr | None) -> bool:
@@ -142,3 +152,25 @@ def clock_windows(tree: exp.Expr, text: LiteralText = _as_written) -> list[list[
         if back is not None:
             out.append([col.name.casefold(), round(back, 4)])
     return out
+
+
+def clock_columns(tree: exp.Expr) -> list[str]:
+    """Columns of the conditions that compare a column with the clock, however they compute
+    the period (``YEAR(d) = YEAR(GETDATE()) - 1``, ``d = CURRENT_DATE - 1``, ``DATEDIFF(day,
+    d, GETDATE()) <= 30``): the SQL reads the period from the time it runs.
+
+    >>> import sqlglot
+    >>> q = "SELECT 1 FROM t WHERE YEAR(d) = YEAR(GETDATE()) - 1 AND n > 2"
+    >>> clock_columns(sqlglot.parse_one(q, read="tsql"))
+    ['d']
+    """
+    out: list[str] = []
+    for cond in tree.find_all(*_CONDITIONS):
+        if not _reads_clock(cond):
+            continue
+        for col in cond.find_all(exp.Column):
+            name = col.name.casefold()
+            if name not in out:
+                out.append(name)
+    return out
+

@@ -41,7 +41,7 @@ from stef.spec import (
     Spec,
     new_spec,
 )
-from stef.sql.clock import clock_windows
+from stef.sql.clock import clock_columns, clock_windows
 from stef.sql.outputs import (
     aggregate_aliases,
     aggregates_unshown,
@@ -370,6 +370,7 @@ class _Extractor:
         tt = self.tt
         ranks = [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)]
         branch_aggs = [t for op in w.set_ops for t in branch_aggregates(op)]
+        clocked = bool(_MAY_READ_CLOCK & w.functions)
         return {
             "select_star": isinstance(eff, exp.Select) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
@@ -403,9 +404,8 @@ class _Extractor:
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
-            "clock_windows": clock_windows(self.tree, self.tt.literal_value)
-            if _MAY_READ_CLOCK & w.functions
-            else [],
+            "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
+            "clock_columns": clock_columns(self.tree) if clocked else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
