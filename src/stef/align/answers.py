@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from stef.align.matching import canon_col, hinted_column, int_value
+from stef.align.matching import canon_col, hinted_column, int_value, name_words
 from stef.spec import Filter, Spec
 
 #: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
@@ -137,3 +137,33 @@ def number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
 def _searches(rx: re.Pattern[str]) -> Callable[[str, list[str]], bool]:
     """A clause test for :func:`hinted_column`: does ``rx`` occur in the clause?"""
     return lambda clause, _words: rx.search(clause) is not None
+
+
+def parameter_answer(
+    req: Filter, sql: Spec, candidates: Sequence[Filter], used: set[int]
+) -> int | None:
+    """The SQL filter on a column compared with a run-time parameter that the question's
+    value names (``customer 42`` against ``customer_id = ?``): the SQL applies the filter,
+    with a value bound when it runs, so the value cannot be checked. None when none fits.
+
+    >>> sql = Spec(flags={"parameter_columns": ["customer_id"]})
+    >>> c = [Filter("customer_id", "=", ("?",), "customer_id = ?")]
+    >>> parameter_answer(Filter(None, "=", ("42",), "customer 42"), sql, c, set())
+    0
+    >>> parameter_answer(Filter(None, "=", ("42",), "order 42"), sql, c, set()) is None
+    True
+    """
+    columns = {canon_col(c) for c in sql.flags.get("parameter_columns") or ()}
+    if not columns:
+        return None
+    said = {w.rstrip("s") for w in re.findall(r"[a-z]{3,}", req.text.casefold())}
+    for i, c in enumerate(candidates):
+        col = canon_col(c.column)
+        if i in used or col not in columns:
+            continue
+        if req.column is not None:
+            if canon_col(req.column) == col:
+                return i
+        elif said & {w.casefold().rstrip("s") for w in name_words(c.column or "")}:
+            return i
+    return None

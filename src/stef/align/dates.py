@@ -489,15 +489,21 @@ def clock_answer(
     """A relative period the record's timestamp resolved ("in the last 30 days" as ``>=
     2026-10-07``, "last year" as ``= 2025``) that the SQL reads from the clock: 0 when it
     is answered, 1 when a bound back from the clock reaches elsewhere
-    (``filter_wrong_value``), None when the SQL does not read the clock for it.
+    (``filter_wrong_value``), None when the SQL does not read the clock for it. A current
+    period ("this month", "today") is also answered by a lower bound at its first day with
+    no upper bound: as of the record's time no later row exists.
 
     A bound back from the clock (``DATEADD(day, -30, GETDATE())``) is compared with the
     asked reach; a calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
     1``) is accepted as the question's (``period_from_clock``, info: STEF does not run the
     clock arithmetic), as it is when the record has no timestamp.
     """
-    if not req.text or lx.RELATIVE.search(req.text) is None:
+    if not req.text or (rel := lx.RELATIVE.search(req.text)) is None:
         return None
+    if (i := _open_from_start(req, rel, candidates, used)) is not None:
+        used.add(i)  # "this month" as >= its first day: nothing after the record's time yet
+        matched.append((req, candidates[i]))
+        return 0
     windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
     asked = asked_days(req.text)
     for column, reach in windows:
@@ -534,6 +540,30 @@ def clock_answer(
             "filter_alignment",
         )
         return 0
+    return None
+
+
+def _open_from_start(
+    req: Filter, rel: re.Match[str], candidates: Sequence[Filter], used: set[int]
+) -> int | None:
+    """The SQL's lower bound at the first day of the current period the question names
+    ("this month", "today"), with no upper bound on its column, else None."""
+    which = (rel.group("which") or "").casefold()
+    current = (which in {"this", "current"} and rel.group("unit")) or (
+        (rel.group("day") or "").casefold() == "today"
+    )
+    if not current or req.op != "=" or len(req.values) != 1:
+        return None
+    value = req.values[0]
+    start = {"month": f"{value}-01", "year": f"{value}-01-01"}.get(req.func or "", value[:10])
+    for i, c in enumerate(candidates):
+        if i in used or c.op != ">=" or not c.values or c.values[0][:10] != start:
+            continue
+        if not any(
+            j not in used and d.op in ("<", "<=") and canon_col(d.column) == canon_col(c.column)
+            for j, d in enumerate(candidates)
+        ):
+            return i
     return None
 
 

@@ -32,6 +32,7 @@ from stef.align.answers import (
     hundredfold,
     number_in_code,
     number_in_names,
+    parameter_answer,
     percent_scaled,
     value_as_key,
 )
@@ -348,6 +349,11 @@ def align_filters(
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
         elif _answered_by_output(req, m, sql, asks_whether, matched, out):
             pass
+        elif m.sql is None and (key := parameter_answer(req, sql, candidates, used)) is not None:
+            used.add(key)  # customer_id = ? for "customer 42": bound when the query runs
+            matched.append((req, candidates[key]))
+            message = f"the question's {', '.join(req.values)} is bound to a run-time parameter"
+            out.add("value_parameterized", "info", message, req.text, candidates[key].text)
         elif m.sql is None and (key := value_as_key(req, candidates, used)) is not None:
             used.add(key)
             c = candidates[key]

@@ -43,6 +43,9 @@ _CLOCK_CALLS = frozenset(
 _CLOCK_NODES = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentTime)
 _LOWER = {exp.GT: "left", exp.GTE: "left", exp.LT: "right", exp.LTE: "right"}
 _CONDITIONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
+#: Calls that move a time by an amount of a unit, and those of them that add it.
+_ADDS = (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd)
+_SHIFTS = (*_ADDS, exp.DateSub, exp.TimestampSub, exp.DatetimeSub)
 
 
 def _unit_days(unit: str) -> float | None:
@@ -109,18 +112,21 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     7.0
     >>> days_back(sqlglot.parse_one("DATE_SUB(NOW(), INTERVAL 3 MONTH)", read="mysql"))
     91.3125
+    >>> q = "TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 7 DAY)"
+    >>> days_back(sqlglot.parse_one(q, read="bigquery"))
+    7.0
     >>> days_back(sqlglot.parse_one("date('now', '-30 days')", read="sqlite"))
     30.0
     >>> days_back(sqlglot.parse_one("DATEADD(day, -30, '2020-01-01')", read="tsql")) is None
     True
     """
-    if isinstance(node, (exp.DateAdd, exp.DateSub)) and _is_clock(node.this):
+    if isinstance(node, _SHIFTS) and _is_clock(node.this):
         amount = _number(node.expression, text)
         unit = node.args.get("unit")
         per = _unit_days(unit.name) if unit is not None else 1.0
         if amount is None or per is None:
             return None
-        reach = amount * per * (-1.0 if isinstance(node, exp.DateAdd) else 1.0)
+        reach = amount * per * (-1.0 if isinstance(node, _ADDS) else 1.0)
         return reach if reach > 0 else None
     if isinstance(node, exp.Sub) and _is_clock(node.this):
         back = _interval_days(node.expression, text)
@@ -172,5 +178,27 @@ def clock_columns(tree: exp.Expr) -> list[str]:
             name = col.name.casefold()
             if name not in out:
                 out.append(name)
+    return out
+
+
+#: Conditions whose value may be a parameter bound when the query runs.
+_VALUE_SLOTS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Like, exp.ILike)
+
+
+def parameter_columns(tree: exp.Expr) -> list[str]:
+    """Columns compared with a parameter bound at run time (``customer_id = ?``, ``= :id``,
+    ``= $1``, ``= @cid``): the SQL filters on them, with a value the text does not hold.
+
+    >>> import sqlglot
+    >>> parameter_columns(sqlglot.parse_one("SELECT 1 FROM t WHERE customer_id = ? AND n > 2"))
+    ['customer_id']
+    """
+    out: list[str] = []
+    for cond in tree.find_all(*_VALUE_SLOTS):
+        if cond.find(exp.Placeholder, exp.Parameter) is None:
+            continue
+        col = cond.this if isinstance(cond.this, exp.Column) else None
+        if col is not None and col.name.casefold() not in out:
+            out.append(col.name.casefold())
     return out
 

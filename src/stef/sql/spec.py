@@ -41,7 +41,7 @@ from stef.spec import (
     Spec,
     new_spec,
 )
-from stef.sql.clock import clock_columns, clock_windows
+from stef.sql.clock import clock_columns, clock_windows, parameter_columns
 from stef.sql.outputs import (
     aggregate_aliases,
     aggregates_unshown,
@@ -406,6 +406,7 @@ class _Extractor:
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
+            "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p.sql) else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
@@ -659,6 +660,12 @@ def _ungrouped(sel: exp.Select) -> list[str]:
 _MAY_READ_CLOCK = frozenset(
     {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
 )
+
+def _may_bind(sql: str) -> bool:
+    """Can ``sql`` hold a run-time parameter at all (``?``, ``:name``, ``$1``, ``@name``,
+    ``%(name)s``)? A cheap test of its characters; the tree decides which are parameters."""
+    return any(ch in sql for ch in "?:$@%")
+
 
 #: Window functions that rank rows.
 _RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
