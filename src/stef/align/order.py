@@ -235,7 +235,16 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
     first = sql.order_by[0] if sql.order_by else None
     lim = sql.limit
     if topk is not None:
-        if lim is None:
+        if lim is None and topk in (sql.flags.get("rank_cuts") or ()):
+            out.add(
+                "topk_by_rank",
+                "info",
+                f"the top {topk} the question asks for is kept by a ranking window's cut",
+                nl.order_by[0].text if nl.order_by else None,
+                None,
+                "limit",
+            )
+        elif lim is None:
             via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
             ranked = (
                 first is not None

@@ -159,3 +159,33 @@ def unlabelled_groups(sel: exp.Select) -> bool:
         ):
             return False
     return True
+
+
+_RANKERS = (exp.RowNumber, exp.Rank, exp.DenseRank)
+
+
+def rank_cuts(tree: exp.Expr) -> list[int]:
+    """The k of each cut of a ranking window's output (``rk <= 5``, ``rn < 4``, ``rnk = 1``,
+    in a WHERE, a QUALIFY, a CASE or an aggregate's FILTER): the top k rows it keeps, as a
+    LIMIT would.
+
+    >>> import sqlglot
+    >>> inner = "SELECT v, RANK() OVER (ORDER BY v DESC) AS rk FROM t"
+    >>> q = f"SELECT SUM(v) FILTER (WHERE rk <= 5) FROM ({inner}) s"
+    >>> rank_cuts(sqlglot.parse_one(q, read="postgres"))
+    [5]
+    """
+    aliases = {
+        a.alias.casefold()
+        for a in tree.find_all(exp.Alias)
+        if isinstance(a.this, exp.Window) and isinstance(a.this.this, _RANKERS)
+    }
+    out: list[int] = []
+    for cmp in tree.find_all(exp.LTE, exp.LT, exp.EQ) if aliases else ():
+        col, lit = cmp.this, cmp.expression
+        if not (isinstance(col, exp.Column) and col.name.casefold() in aliases):
+            continue
+        if isinstance(lit, exp.Literal) and lit.is_int:
+            out.append(int(lit.this) - (1 if isinstance(cmp, exp.LT) else 0))
+    return out
+

@@ -47,6 +47,7 @@ from stef.sql.outputs import (
     aggregates_unshown,
     branch_aggregates,
     carried_aliases,
+    rank_cuts,
     unlabelled_groups,
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
@@ -407,6 +408,7 @@ class _Extractor:
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p.sql) else [],
+            "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
@@ -643,18 +645,26 @@ def _ungrouped(sel: exp.Select) -> list[str]:
     []
     >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) OVER (PARTITION BY city) FROM t"))
     []
+    >>> q = "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY d), SUM(n) FILTER (WHERE k > 1)"
+    >>> _ungrouped(sqlglot.parse_one(q + " FROM t", read="postgres"))
+    []
     """
     if sel.args.get("group") is not None:
         return []
     aggregated, bare = False, []
     for e in sel.expressions:
-        for node in e.dfs(prune=lambda n: isinstance(n, (exp.Query, exp.Window, exp.AggFunc))):
-            if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
-                aggregated = True
-            elif type(node) is exp.Column and not node.find_ancestor(exp.AggFunc, exp.Window):
+        for node in e.dfs(prune=lambda n: isinstance(n, _AGGREGATE_SCOPES)):
+            if isinstance(node, _AGGREGATING) and not isinstance(node.parent, exp.Window):
+                aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
+            elif type(node) is exp.Column and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
                 bare.append(node.name.casefold())
     return list(dict.fromkeys(bare)) if aggregated else []
 
+
+#: Subtrees whose columns are read row by row into one value (a query, a window, an
+#: aggregate, an ordered-set aggregate's WITHIN GROUP, an aggregate's FILTER).
+_AGGREGATE_SCOPES = (exp.Query, exp.Window, exp.AggFunc, exp.WithinGroup, exp.Filter)
+_AGGREGATING = (exp.AggFunc, exp.WithinGroup, exp.Filter)
 
 #: Function kinds of the walk without which no condition reads the clock.
 _MAY_READ_CLOCK = frozenset(
