@@ -229,47 +229,53 @@ def _check_rank_windows(nl: Spec, sql: Spec, out: FindingCollector, hints: str |
     )
 
 
+def _check_no_limit(
+    nl: Spec, sql: Spec, out: FindingCollector, aggs: set[str], topk: int, first: OrderKey | None
+) -> None:
+    """A top k asked of SQL with no LIMIT: kept by a ranking window's cut, answered by an
+    aggregate (the one extreme), ranked the asked way without a cut, or missing."""
+    if topk in (sql.flags.get("rank_cuts") or ()):
+        out.add(
+            "topk_by_rank",
+            "info",
+            f"the top {topk} the question asks for is kept by a ranking window's cut",
+            nl.order_by[0].text if nl.order_by else None,
+            None,
+            "limit",
+        )
+        return
+    via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
+    asked = nl.order_by[0] if nl.order_by else None
+    ranked = first is not None and asked is not None and first.direction == _wanted(asked, first)
+    if ranked and not via_agg:
+        out.add(
+            "limit_missing_sorted",
+            "warning",
+            f"question asks for the top {topk}; the SQL returns every row, "
+            "ranked the asked way (the answer comes first)",
+            nl.order_by[0].text,
+            first.text if first is not None else None,
+            "limit",
+        )
+    elif not via_agg:
+        out.add(
+            "limit_missing",
+            "error",
+            f"question asks for the top {topk}; the SQL returns every row",
+            nl.order_by[0].text if nl.order_by else None,
+            None,
+            "limit",
+        )
+
+
 def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
     lim = sql.limit
     if topk is not None:
-        if lim is None and topk in (sql.flags.get("rank_cuts") or ()):
-            out.add(
-                "topk_by_rank",
-                "info",
-                f"the top {topk} the question asks for is kept by a ranking window's cut",
-                nl.order_by[0].text if nl.order_by else None,
-                None,
-                "limit",
-            )
-        elif lim is None:
-            via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
-            ranked = (
-                first is not None
-                and bool(nl.order_by)
-                and first.direction == _wanted(nl.order_by[0], first)
-            )
-            if ranked and not via_agg:
-                out.add(
-                    "limit_missing_sorted",
-                    "warning",
-                    f"question asks for the top {topk}; the SQL returns every row, "
-                    "ranked the asked way (the answer comes first)",
-                    nl.order_by[0].text,
-                    first.text if first is not None else None,
-                    "limit",
-                )
-            elif not via_agg:
-                out.add(
-                    "limit_missing",
-                    "error",
-                    f"question asks for the top {topk}; the SQL returns every row",
-                    nl.order_by[0].text if nl.order_by else None,
-                    None,
-                    "limit",
-                )
+        if lim is None:
+            _check_no_limit(nl, sql, out, aggs, topk, first)
         elif lim != topk:
             tolerated = lim >= rules.safety_limit_min
             out.add(
