@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from stef.errors import SqlError
 from stef.findings import Finding
@@ -407,7 +408,7 @@ class _Extractor:
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
-            "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p.sql) else [],
+            "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
@@ -671,10 +672,19 @@ _MAY_READ_CLOCK = frozenset(
     {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
 )
 
-def _may_bind(sql: str) -> bool:
-    """Can ``sql`` hold a run-time parameter at all (``?``, ``:name``, ``$1``, ``@name``,
-    ``%(name)s``)? A cheap test of its characters; the tree decides which are parameters."""
-    return any(ch in sql for ch in "?:$@%")
+#: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
+#: ``%(name)s``).
+_BIND_TOKENS = frozenset(
+    {TokenType.PLACEHOLDER, TokenType.PARAMETER, TokenType.COLON, TokenType.MOD}
+)
+
+
+def _may_bind(parsed: ParsedSql) -> bool:
+    """Can the query hold a run-time parameter at all? A test of its characters, then of
+    its tokens (a ``%`` or ``:`` inside a string is none); the tree decides which are."""
+    if not any(ch in parsed.sql for ch in "?:$@%"):
+        return False
+    return any(t.token_type in _BIND_TOKENS for t in parsed.tokens)
 
 
 #: Window functions that rank rows.
