@@ -229,42 +229,6 @@ class Spec:
         }
 
 
-def new_spec() -> Spec:
-    """``Spec()``: the same fields, defaults and order, each list and dict a new one, without
-    the generated ``__init__``'s test of each of 20 default factories (an empty spec is
-    made for every query and every text read).
-
-    >>> new_spec() == Spec(), list(vars(new_spec())) == list(vars(Spec()))
-    (True, True)
-    """
-    spec = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
-    spec.__dict__.update(
-        {
-            "projections": [],
-            "aggregations": [],
-            "filters": [],
-            "group_by": [],
-            "order_by": [],
-            "limit": None,
-            "offset": None,
-            "distinct": False,
-            "set_operations": [],
-            "window_functions": [],
-            "window_aggregations": [],
-            "subqueries": 0,
-            "ctes": 0,
-            "tables": [],
-            "joins": [],
-            "columns": [],
-            "literals": [],
-            "formulas": [],
-            "cues": [],
-            "flags": {},
-        }
-    )
-    return spec
-
-
 _WS = re.compile(r"\s+")
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 #: A date (or year-month) with "-", "/" or "." between its parts, and a time of day that

@@ -453,6 +453,28 @@ def asked_days(text: str) -> float | None:
     return None
 
 
+def _report_reach(
+    out: FindingCollector,
+    asked_text: str,
+    asked: float,
+    column: str,
+    reach: float,
+    fragment: str,
+    rule: str = "filter_alignment",
+) -> None:
+    """``filter_wrong_value``: the SQL keeps ``column`` from ``reach`` days back, where the
+    question asks ``asked_text`` (about ``asked`` days back)."""
+    out.add(
+        "filter_wrong_value",
+        "error",
+        f"question asks for {asked_text!r} (about {asked:g} days back); the SQL keeps"
+        f" {column} from {reach:g} days back",
+        asked_text,
+        fragment,
+        rule,
+    )
+
+
 def _same_reach(a: float, b: float) -> bool:
     """Two reaches back from now that name the same period (3 months and 90 days)."""
     return abs(a - b) <= max(1.0, 0.1 * max(a, b))
@@ -514,15 +536,7 @@ def clock_answer(
         if _same_reach(asked, float(reach)):
             matched.append((req, candidates[i]))
             return 0
-        out.add(
-            "filter_wrong_value",
-            "error",
-            f"question asks for {req.text!r} (about {asked:g} days back); the SQL keeps"
-            f" {column} from {float(reach):g} days back",
-            req.text,
-            candidates[i].text,
-            "filter_alignment",
-        )
+        _report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
         return 1
     for column in sql.flags.get("clock_columns") or ():
         i = _unused_on(candidates, used, column, bound=False)
@@ -600,16 +614,8 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             continue  # "how many are there today?": now, not a day to filter on
         asked = asked_days(f.text) if windows and not f.negated and not f.values else None
         if asked is not None and not any(_same_reach(asked, float(w[1])) for w in windows):
-            column, reach = str(windows[0][0]), float(windows[0][1])
-            out.add(
-                "filter_wrong_value",
-                "error",
-                f"question asks for {f.text!r} (about {asked:g} days back); the SQL keeps"
-                f" {column} from {reach:g} days back",
-                f.text,
-                column,
-                "filter",
-            )
+            column = str(windows[0][0])
+            _report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
             continue
         unresolved = f.func == "date" and not f.values and not f.negated
         if unresolved and not applies_a_period(sql.filters, functions):

@@ -114,7 +114,7 @@ def _reaggregated(inner: Aggregation, na: Aggregation, sql: Spec) -> bool:
     """Does an aggregate of the asked function take ``inner``'s output by its alias (the
     average of per-course totals: ``SUM(n) AS total`` in a CTE, ``AVG(total)`` outside)?"""
     names = {
-        alias.casefold()
+        alias  # folded by the SQL spec (stef.sql.outputs.name_key)
         for alias, func, arg in sql.flags.get("aggregate_aliases") or ()
         if func == inner.func and _last(arg) == _last(inner.arg)
     }

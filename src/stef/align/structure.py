@@ -150,7 +150,7 @@ def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:
             continue
         distinct = arg.startswith("distinct ")
         column = arg.removeprefix("distinct ").rsplit(".", 1)[-1]
-        seen.setdefault((name.casefold(), column), set()).add(distinct)
+        seen.setdefault((name, column), set()).add(distinct)
     for (name, column), kinds in seen.items():
         if len(kinds) == 2:
             out.add(
@@ -169,7 +169,7 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
     """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
     carried = set(flags.get("carried_aliases") or ())
     for alias, func, arg in flags.get("aggregate_aliases") or ():
-        said = alias_functions(alias) if alias.casefold() not in carried else frozenset()
+        said = alias_functions(alias) if alias not in carried else frozenset()
         if "case" in arg or "count(" in arg or (alias_functions(arg) & said and func != "avg"):
             continue  # SUM(CASE … THEN 1 END) counts; MAX(member_count) is a count (an
             # average of totals is no total)

@@ -29,7 +29,6 @@ from stef.spec import (
     Aggregation,
     Filter,
     Spec,
-    new_spec,
     normalize_column,
     normalize_value,
 )
@@ -128,7 +127,7 @@ class _Ctx:
     lexicon: _RulesLexicon
     words: frozenset[str] = frozenset()
     ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
-    spec: Spec = field(default_factory=new_spec)
+    spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it
     #: When a list, every column look-up of the reading is noted in it: a phrase (see

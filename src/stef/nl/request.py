@@ -148,13 +148,6 @@ _QUALIFIERS = lx._words("of for who whom whose that which where with in from by 
 _ENDS_LIST = _SEGMENT_STOPS - {"only"}
 #: A lead that opens the list inside a request's first segment ("… with their names, …").
 _WITH_THEIR = re.compile(r"\b(?:along\s+)?with\s+(?:their|its)\s+", re.IGNORECASE)
-#: "for all …": a qualifier of one item, after which the list goes on.
-_OWN_QUALIFIER = re.compile(r"for all\b", re.IGNORECASE)
-
-
-def _with_rest(words: list[str]) -> list[tuple[str, list[str]]]:
-    """Each word with the words from it on (``for`` with ``for all rooms``)."""
-    return [(w, words[i:]) for i, w in enumerate(words)]
 _SENTENCE = re.compile(r"[.?!;:]")
 
 
@@ -193,6 +186,21 @@ def _segment_items(segment: str) -> int | None:
         if low == "and":
             items += 1
     return items
+
+
+def _ends_list(words: list[str]) -> bool:
+    """Does a word of a segment's item start a qualifier whose commas the list's are not
+    ("for each school, department")? An item's own "for all …" does not ("square footage
+    for all rooms, total number of floors").
+
+    >>> _ends_list("code for each school".split()), _ends_list("area for all rooms".split())
+    (True, False)
+    """
+    low = [w.casefold() for w in words]
+    return any(
+        w in _ENDS_LIST and not (w == "for" and low[i + 1 : i + 2] == ["all"])
+        for i, w in enumerate(low)
+    )
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -246,10 +254,7 @@ def enumeration_size(question: str) -> int:
             count += items
             # later commas belong to a qualifier ("for each school, department"), not to an
             # item's own ("square footage for all rooms, total number of floors")
-            ended = any(
-                w.casefold() in _ENDS_LIST and not _OWN_QUALIFIER.match(" ".join(rest))
-                for w, rest in _with_rest(segment.split()[1:])
-            )
+            ended = _ends_list(segment.split()[1:])
         best = max(best, count)
     return best if best >= 2 else 0
 

@@ -65,7 +65,7 @@ from stef.nl.words import (
     related_values,
 )
 from stef.rules import Rules
-from stef.spec import Filter, Spec, new_spec
+from stef.spec import Filter, Spec
 
 __all__ = [
     "TextsAnalysis",
@@ -435,7 +435,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, q.text)
         for f in mp.filters
     }
-    out = new_spec()
+    out = Spec()
     kept = [f for f in (_supersede(qf, e) for qf in qs.filters) if f is not None]
     for f in [*kept, *(f for f in es.filters if f not in glossary)]:
         if f not in out.filters:

@@ -26,6 +26,7 @@ LiteralText = Callable[[exp.Expr], str]
 def _as_written(lit: exp.Expr) -> str:
     return str(lit.this)
 
+
 #: Days in one unit of an interval (a month and a year as their mean lengths).
 UNIT_DAYS: dict[str, float] = {
     "hour": 1 / 24,
@@ -54,21 +55,31 @@ def _unit_days(unit: str) -> float | None:
     return UNIT_DAYS.get(u)
 
 
-def _reads_clock(node: exp.Expr) -> bool:
-    """Does ``node`` hold a call that reads the clock anywhere inside it?"""
-    return any(
-        isinstance(n, _CLOCK_NODES)
-        or (isinstance(n, exp.Anonymous) and str(n.this).casefold() in _CLOCK_CALLS)
-        for n in node.walk()
-    )
-
-
-def _is_clock(node: exp.Expr | None) -> bool:
-    while isinstance(node, (exp.Cast, exp.Paren, exp.Date)) and node.this is not None:
-        node = node.this
+def _clock_call(node: exp.Expr | None) -> bool:
+    """Is ``node`` itself a call that reads the clock (``CURRENT_DATE``, ``GETDATE()``)?"""
     if isinstance(node, _CLOCK_NODES):
         return True
     return isinstance(node, exp.Anonymous) and str(node.this).casefold() in _CLOCK_CALLS
+
+
+def _reads_clock(node: exp.Expr) -> bool:
+    """Does ``node`` hold a call that reads the clock anywhere inside it?"""
+    return any(map(_clock_call, node.walk()))
+
+
+def _is_clock(node: exp.Expr | None) -> bool:
+    """Is ``node`` the clock, through casts, parentheses and ``DATE(…)``?"""
+    while isinstance(node, (exp.Cast, exp.Paren, exp.Date)) and node.this is not None:
+        node = node.this
+    return _clock_call(node)
+
+
+def _float(text: str) -> float | None:
+    """``text`` as a number, else None."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | None:
@@ -76,12 +87,8 @@ def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | N
     sign = 1.0
     if isinstance(node, exp.Neg):
         sign, node = -1.0, node.this
-    if isinstance(node, exp.Literal):
-        try:
-            return sign * float(text(node))
-        except ValueError:
-            return None
-    return None
+    amount = _float(text(node)) if isinstance(node, exp.Literal) else None
+    return sign * amount if amount is not None else None
 
 
 def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
@@ -97,11 +104,8 @@ def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
         amount, name = parts[0], unit.name
     else:
         return None
-    per = _unit_days(name)
-    try:
-        return float(amount) * per if per is not None else None
-    except ValueError:
-        return None
+    per, value = _unit_days(name), _float(amount)
+    return value * per if per is not None and value is not None else None
 
 
 def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
@@ -139,7 +143,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
         if strings and text(args[0]).casefold() == "now":
             parts = text(args[1]).split()
             per = _unit_days(parts[1]) if len(parts) == 2 else None
-            amount = _number(exp.Literal.number(parts[0])) if per is not None else None
+            amount = _float(parts[0]) if per is not None else None
             if amount is not None and per is not None and amount < 0:
                 return -amount * per
     return None

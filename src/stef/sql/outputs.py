@@ -161,7 +161,8 @@ def unlabelled_groups(sel: exp.Select) -> bool:
     return True
 
 
-_RANKERS = (exp.RowNumber, exp.Rank, exp.DenseRank)
+#: Window functions that rank rows.
+RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 
 
 def rank_cuts(tree: exp.Expr) -> list[int]:
@@ -178,7 +179,7 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
     aliases = {
         a.alias.casefold()
         for a in tree.find_all(exp.Alias)
-        if isinstance(a.this, exp.Window) and isinstance(a.this.this, _RANKERS)
+        if isinstance(a.this, exp.Window) and isinstance(a.this.this, RANKING)
     }
     out: list[int] = []
     for cmp in tree.find_all(exp.LTE, exp.LT, exp.EQ) if aliases else ():

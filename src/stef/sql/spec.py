@@ -40,10 +40,10 @@ from stef.spec import (
     OrderKey,
     Projection,
     Spec,
-    new_spec,
 )
 from stef.sql.clock import clock_columns, clock_windows, parameter_columns
 from stef.sql.outputs import (
+    RANKING,
     aggregate_aliases,
     aggregates_unshown,
     branch_aggregates,
@@ -217,7 +217,7 @@ class _Extractor:
     # -------------------------------------------------------------------- build
     def _build(self, w: Walk) -> Spec:
         tt = self.tt
-        spec = new_spec()
+        spec = Spec()
         aggs = [self._agg_info(a) for a in w.aggs]
         aggs_in: dict[int, list[_AggInfo]] = {}
         for a in aggs:
@@ -433,7 +433,7 @@ class _Extractor:
         out: list[list[str]] = []
         for win in w.windows:
             order = win.args.get("order")
-            if isinstance(win.this, _RANKING) and order is not None and order.expressions:
+            if isinstance(win.this, RANKING) and order is not None and order.expressions:
                 first = order.expressions[0]
                 key = first.this if isinstance(first, exp.Ordered) else first
                 out.append([self.tt.render(key), "desc" if first.args.get("desc") else "asc"])
@@ -685,10 +685,6 @@ def _may_bind(parsed: ParsedSql) -> bool:
     if not any(ch in parsed.sql for ch in "?:$@%"):
         return False
     return any(t.token_type in _BIND_TOKENS for t in parsed.tokens)
-
-
-#: Window functions that rank rows.
-_RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:
