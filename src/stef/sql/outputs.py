@@ -76,6 +76,9 @@ def carried_aliases(sel: exp.Select) -> list[str]:
     ['count']
     >>> carried_aliases(sqlglot.parse_one("SELECT AVG(t.count) AS count FROM t"))
     []
+    >>> q = "SELECT tag, AVG(t.ViewCount) AS ViewCount FROM t GROUP BY tag"
+    >>> carried_aliases(sqlglot.parse_one(q))
+    ['view_count']
     """
     if sel.args.get("group") is None:
         return []
@@ -84,7 +87,7 @@ def carried_aliases(sel: exp.Select) -> list[str]:
         node = unwrapped_aggregate(e.this) if isinstance(e, exp.Alias) and e.alias else None
         arg = node.this if isinstance(node, (exp.Avg, exp.Max, exp.Min)) else None
         if isinstance(arg, exp.Column) and arg.name.casefold() == e.alias.casefold():
-            out.append(e.alias.casefold())
+            out.append(name_key(e.alias))  # folded as aggregate_aliases folds it
     return out
 
 
