@@ -487,3 +487,10 @@ def test_redundant_tables_read_the_walks_columns_as_a_search_would(
         slow["redundant_tables"],
         slow["bridge_tables"],
     )
+
+
+def test_set_operation_whose_branch_is_no_query_gets_a_spec() -> None:
+    # "* UNION SELECT" parses to a Star on the left; reading the branches' aggregates by
+    # .left raised a TypeError (an internal error) before
+    spec = extract_sql_spec("* UNION SELECT")
+    assert spec.spec.flags["aggregate_aliases"] == []

@@ -70,6 +70,7 @@ def check_aggregations(
         _check_asked_aggregate(na, sql, aggs, out, listed=bool(nl.flags.get("list_after")))
     _check_distinct(nl, sql, out)
     _check_distinct_counts(nl, sql, out)
+    _check_key_counts(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
     _check_aggregate_shown(nl, sql, out)
@@ -497,6 +498,37 @@ def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         ", ".join(a.text for a in counted) or None,
         "aggregation",
     )
+
+
+def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """ "How many molecules" counted as a plain COUNT of a key whose rows are not the
+    molecules': the molecule's own key joined to the atoms that refer to it
+    (``count_fanout``, once per atom), or another table's key that names it
+    (``count_foreign_key``, the bonds that name one); see :mod:`stef.sql.counts`."""
+    keyed = sql.flags.get("key_counts")
+    if not keyed:
+        return
+    nouns = {
+        singular(n)
+        for na in nl.aggregations
+        if na.func == "count" and (n := _counted_noun(na.text)) is not None
+    }
+    for count, entity, habit in keyed:
+        if entity not in nouns:
+            continue
+        if habit == "joined":
+            kind, why = "count_fanout", f"counts each {entity} once per row joined to it"
+        else:
+            kind, why = "count_foreign_key", f"counts the rows that name a {entity}, not {entity}s"
+        out.add(
+            kind,
+            "warning",
+            f"the question counts {entity}s; {count} {why} (no DISTINCT)",
+            entity,
+            count,
+            "aggregation",
+        )
+        return
 
 
 def _counts_noun(arg: str | None, noun: str) -> bool:

@@ -165,6 +165,34 @@ def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:
             return
 
 
+#: Output-name words that say each value is counted once.
+_DISTINCT_WORDS = frozenset({"unique", "distinct", "different"})
+
+
+def _check_distinct_aliases(flags: dict[str, Any], out: FindingCollector) -> None:
+    """An output named for a distinct count (``unique_courses``, ``[Distinct Users]``) that
+    counts every row: ``COUNT(s.subject_id) AS unique_courses``.
+
+    >>> out = FindingCollector()
+    >>> _check_distinct_aliases({"aggregate_aliases": [["unique_courses", "count", "s.id"]]}, out)
+    >>> [f.kind for f in out.findings]
+    ['alias_distinct_mismatch']
+    """
+    for alias, func, arg in flags.get("aggregate_aliases") or ():
+        if func != "count" or arg.startswith("distinct ") or "case" in arg:
+            continue
+        if {w.casefold() for w in name_words(alias)} & _DISTINCT_WORDS:
+            out.add(
+                "alias_distinct_mismatch",
+                "warning",
+                f"output {alias!r} is named for a distinct count but counts every row",
+                None,
+                alias,
+                "structure",
+            )
+            return
+
+
 def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> None:
     """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
     carried = set(flags.get("carried_aliases") or ())
@@ -186,6 +214,7 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
                 "structure",
             )
             break
+    _check_distinct_aliases(flags, out)
     if flags.get("unlabelled_groups"):
         out.add(
             "groups_unlabelled",

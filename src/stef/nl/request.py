@@ -178,14 +178,48 @@ def _segment_items(segment: str) -> int | None:
         return None
     if not first[:1].islower() and not _named_with_acronym(words):
         return None  # a value ("Boston"), not an item named with one ("DLC key", "HR name")
-    items = 1
-    for w in words[1:]:
+    items, qualifier = 1, ""
+    for i, w in enumerate(words[1:], 1):
         low = w.casefold()
         if low in _QUALIFIERS:
-            break
-        if low == "and":
-            items += 1
+            qualifier = low if qualifier in ("", low) else "+"  # "+": more than one kind
+        elif low == "and" and (not qualifier or (qualifier == "of" and _computed_next(words[i:]))):
+            # "the name of the list and the total number of its members": a computed item
+            # led by its article after an "of" is a new item; "students and teachers" is not
+            items, qualifier = items + 1, ""
     return items
+
+
+def _computed_next(words: list[str]) -> bool:
+    """Does ``and the <computed word>`` start ``words`` ("and the total number of …")?
+
+    >>> _computed_next("and the number of rooms".split()), _computed_next("and the city".split())
+    (True, False)
+    """
+    low = [w.casefold() for w in words[:3]]
+    return len(low) == 3 and low[1] in _ITEM_ARTICLES and low[2] in lx.REQUEST_COMPUTED_WORDS
+
+
+#: Articles that lead a new item of a request's list ("…, the number of faculty").
+_ITEM_ARTICLES = frozenset({"the", "their", "its"})
+
+
+def _resumes(words: list[str]) -> bool:
+    """Does a segment past a qualified item start a new item of the list: an article and a
+    lower-case noun, after an optional "and" ("and the number of courses")?
+
+    >>> _resumes("and the number of courses".split()), _resumes("department and level".split())
+    (True, False)
+    """
+    low = [w.casefold() for w in words[:3]]
+    if low[:1] == ["and"]:
+        low, words = low[1:], words[1:]
+    return (
+        len(low) >= 2
+        and low[0] in _ITEM_ARTICLES
+        and words[1][:1].islower()
+        and low[1] not in _SEGMENT_STOPS
+    )
 
 
 def _ends_list(words: list[str]) -> bool:
@@ -236,7 +270,7 @@ def enumeration_size(question: str) -> int:
     for m in _OPENER.finditer(question.casefold()):
         end = _SENTENCE.search(question, m.end())
         clause = question[m.end() : end.start() if end else len(question)]
-        count, ended = 0, False
+        count, ended, qualified = 0, False, False
         for n, segment in enumerate(clause.split(",")):
             words = segment.split()
             if words and words[0].casefold() in {"including", "namely"}:
@@ -245,16 +279,20 @@ def enumeration_size(question: str) -> int:
             elif n == 0 and (lead := _WITH_THEIR.search(segment)):
                 # "List all buildings with their names, numbers, …": the list starts there
                 count, ended, segment = 0, False, segment[lead.end() :]
+            elif qualified and _resumes(words):
+                # "the name of lists with ten members, the number of faculty, …": an item
+                # led by its article after a qualified item takes the list up again
+                ended = False
             if ended:
                 continue
             items = _segment_items(segment)
             if items is None:
-                ended = True
+                ended, qualified = True, False
                 continue
             count += items
             # later commas belong to a qualifier ("for each school, department"), not to an
             # item's own ("square footage for all rooms, total number of floors")
-            ended = _ends_list(segment.split()[1:])
+            ended = qualified = _ends_list(segment.split()[1:])
         best = max(best, count)
     return best if best >= 2 else 0
 

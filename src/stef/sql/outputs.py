@@ -51,9 +51,11 @@ def branch_aggregates(op: exp.SetOperation) -> list[list[str]]:
     >>> branch_aggregates(sqlglot.parse_one(q))
     [['total_n', 'avg', 'n']]
     """
-    first, later = op.left, op.right
+    # the branches by their args, not .left/.right: those raise on a branch that is no
+    # query ("* UNION SELECT …" parses to a Star on the left)
+    first, later = op.this, op.expression
     while isinstance(first, (exp.SetOperation, exp.Subquery)):
-        first = first.this if isinstance(first, exp.Subquery) else first.left
+        first = first.this
     if not isinstance(first, exp.Select) or not isinstance(later, exp.Select):
         return []
     names = [e.alias_or_name for e in first.expressions]

@@ -42,6 +42,7 @@ from stef.spec import (
     Spec,
 )
 from stef.sql.clock import clock_columns, clock_windows, parameter_columns
+from stef.sql.counts import key_counts
 from stef.sql.outputs import (
     RANKING,
     aggregate_aliases,
@@ -194,6 +195,7 @@ class _Extractor:
         self.sources = Sources(self.reader, synonyms, self.findings)
         self.raw_strings: list[str] = []
         self.w = Walk()
+        self._key_counts: list[tuple[exp.Count, str, str]] = []
 
     def run(self) -> SqlSpecResult:
         try:
@@ -201,6 +203,8 @@ class _Extractor:
             self.sources.root, self.sources.walk = self.tree, w
             if len(w.selects) > 1 or w.ctes or w.set_ops:
                 self.sources.build_scopes(self.tree)
+            # read before any rendering folds the columns' qualifiers
+            self._key_counts = [k for s in w.selects for k in key_counts(s)] if w.aggs else []
             spec = self._build(w)
         finally:
             self.tt.restore()
@@ -406,6 +410,7 @@ class _Extractor:
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
+            "key_counts": [[self.tt.render(c), e, h] for c, e, h in self._key_counts],
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
