@@ -173,7 +173,8 @@ def _divides(sql: Spec) -> bool:
 
 
 def _check_average(na: Aggregation, sql: Spec, out: FindingCollector) -> None:
-    if _divides(sql):
+    # a division inside a SUM adds ratios up (SUM(rep / views)): no average of anything
+    if _divides(sql) and not sql.flags.get("divides_in_sum_only"):
         out.add(
             "aggregation_equivalent",
             "info",

@@ -19,16 +19,38 @@ def _pinned_columns(sql: Spec) -> set[str]:
     }
 
 
-def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
-    if nl.group_by and not sql.group_by and not sql.window_functions:
+def _one_total(sql: Spec) -> bool:
+    """Does the SQL return one row of aggregates: every output aggregated, no GROUP BY?"""
+    return bool(sql.projections) and all(p.is_aggregate for p in sql.projections)
+
+
+def _report_missing_group(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """The question groups and the SQL has no GROUP BY: one total row where it asks for
+    each X (``group_total_only``), else ``group_by_missing``."""
+    if nl.flags.get("group_each") and _one_total(sql):
         out.add(
-            "group_by_missing",
+            "group_total_only",
             "warning",
-            f"question groups by {', '.join(nl.group_by)}; the SQL has no GROUP BY",
+            f"question asks for each {', '.join(nl.group_by)}; the SQL returns one total"
+            " row (aggregates only, no GROUP BY)",
             ", ".join(nl.group_by),
-            None,
+            ", ".join(p.text or p.expr for p in sql.projections),
             "grouping",
         )
+        return
+    out.add(
+        "group_by_missing",
+        "warning",
+        f"question groups by {', '.join(nl.group_by)}; the SQL has no GROUP BY",
+        ", ".join(nl.group_by),
+        None,
+        "grouping",
+    )
+
+
+def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
+    if nl.group_by and not sql.group_by and not sql.window_functions:
+        _report_missing_group(nl, sql, out)
         return
     if not sql.group_by:
         return

@@ -159,10 +159,25 @@ def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "
             key = _order_key(ctx, ranked)
             text = " ".join(ctx.text[m.start() : rend].split())
             ctx.take(by.start(), by.end())  # "by" ranks here; the phrase may still aggregate
+    _rank_sort_keys(ctx, m.start(), direction)
     ctx.topk_index = len(ctx.spec.order_by)
     ctx.spec.order_by.append(OrderKey(key, direction, False, text))
     ctx.cue(text)
     ctx.take(m.start(), m.end())
+
+
+def _rank_sort_keys(ctx: _Ctx, start: int, direction: str) -> None:
+    """"top 100 questions sorted by answer count": a sort read before the top-k, after it in
+    the same sentence and with no direction of its own, ranks the top k, so it takes the
+    superlative's direction as stated (it read ascending, unstated). One set apart by a
+    comma ("the 3 most expensive products, sorted by name") only displays them."""
+    lo, hi = _sentence_span(ctx.low, start)
+    for i, key in enumerate(ctx.spec.order_by):
+        if key.stated or not key.text:
+            continue
+        at = ctx.low.find(key.text.casefold(), start, hi)
+        if at > start and at >= lo and "," not in ctx.low[start:at]:
+            ctx.spec.order_by[i] = replace(key, direction=direction, stated=True)
 
 
 def _superlative_key(ctx: _Ctx, word: str, target: str) -> str:
@@ -617,6 +632,8 @@ def _step_group_by(ctx: _Ctx) -> None:
         col = ctx.match_column(phrase) or phrase
         if col not in spec.group_by:
             spec.group_by.append(col)
+        if cue.endswith(("each", "every")):
+            spec.flags["group_each"] = True  # "for each X": one row per X, never a unit
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
 
 

@@ -34,8 +34,13 @@ def name_key(name: str) -> str:
 
 def unwrapped_aggregate(node: exp.Expr) -> exp.AggFunc | None:
     """The aggregate an output computes through CAST, ROUND, COALESCE and parentheses."""
-    while isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce)):
-        node = node.this
+    while True:
+        if isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce, exp.Ceil, exp.Floor)):
+            node = node.this
+        elif isinstance(node, (exp.Mul, exp.Div)) and isinstance(node.expression, exp.Literal):
+            node = node.this  # SUM(x) / 5.1, AVG(x) * 100: scaled, still that aggregate
+        else:
+            break
     if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
         return node
     return None

@@ -398,6 +398,8 @@ class _Extractor:
             "string_literals": list(dict.fromkeys(self.raw_strings)),
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
+            "divides_in_sum_only": "div" in w.functions
+            and all(d.find_ancestor(exp.Sum) is not None for d in self.tree.find_all(exp.Div)),
             "negation": w.negation
             or "except" in spec.set_operations
             or any(
