@@ -369,6 +369,8 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             first_order.text,
             "ordering",
         )
+    elif first_order is None and sql.flags.get("rank_cuts") and sql.flags.get("rank_windows"):
+        _check_ranked_extreme(na, want, sql, out)
     else:
         out.add(
             "aggregation_missing",
@@ -379,6 +381,33 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
+
+
+def _check_ranked_extreme(na: Aggregation, want: str, sql: Spec, out: FindingCollector) -> None:
+    """The highest or lowest kept by a ranking window's cut (``RANK() OVER (ORDER BY n
+    DESC) … WHERE rk = 1``): answered when a window ranks the asked way, turned the wrong
+    way when every window ranks the other way."""
+    ways = {direction for _, direction in sql.flags["rank_windows"]}
+    if want in ways:
+        out.add(
+            "superlative_via_order",
+            "info",
+            f"{na.func.upper()} answered by a ranking window's first rows ({want.upper()})",
+            na.text,
+            None,
+            "aggregation",
+        )
+        return
+    key, direction = sql.flags["rank_windows"][0]
+    out.add(
+        "order_direction_mismatch",
+        "error",
+        f"question asks for the {'highest' if na.func == 'max' else 'lowest'}; the SQL ranks"
+        f" by {key} {direction.upper()} and keeps the first rows",
+        na.text,
+        key,
+        "ordering",
+    )
 
 
 def _check_distinct(nl: Spec, sql: Spec, out: FindingCollector) -> None:
@@ -505,7 +534,7 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """ "How many molecules" counted as a plain COUNT of a key whose rows are not the
     molecules': the molecule's own key joined to the atoms that refer to it
     (``count_fanout``, once per atom), or another table's key that names it
-    (``count_foreign_key``, the bonds that name one); see :mod:`stef.sql.counts`."""
+    (``count_foreign_key``, the bonds that name one); see :mod:`stef.sql.keys`."""
     keyed = sql.flags.get("key_counts")
     if not keyed:
         return

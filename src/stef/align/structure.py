@@ -290,10 +290,12 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
     ``AVG(mit_id)``, ``SUM(owneruserid)``): labels are counted, not added up. Otherwise a
     SUM or AVG of DISTINCT values (``SUM(DISTINCT amount)``): equal values of different
     rows count once, so two orders of 10 add up to 10 (``aggregate_of_distinct``)."""
+    keys = set(sql.flags.get("join_keys") or ())
     for a in (*sql.aggregations, *sql.window_aggregations):
         words = name_words(a.arg or "")
         bare = a.arg is not None and "(" not in a.arg  # LENGTH(title) measures a label
-        if a.func in ("sum", "avg") and bare and words and _labels_rows(words[-1]):
+        joined = bare and (a.arg or "").rsplit(".", 1)[-1] in keys  # a key it joins on
+        if a.func in ("sum", "avg") and bare and words and (_labels_rows(words[-1]) or joined):
             out.add(
                 "aggregate_of_label",
                 "warning",

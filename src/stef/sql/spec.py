@@ -42,7 +42,7 @@ from stef.spec import (
     Spec,
 )
 from stef.sql.clock import clock_columns, clock_windows, parameter_columns
-from stef.sql.counts import key_counts
+from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.outputs import (
     RANKING,
     aggregate_aliases,
@@ -413,6 +413,9 @@ class _Extractor:
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "key_counts": [[self.tt.render(c), e, h] for c, e, h in self._key_counts],
+            "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
+            if w.aggs
+            else [],
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],

@@ -1,4 +1,5 @@
-"""What a plain COUNT of a key counts: the rows of its own table, or more.
+"""Keys read by their names and joins: what a plain COUNT of a key counts (the rows of its
+own table, or more), and which columns a query joins on.
 
 Keys are read by their names only (STEF sees no schema): a table's own key is ``id`` or
 the table's name with ``_id``/``id`` (``molecule.molecule_id``); a key named for another
@@ -118,4 +119,29 @@ def key_counts(sel: exp.Expr) -> list[tuple[exp.Count, str, str]]:
             # a key named for a table the name of this one holds not (``playlist_tracks``
             # lists tracks: its COUNT(track_id) counts them)
             out.append((count, entity, "foreign"))
+    return out
+
+
+#: Functions a join condition may wrap a key in (``UPPER(a.krb) = UPPER(b.member)``).
+_KEY_WRAPPERS = (exp.Upper, exp.Lower, exp.Trim, exp.Cast, exp.Paren)
+
+
+def join_key_columns(sel: exp.Expr) -> list[str]:
+    """Lower-case names of the columns this SELECT joins on by equality, through UPPER,
+    LOWER, TRIM and CAST: keys, whose SUM or AVG adds up identifiers.
+
+    >>> import sqlglot
+    >>> join_key_columns(sqlglot.parse_one(
+    ...     "SELECT SUM(d.member) FROM d JOIN p ON UPPER(d.member) = UPPER(p.krb)"))
+    ['member', 'krb']
+    """
+    out: list[str] = []
+    for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
+        on = join.args.get("on")
+        for eq in on.find_all(exp.EQ) if on is not None else ():
+            for side in (eq.this, eq.expression):
+                while isinstance(side, _KEY_WRAPPERS):
+                    side = side.this
+                if isinstance(side, exp.Column):
+                    out.append(side.name.casefold())
     return out
