@@ -140,6 +140,8 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             heads = [n for n in names if not _id_like(n)]
         if not heads and len(words) == 1 and any(_word_matches(head, t) for t in sql.tables):
             continue  # "list the circuits": the rows of the table it names
+        if not heads and _rows_answered(item, nl, sql):
+            continue
         if not heads:
             missing(item, "no output is named like it")
             continue
@@ -163,6 +165,34 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                 heads[0],
                 "request",
             )
+
+
+#: Output-name words that point at a row rather than describe it (``[Post Link]``,
+#: ``user_url``).
+_ROW_POINTERS = ("link", "url")
+
+
+def _points_at_rows(name: str) -> bool:
+    """Does an output point at its rows (``[Post Link]``, ``profile_url``)? A name or an id
+    is an attribute a question asks for by name ("the names of customers")."""
+    return name.casefold().endswith(_ROW_POINTERS)
+
+
+def _rows_answered(item: Projection, nl: Spec, sql: Spec) -> bool:
+    """Is an item no output names still answered? The one thing a request asks for, in
+    the plural ("Find YouTube videos in answers"), is the rows themselves, which an
+    output that identifies them answers (``Id AS [Post Link]``).
+
+    >>> sql = Spec(projections=[Projection("p.id", alias="Post Link", columns=("id",))])
+    >>> one = Projection("videos", columns=("youtube", "videos"), text="youtube videos")
+    >>> _rows_answered(one, Spec(projections=[one]), sql)
+    True
+    """
+    head = item.columns[-1] if item.columns else ""
+    alone = len(nl.projections) == 1 and head.endswith("s") and not item.is_aggregate
+    return alone and any(
+        _points_at_rows(n) for p in sql.projections for n in (p.alias, *p.columns) if n
+    )
 
 
 def check_enumeration(question: str, sql: Spec, out: FindingCollector) -> None:
