@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from case_files import load_sql_cases
-from stef.align.intent import join_keys_related, keys_related, question_terms_unexplained
+from stef.align.intent import join_keys_related, keys_related
+from stef.align.terms import question_terms_unexplained
 from stef.evaluator import Evaluator
 from stef.nl.request import requested_items
 from stef.rules import load_rules

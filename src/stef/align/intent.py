@@ -24,15 +24,14 @@ from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.matching import HINT_CLAUSE
+from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
-    QUESTION_FILLER_WORDS,
     REQUEST_GENERIC_HEADS,
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
-from stef.nl.words import TEXT_CACHE_SIZE
 from stef.spec import Projection, Spec
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
@@ -74,7 +73,23 @@ def _word_matches(word: str, name: str) -> bool:
     for part in _words(low):
         if part == w or (len(w) >= 4 and len(part) >= 4 and part[:5] == w[:5]):
             return True
+        if _abbreviates(part, w):
+            return True
     return len(w) >= 4 and w in low.replace("_", "")
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """Is a name's word an abbreviation of a question word: three to five letters, the
+    word's first two, then the rest of its letters in order (``dept`` of department,
+    ``desc`` of description, ``qty`` of quantity; not ``date`` of department)?
+
+    >>> [_abbreviates(a, b) for a, b in [("dept", "department"), ("date", "department")]]
+    [True, False]
+    """
+    if not 3 <= len(short) <= 5 or len(short) >= len(word) or short[:2] != word[:2]:
+        return False
+    rest = iter(word[2:])
+    return all(ch in rest for ch in short[2:])
 
 
 def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
@@ -93,7 +108,9 @@ def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
     return names, computed
 
 
-def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+def check_requests(
+    nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None = None
+) -> None:
     """Every item the question asks to get back has an output that can be it.
 
     A plain item ("the id", "their names") needs a plain output whose name shares its
@@ -126,9 +143,11 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             continue
         head = words[-1]
         if item.is_aggregate:
-            if computed or ranked or sql.aggregations or _stored(words, names):
-                continue
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
+            if computed or (ranked and extreme) or sql.aggregations or _stored(words, names):
+                continue
+            if ranked and _named_output(words, names):
+                continue  # "mean temperature" as a stored mean_temperature_f
             if extreme and any(_word_matches(w, n) for w in words for n in names):
                 continue  # "the most popular name": the name itself answers
             missing(item, "no output computes it")
@@ -138,9 +157,9 @@ def check_requests(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             heads = [n for n in names if any(_word_matches(w, n) for w in words[:-1])]
         if not heads and singular(head) in ("name", "title"):
             heads = [n for n in names if not _id_like(n)]
-        if not heads and len(words) == 1 and any(_word_matches(head, t) for t in sql.tables):
-            continue  # "list the circuits": the rows of the table it names
-        if not heads and _rows_answered(item, nl, sql):
+        if not heads and _table_rows(words, head, names, sql):
+            continue  # "list the circuits" (by their names): the rows of the table it names
+        if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
             continue
         if not heads:
             missing(item, "no output is named like it")
@@ -179,17 +198,16 @@ def _points_at_rows(name: str) -> bool:
 
 
 def _rows_answered(item: Projection, nl: Spec, sql: Spec) -> bool:
-    """Is an item no output names still answered? The one thing a request asks for, in
-    the plural ("Find YouTube videos in answers"), is the rows themselves, which an
-    output that identifies them answers (``Id AS [Post Link]``).
+    """Is an item no output names still answered? The one thing a request asks for ("Find
+    YouTube videos in answers", "Find the first question") is the rows themselves, which
+    an output that links to them answers (``Id AS [Post Link]``).
 
     >>> sql = Spec(projections=[Projection("p.id", alias="Post Link", columns=("id",))])
     >>> one = Projection("videos", columns=("youtube", "videos"), text="youtube videos")
     >>> _rows_answered(one, Spec(projections=[one]), sql)
     True
     """
-    head = item.columns[-1] if item.columns else ""
-    alone = len(nl.projections) == 1 and head.endswith("s") and not item.is_aggregate
+    alone = len(nl.projections) == 1 and not item.is_aggregate
     return alone and any(
         _points_at_rows(n) for p in sql.projections for n in (p.alias, *p.columns) if n
     )
@@ -240,6 +258,50 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
         return False
     content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
     return bool(content) and all(any(_word_matches(w, n) for n in names) for w in content)
+
+
+def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Does one output's name hold every content word of an item, its computing word too
+    ("mean temperature" as ``mean_temperature_f``)?
+
+    >>> _named_output(["mean", "temperature"], ["mean_temperature_f"])
+    True
+    >>> _named_output(["mean", "humidity"], ["mean_temperature_f", "mean_dew_point_f"])
+    False
+    """
+    content = [w for w in words if len(w) >= 3]
+    return bool(content) and any(all(_word_matches(w, n) for w in content) for n in names)
+
+
+def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec) -> bool:
+    """Is an item the rows of a table the SQL reads: its one word names the table ("list
+    the circuits"), or its plural head does and an output names the rows ("the planned
+    nuclear power plants" as ``Name``)?"""
+    if not any(_word_matches(head, t) for t in sql.tables):
+        return False
+    return len(words) == 1 or (head.endswith("s") and any(_is_name(n) for n in names))
+
+
+def _hinted_output(item: Projection, names: Sequence[str], enriched: str | None) -> bool:
+    """Does a clause of the enriched question say which output the item is ("final score
+    refers to home_team_goal")?
+
+    >>> item = Projection("final score", columns=("final", "score"), text="final score")
+    >>> _hinted_output(item, ["home_team_goal"], "final score refers to home_team_goal")
+    True
+    """
+    if not enriched or not item.text:
+        return False
+    text = item.text.casefold()
+    return any(
+        text in clause and any(n.casefold() in clause for n in names if len(n) >= 3)
+        for clause in HINT_CLAUSE.split(enriched.casefold())
+    )
+
+
+def _is_name(name: str) -> bool:
+    """Is an output a name or a title (``Name``, ``store_name``, ``TITLE``)?"""
+    return name.casefold().rsplit("_", 1)[-1] in ("name", "title")
 
 
 def _is_value_word(word: str, sql: Spec) -> bool:
@@ -537,192 +599,6 @@ def check_order_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) 
         )
 
 
-_QUESTION_WORD = re.compile(r"[a-z][a-z]+")
-#: Past participles ("placed", "opened"): verbs of the question, rarely a schema term.
-_VERB_FORM = re.compile(r"..[^e]ed$")
-#: At most this many unexplained question terms are reported (more add nothing).
-MAX_TERMS = 3
-
-
-@lru_cache(maxsize=16384)
-def _name_vocabulary(name: str) -> tuple[str, ...]:
-    """One name's vocabulary words: the name run together, then its words (singular).
-    Memoised: the same schema names come back record after record."""
-    low = name.casefold()
-    return (NAME_WORDS.sub("", low), *(singular(w) for w in NAME_WORDS.split(low) if w))
-
-
-class _Vocabulary:
-    """The words of the SQL's names and literals (singular), to account for question words.
-
-    A word is accounted for when a vocabulary word is it (singular), shares its first
-    five letters, or (four letters or more) the words run together contain it.
-    """
-
-    def __init__(self, names: Sequence[str]) -> None:
-        vocab: set[str] = set()
-        for n in names:
-            vocab.update(_name_vocabulary(n))
-        vocab.discard("")
-        self.words = vocab
-        self.blob = " ".join(vocab)
-        self.prefixes = {v[:5] for v in vocab if len(v) >= 4}
-
-    @classmethod
-    def of(
-        cls, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
-    ) -> tuple[_Vocabulary, _Vocabulary]:
-        """The vocabulary of the SQL's columns, tables, literals and output aliases, and
-        the same with the rules' synonyms of the columns it uses (``"amount":
-        ["revenue"]``) — one object when no synonym applies."""
-        names = [
-            *sql.columns,
-            *sql.tables,
-            *sql.literals,
-            *(p.alias or "" for p in sql.projections),
-        ]
-        used = {c.casefold() for c in sql.columns}
-        extra = [
-            alt
-            for column, alternatives in (synonyms or {}).items()
-            if column.casefold() in used
-            for alt in alternatives
-        ]
-        base = cls(names)
-        return base, (cls([*names, *extra]) if extra else base)
-
-    def accounts(self, word: str) -> bool:
-        s = singular(word)
-        return s in self.words or s[:5] in self.prefixes or (len(s) >= 4 and s in self.blob)
-
-
-def question_terms_unexplained(
-    question: str, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
-    """Content words of the question that no name or literal of the SQL accounts for
-    (nor a used column's synonym in the rules; see :class:`_Vocabulary`).
-
-    >>> from stef.spec import Spec
-    >>> sql = Spec(columns=["count"], tables=["allergy_type"])
-    >>> question_terms_unexplained("What is the total number of students?", sql)
-    ['students']
-    >>> question_terms_unexplained("How many allergy types are there?", sql)
-    []
-    """
-    return _unexplained(question, _Vocabulary.of(sql, synonyms)[1])
-
-
-#: Two question words run together must be this long to match a name ("gas station" in
-#: ``gasstationid``), so that short pairs do not match by chance.
-_COMPOUND_MIN = 7
-
-
-@lru_cache(maxsize=TEXT_CACHE_SIZE)
-def _question_words(question: str) -> tuple[str, ...]:
-    return tuple(_QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
-
-
-@lru_cache(maxsize=TEXT_CACHE_SIZE)
-def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The question's words and the indexes of those that may be terms: three letters or
-    more, no filler, no verb form in ``-ed`` (memoised per question).
-
-    >>> _question_terms("Which stations reported the sales?")
-    (('which', 'stations', 'reported', 'the', 'sales'), (1, 4))
-    """
-    words = _question_words(question)
-    return words, tuple(
-        i
-        for i, w in enumerate(words)
-        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _VERB_FORM.search(w))
-    )
-
-
-def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
-    """Question words ``vocab`` does not account for, alone or run together with a
-    neighbour (``gas station`` → ``gasstationid``).
-
-    >>> _unexplained("Which gas station sells most?", _Vocabulary(["gasstationid"]))
-    ['sells']
-    """
-    out: list[str] = []
-    words, candidates = _question_terms(question)
-    for i in candidates:
-        w = words[i]
-        if w in out:
-            continue
-        if vocab.accounts(w):
-            continue
-        pairs = (words[j] + words[j + 1] for j in (i - 1, i) if 0 <= j < len(words) - 1)
-        if not any(len(p) >= _COMPOUND_MIN and p in vocab.blob for p in pairs):
-            out.append(w)
-    return out
-
-
-#: A word of an enrichment clause; names there may hold digits (``A13``).
-_CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
-
-
-def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary) -> set[str]:
-    """The terms that a clause of the enriched question links to the SQL (``vocab``):
-    the clause holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
-    if not enriched or not terms:
-        return set()
-    out: set[str] = set()
-    for words in _clause_words(enriched):
-        if any(vocab.accounts(w) for w in words):
-            held = {singular(w) for w in words}
-            out |= {t for t in terms if singular(t) in held}
-    return out
-
-
-@lru_cache(maxsize=TEXT_CACHE_SIZE)
-def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
-    """The words of each clause of an enriched question, less the question fillers."""
-    return tuple(
-        tuple(
-            w
-            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
-            if w not in QUESTION_FILLER_WORDS
-        )
-        for clause in HINT_CLAUSE.split(enriched.casefold())
-    )
-
-
-def check_question_terms(
-    question: str,
-    sql: Spec,
-    out: FindingCollector,
-    enriched: str | None = None,
-    synonyms: Mapping[str, Sequence[str]] | None = None,
-) -> None:
-    """Question terms the SQL never touches: the lexical side of schema linking (a
-    question about students answered from ``allergy_type``). A term that only the
-    enriched question's hints link to the SQL is noted apart (``info``): the hint
-    explains it, though in labelled data such queries still go wrong more often."""
-    base, with_synonyms = _Vocabulary.of(sql, synonyms)
-    terms = _unexplained(question, with_synonyms)
-    hinted = hinted_terms(terms, enriched, base)
-    for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
-        out.add(
-            "question_term_unexplained",
-            "warning",
-            f"the question's {w!r} matches no column, table or value of the SQL",
-            w,
-            None,
-            "schema_linking",
-        )
-    for w in [t for t in terms if t in hinted][:MAX_TERMS]:
-        out.add(
-            "question_term_via_hint",
-            "info",
-            f"the question's {w!r} reaches the SQL only through the enriched question's hints",
-            w,
-            None,
-            "schema_linking",
-        )
-
-
 def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """GROUP BY columns the question never names and no output shows (grouping by
     ``patient`` to find the nurse with the most appointments)."""
@@ -772,7 +648,7 @@ def check_id_only_outputs(nl: Spec, sql: Spec, out: FindingCollector, question: 
         p.is_aggregate or len(p.columns) != 1 or not _id_like(p.columns[0]) for p in sql.projections
     ):
         return
-    if _ID_WORDS & set(_QUESTION_WORD.findall(question.casefold())):
+    if _ID_WORDS & set(QUESTION_WORD.findall(question.casefold())):
         return
     out.add(
         "projection_id_only",
@@ -797,7 +673,7 @@ def check_intent(
     if question:
         check_question_terms(question, sql, out, enriched, synonyms)
         check_id_only_outputs(nl, sql, out, question)
-    check_requests(nl, sql, out)
+    check_requests(nl, sql, out, enriched)
     if question:
         check_subject(question, sql, out)
         check_enumeration(question, sql, out)

@@ -153,7 +153,7 @@ REQUEST_STOPS = _words(
 #: A request item's last word that says little alone ("phone numbers", "city location"):
 #: any word of the item may then be what an output is named after.
 REQUEST_GENERIC_HEADS = _words(
-    "number numbers location locations value values amount amounts detail details info"
+    "number numbers location locations value values amount amounts detail details info code codes"
 )
 
 #: Words that say the item is computed (an aggregate, a ratio, an extreme).
@@ -161,7 +161,7 @@ REQUEST_COMPUTED_WORDS = _words(
     """number count total sum average mean avg maximum minimum max min percentage percent
     proportion ratio rate share difference highest lowest largest smallest biggest most
     least oldest youngest latest earliest longest shortest greatest fewest top bottom
-    amount many much"""
+    amount many much counts totals sums averages statistics stats median"""
 )
 
 #: Words with no say in what an item is.
@@ -170,10 +170,11 @@ REQUEST_FILLERS = _words(
     also both entire whole any some various overall detailed exact"""
 )
 
-#: Items that name no particular output ("the details", "the list of …"): not checked.
+#: Items that name no particular output ("the details", "the list of …", "include
+#: subtotals": rows of the report, not a column): not checked.
 REQUEST_VAGUE = _words(
     """list details detail information info record records data everything all result
-    results row rows entry entries one ones"""
+    results row rows entry entries one ones separately subtotal subtotals"""
 )
 
 #: Conjunctions and prepositions the filler list lacks: grammar, never a schema term (and

@@ -1,0 +1,209 @@
+"""Question terms the SQL leaves unexplained: content words of the question that no name
+or literal of the SQL accounts for (``question_term_unexplained``), and the ones a clause
+of the enriched question explains (``question_term_via_hint``). :func:`check_question_terms`
+is one of :mod:`stef.align.intent`'s checks; :class:`_Vocabulary` also tells the request
+checks which words the SQL accounts for.
+
+>>> from stef.spec import Spec
+>>> question_terms_unexplained("Which stores sell bicycles?", Spec(tables=["stores"]))
+['sell', 'bicycles']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from stef.align.formats import NAME_WORDS
+from stef.align.matching import HINT_CLAUSE
+from stef.findings import FindingCollector
+from stef.nl.lexicon import QUESTION_FILLER_WORDS
+from stef.nl.request import singular
+from stef.nl.words import TEXT_CACHE_SIZE
+from stef.spec import Spec
+
+QUESTION_WORD = re.compile(r"[a-z][a-z]+")
+#: Past participles ("placed", "opened"): verbs of the question, rarely a schema term.
+_VERB_FORM = re.compile(r"..[^e]ed$")
+#: At most this many unexplained question terms are reported (more add nothing).
+MAX_TERMS = 3
+
+
+@lru_cache(maxsize=16384)
+def _name_vocabulary(name: str) -> tuple[str, ...]:
+    """One name's vocabulary words: the name run together, then its words (singular).
+    Memoised: the same schema names come back record after record."""
+    low = name.casefold()
+    return (NAME_WORDS.sub("", low), *(singular(w) for w in NAME_WORDS.split(low) if w))
+
+
+class _Vocabulary:
+    """The words of the SQL's names and literals (singular), to account for question words.
+
+    A word is accounted for when a vocabulary word is it (singular), shares its first
+    five letters, or (four letters or more) the words run together contain it.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        vocab: set[str] = set()
+        for n in names:
+            vocab.update(_name_vocabulary(n))
+        vocab.discard("")
+        self.words = vocab
+        self.blob = " ".join(vocab)
+        self.prefixes = {v[:5] for v in vocab if len(v) >= 4}
+
+    @classmethod
+    def of(
+        cls, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+    ) -> tuple[_Vocabulary, _Vocabulary]:
+        """The vocabulary of the SQL's columns, tables, literals and output aliases, and
+        the same with the rules' synonyms of the columns it uses (``"amount":
+        ["revenue"]``) — one object when no synonym applies."""
+        names = [
+            *sql.columns,
+            *sql.tables,
+            *sql.literals,
+            *(p.alias or "" for p in sql.projections),
+        ]
+        used = {c.casefold() for c in sql.columns}
+        extra = [
+            alt
+            for column, alternatives in (synonyms or {}).items()
+            if column.casefold() in used
+            for alt in alternatives
+        ]
+        base = cls(names)
+        return base, (cls([*names, *extra]) if extra else base)
+
+    def accounts(self, word: str) -> bool:
+        s = singular(word)
+        return s in self.words or s[:5] in self.prefixes or (len(s) >= 4 and s in self.blob)
+
+
+def question_terms_unexplained(
+    question: str, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Content words of the question that no name or literal of the SQL accounts for
+    (nor a used column's synonym in the rules; see :class:`_Vocabulary`).
+
+    >>> from stef.spec import Spec
+    >>> sql = Spec(columns=["count"], tables=["allergy_type"])
+    >>> question_terms_unexplained("What is the total number of students?", sql)
+    ['students']
+    >>> question_terms_unexplained("How many allergy types are there?", sql)
+    []
+    """
+    return _unexplained(question, _Vocabulary.of(sql, synonyms)[1])
+
+
+#: Two question words run together must be this long to match a name ("gas station" in
+#: ``gasstationid``), so that short pairs do not match by chance.
+_COMPOUND_MIN = 7
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _question_words(question: str) -> tuple[str, ...]:
+    return tuple(QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The question's words and the indexes of those that may be terms: three letters or
+    more, no filler, no verb form in ``-ed`` (memoised per question).
+
+    >>> _question_terms("Which stations reported the sales?")
+    (('which', 'stations', 'reported', 'the', 'sales'), (1, 4))
+    """
+    words = _question_words(question)
+    return words, tuple(
+        i
+        for i, w in enumerate(words)
+        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _VERB_FORM.search(w))
+    )
+
+
+def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
+    """Question words ``vocab`` does not account for, alone or run together with a
+    neighbour (``gas station`` → ``gasstationid``).
+
+    >>> _unexplained("Which gas station sells most?", _Vocabulary(["gasstationid"]))
+    ['sells']
+    """
+    out: list[str] = []
+    words, candidates = _question_terms(question)
+    for i in candidates:
+        w = words[i]
+        if w in out:
+            continue
+        if vocab.accounts(w):
+            continue
+        pairs = (words[j] + words[j + 1] for j in (i - 1, i) if 0 <= j < len(words) - 1)
+        if not any(len(p) >= _COMPOUND_MIN and p in vocab.blob for p in pairs):
+            out.append(w)
+    return out
+
+
+#: A word of an enrichment clause; names there may hold digits (``A13``).
+_CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary) -> set[str]:
+    """The terms that a clause of the enriched question links to the SQL (``vocab``):
+    the clause holds the term and names something the SQL uses ("revenue = SUM(amount)")."""
+    if not enriched or not terms:
+        return set()
+    out: set[str] = set()
+    for words in _clause_words(enriched):
+        if any(vocab.accounts(w) for w in words):
+            held = {singular(w) for w in words}
+            out |= {t for t in terms if singular(t) in held}
+    return out
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each clause of an enriched question, less the question fillers."""
+    return tuple(
+        tuple(
+            w
+            for w in _CLAUSE_WORD.findall(clause.replace("n't", " not"))
+            if w not in QUESTION_FILLER_WORDS
+        )
+        for clause in HINT_CLAUSE.split(enriched.casefold())
+    )
+
+
+def check_question_terms(
+    question: str,
+    sql: Spec,
+    out: FindingCollector,
+    enriched: str | None = None,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """Question terms the SQL never touches: the lexical side of schema linking (a
+    question about students answered from ``allergy_type``). A term that only the
+    enriched question's hints link to the SQL is noted apart (``info``): the hint
+    explains it, though in labelled data such queries still go wrong more often."""
+    base, with_synonyms = _Vocabulary.of(sql, synonyms)
+    terms = _unexplained(question, with_synonyms)
+    hinted = hinted_terms(terms, enriched, base)
+    for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
+        out.add(
+            "question_term_unexplained",
+            "warning",
+            f"the question's {w!r} matches no column, table or value of the SQL",
+            w,
+            None,
+            "schema_linking",
+        )
+    for w in [t for t in terms if t in hinted][:MAX_TERMS]:
+        out.add(
+            "question_term_via_hint",
+            "info",
+            f"the question's {w!r} reaches the SQL only through the enriched question's hints",
+            w,
+            None,
+            "schema_linking",
+        )
