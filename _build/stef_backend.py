@@ -31,6 +31,24 @@ def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) 
 
 
 def get_requires_for_build_editable(config_settings: dict[str, Any] | None = None) -> list[str]:
-    if _mypyc():
-        return ["wheel", *MYPYC_REQUIRES]
+    _no_compiled_editable()
     return _setuptools.get_requires_for_build_editable(config_settings)
+
+
+def build_editable(
+    wheel_directory: str,
+    config_settings: dict[str, Any] | None = None,
+    metadata_directory: str | None = None,
+) -> str:
+    _no_compiled_editable()
+    return _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)
+
+
+def _no_compiled_editable() -> None:
+    """An editable install compiles in place: the modules would shadow their sources,
+    and an edit of a source would silently not count."""
+    if _mypyc():
+        raise RuntimeError(
+            "STEF_MYPYC=1 builds wheels only; unset it for an editable install "
+            "(pip install -e .), which stays pure Python"
+        )

@@ -58,7 +58,12 @@ def test_the_backend_asks_for_mypy_only_for_the_mypyc_build(monkeypatch) -> None
         sys.path.remove(str(ROOT / "_build"))
     monkeypatch.setenv("STEF_MYPYC", "1")
     assert any(r.startswith("mypy") for r in backend.get_requires_for_build_wheel())
-    assert any(r.startswith("mypy") for r in backend.get_requires_for_build_editable())
+    with pytest.raises(RuntimeError, match="wheels only"):
+        backend.get_requires_for_build_editable()  # compiled modules would shadow sources
+    monkeypatch.delenv("STEF_MYPYC")
+    # setuptools' own answer (it runs setup.py egg_info in the working directory: stubbed)
+    monkeypatch.setattr(backend._setuptools, "get_requires_for_build_wheel", lambda c=None: [])
+    assert backend.get_requires_for_build_wheel() == []
     assert backend.build_wheel is not None and backend.build_sdist is not None
 
 
