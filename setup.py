@@ -23,10 +23,10 @@ from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
 
-#: Packages whose every module is compiled, and the modules left out of them. Left out:
-#: the modules holding frozen dataclasses that are pickled or copied (an evaluator sent to
-#: a worker process carries a PrecisionGate and benign Filters; mypyc's frozen classes
-#: cannot be unpickled), and the modules run once per process.
+#: Packages whose every module is compiled, and the modules left out of them: those
+#: holding frozen dataclasses that are pickled or copied (an evaluator sent to a worker
+#: process carries a PrecisionGate; mypyc's frozen classes cannot be unpickled). For the
+#: same reason stef.spec and stef.findings (Filter, Finding, ...) are not compiled.
 COMPILED_PACKAGES = ("stef/nl", "stef/align", "stef/sql")
 LEFT_OUT = frozenset({"stef/align/precision.py"})
 
