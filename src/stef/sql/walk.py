@@ -185,7 +185,7 @@ def walk_tree(
         info = node_info.get(cls, unseen)
         if info is None:  # most nodes: identifiers, keywords, operators
             continue
-        if info is unseen:
+        if info[0] < 0:  # unseen (a test of the value: mypyc unboxes the tuple)
             info = _node_info(cls)
             if info is None:
                 continue
