@@ -28,7 +28,9 @@ from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
+    DQ,
     REQUEST_GENERIC_HEADS,
+    SQ,
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
@@ -109,7 +111,7 @@ def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
 
 
 def check_requests(
-    nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None = None
+    nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None = None, question: str = ""
 ) -> None:
     """Every item the question asks to get back has an output that can be it.
 
@@ -161,6 +163,8 @@ def check_requests(
             continue  # "list the circuits" (by their names): the rows of the table it names
         if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
             continue
+        if not heads and _labelled_by_case(sql, question):
+            continue  # "the current status ('CURRENT' if yes …)" as a CASE output
         if not heads:
             missing(item, "no output is named like it")
             continue
@@ -297,6 +301,22 @@ def _hinted_output(item: Projection, names: Sequence[str], enriched: str | None)
         text in clause and any(n.casefold() in clause for n in names if len(n) >= 3)
         for clause in HINT_CLAUSE.split(enriched.casefold())
     )
+
+
+def _labelled_by_case(sql: Spec, question: str) -> bool:
+    """Does a CASE output write a label the question quotes ("list the current status
+    ('CURRENT' if yes and 'NON-CURRENT' otherwise)")? Such an output is the item the
+    question describes, whatever its alias.
+
+    >>> sql = Spec(projections=[Projection("case when c = 1 then 'CURRENT' end", alias="a")],
+    ...            literals=["CURRENT"])
+    >>> _labelled_by_case(sql, "the status ('CURRENT' if yes)")
+    True
+    """
+    if not question or not any("case" in p.expr.casefold() for p in sql.projections):
+        return False
+    quoted = {m.group(1).casefold().strip() for rx in (DQ, SQ) for m in rx.finditer(question)}
+    return bool(quoted & {lit.casefold() for lit in sql.literals})
 
 
 def _is_name(name: str) -> bool:
@@ -673,7 +693,7 @@ def check_intent(
     if question:
         check_question_terms(question, sql, out, enriched, synonyms)
         check_id_only_outputs(nl, sql, out, question)
-    check_requests(nl, sql, out, enriched)
+    check_requests(nl, sql, out, enriched, question)
     if question:
         check_subject(question, sql, out)
         check_enumeration(question, sql, out)
