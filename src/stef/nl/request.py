@@ -206,14 +206,19 @@ _ITEM_ARTICLES = frozenset({"the", "their", "its"})
 
 def _resumes(words: list[str]) -> bool:
     """Does a segment past a qualified item start a new item of the list: an article and a
-    lower-case noun, after an optional "and" ("and the number of courses")?
+    lower-case noun, or a computed word ("number of …"), after an optional "and" ("and the
+    number of courses", "and number of tenured faculty")?
 
     >>> _resumes("and the number of courses".split()), _resumes("department and level".split())
     (True, False)
+    >>> _resumes("and number of tenured faculty".split())
+    True
     """
     low = [w.casefold() for w in words[:3]]
     if low[:1] == ["and"]:
         low, words = low[1:], words[1:]
+    if len(low) >= 2 and low[0] in lx.REQUEST_COMPUTED_WORDS and low[1] == "of":
+        return True
     return (
         len(low) >= 2
         and low[0] in _ITEM_ARTICLES
