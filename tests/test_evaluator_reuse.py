@@ -2,16 +2,21 @@
 
 ``stef.evaluate()`` reuses one evaluator per set of rules, an evaluator remembers the
 text analyses of recent (question, enriched question, time) triples, and the judge's
-packaged weights are read once: each must be invisible in the evaluations.
+packaged weights are read once: each must be invisible in the evaluations. And what a
+library call leaves on the log: none of sqlglot's notices about SQL STEF has read.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 import random
 from pathlib import Path
 from typing import Any
+
+import pytest
+import sqlglot
 
 import stef
 from stef.evaluator import Evaluator, shared_evaluator
@@ -119,3 +124,29 @@ def test_a_pickled_evaluator_leaves_what_it_remembers_behind() -> None:
     copy = pickle.loads(pickle.dumps(ev))
     assert len(pickle.dumps(copy)) == len(pickle.dumps(Evaluator()))
     assert canonical(copy.evaluate_record(pair)) == first
+
+
+SCRIPT = (
+    "DECLARE @UserId int = 17034\n"
+    "SELECT TOP 25 Id, Score, Text FROM Comments WHERE UserId = @UserId ORDER BY Score DESC"
+)
+
+
+def test_stef_evaluate_keeps_sqlglots_fallback_notice_off_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a T-SQL script is scored on its final query; sqlglot's "Falling back to parsing as a
+    # 'Command'" notice for it said nothing a library user could act on
+    with caplog.at_level(logging.WARNING, logger="sqlglot"):
+        e = stef.evaluate("Top comments of user 17034", SCRIPT, dialect="tsql")
+    assert e["status"] == "ok"
+    assert not [r for r in caplog.records if r.name.startswith("sqlglot")]
+
+
+def test_a_users_own_sqlglot_parse_still_logs_its_fallback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    stef.evaluate("Top comments of user 17034", SCRIPT, dialect="tsql")  # filter installed
+    with caplog.at_level(logging.WARNING, logger="sqlglot"):
+        sqlglot.parse(SCRIPT, read="tsql")
+    assert any("Falling back to parsing" in r.getMessage() for r in caplog.records)

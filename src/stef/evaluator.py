@@ -92,6 +92,33 @@ class Prepared:
         )
 
 
+
+#: sqlglot's logger: it warns when it reads a statement as a bare Command.
+_SQLGLOT_LOG = logging.getLogger("sqlglot")
+_QUIET = threading.local()
+
+
+def _drop_fallback_notice(record: logging.LogRecord) -> bool:
+    """A filter on sqlglot's logger: while STEF parses a record's SQL, sqlglot's "falling
+    back to parsing as a 'Command'" notice is dropped (the record's status or a finding
+    says what STEF made of that SQL); every other message, and every parse that is not
+    STEF's, passes."""
+    return not (getattr(_QUIET, "on", False) and "Falling back to parsing" in record.getMessage())
+
+
+_SQLGLOT_LOG.addFilter(_drop_fallback_notice)
+
+
+@contextlib.contextmanager
+def _sqlglot_fallbacks_quiet() -> Iterator[None]:
+    """Drop sqlglot's fallback notice in this thread while the block runs."""
+    before = getattr(_QUIET, "on", False)
+    _QUIET.on = True
+    try:
+        yield
+    finally:
+        _QUIET.on = before
+
 class Evaluator:
     """Evaluates records with one set of rules and one judge.
 
@@ -256,7 +283,8 @@ class Evaluator:
     def prepare(self, rec: Record, started: float) -> Prepared | dict[str, Any]:
         """Run every stage before the judge; an error evaluation when the SQL is unusable."""
         try:
-            sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
+            with _sqlglot_fallbacks_quiet():
+                sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
         except StefError as e:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
         nl_usage: dict[str, Any] | None = None  # what an LLM extractor spent
