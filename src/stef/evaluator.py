@@ -92,7 +92,6 @@ class Prepared:
         )
 
 
-
 #: sqlglot's logger: it warns when it reads a statement as a bare Command.
 _SQLGLOT_LOG = logging.getLogger("sqlglot")
 _QUIET = threading.local()
@@ -118,6 +117,7 @@ def _sqlglot_fallbacks_quiet() -> Iterator[None]:
         yield
     finally:
         _QUIET.on = before
+
 
 class Evaluator:
     """Evaluates records with one set of rules and one judge.

@@ -21,12 +21,12 @@ from stef.align.matching import (
     int_value,
     name_mentioned,
     occurs,
+    quoted_terms,
     text_mentions,
     values_match,
 )
 from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
-from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.words import TEXT_CACHE_SIZE
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
@@ -184,14 +184,6 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=TEXT_CACHE_SIZE)
-def _quoted_terms(question: str) -> frozenset[str]:
-    """The terms a question quotes (backquotes, double or single quotes), case-folded."""
-    return frozenset(
-        m.group(1).casefold().strip() for rx in (BQ, DQ, SQ) for m in rx.finditer(question)
-    )
-
-
 def check_literals_and_hints(
     nl: Spec,
     sql: Spec,
@@ -209,7 +201,7 @@ def check_literals_and_hints(
     sql_cols = {canon_col(c) for c in sql.columns}
     sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
     literals = {lit.casefold() for lit in sql.literals}
-    quoted = _quoted_terms(question)
+    quoted = quoted_terms(question)
     for col in nl.columns:
         c = canon_col(col)
         if c in _FUNCTION_WORDS or col.casefold().strip() in quoted:

@@ -23,14 +23,12 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
-from stef.align.matching import HINT_CLAUSE
+from stef.align.matching import HINT_CLAUSE, quoted_terms
 from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
-    DQ,
     REQUEST_GENERIC_HEADS,
-    SQ,
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
@@ -132,6 +130,7 @@ def check_requests(
         return vocab[0].accounts(word)
 
     ranked = bool(sql.order_by) and sql.limit is not None
+    labelled = _labelled_by_case(sql, question)  # a CASE output writes labels it quotes
     outputs = ", ".join(p.text or p.expr for p in sql.projections)
 
     def missing(item: Projection, why: str) -> None:
@@ -163,7 +162,7 @@ def check_requests(
             continue  # "list the circuits" (by their names): the rows of the table it names
         if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
             continue
-        if not heads and _labelled_by_case(sql, question):
+        if not heads and labelled:
             continue  # "the current status ('CURRENT' if yes …)" as a CASE output
         if not heads:
             missing(item, "no output is named like it")
@@ -315,8 +314,8 @@ def _labelled_by_case(sql: Spec, question: str) -> bool:
     """
     if not question or not any("case" in p.expr.casefold() for p in sql.projections):
         return False
-    quoted = {m.group(1).casefold().strip() for rx in (DQ, SQ) for m in rx.finditer(question)}
-    return bool(quoted & {lit.casefold() for lit in sql.literals})
+    quoted = quoted_terms(question, backquoted=False)
+    return any(lit.casefold() in quoted for lit in sql.literals)
 
 
 def _is_name(name: str) -> bool:

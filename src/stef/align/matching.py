@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import methodcaller
 
+from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.words import TEXT_CACHE_SIZE
 
 #: Literals so common in SQL that their absence from the question says nothing.
@@ -71,6 +72,20 @@ _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 #: ``t.strip(".-/:")`` as a function, for ``map``.
 _strip_punctuation = methodcaller("strip", ".-/:")
 
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def quoted_terms(text: str, backquoted: bool = True) -> frozenset[str]:
+    """The terms a text quotes, case-folded: in double or single quotes, and in backquotes
+    unless ``backquoted`` is False (memoised: the same question comes back per check).
+
+    >>> sorted(quoted_terms("the status ('CURRENT' if yes) of `hg pull`"))
+    ['current', 'hg pull']
+    >>> sorted(quoted_terms("the status ('CURRENT' if yes) of `hg pull`", backquoted=False))
+    ['current']
+    """
+    kinds = (BQ, DQ, SQ) if backquoted else (DQ, SQ)
+    return frozenset(m.group(1).casefold().strip() for rx in kinds for m in rx.finditer(text))
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:

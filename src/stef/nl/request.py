@@ -178,15 +178,18 @@ def _segment_items(segment: str) -> int | None:
         return None
     if not first[:1].islower() and not _named_with_acronym(words):
         return None  # a value ("Boston"), not an item named with one ("DLC key", "HR name")
-    items, qualifier = 1, ""
+    items, qualifiers = 1, set[str]()
     for i, w in enumerate(words[1:], 1):
         low = w.casefold()
         if low in _QUALIFIERS:
-            qualifier = low if qualifier in ("", low) else "+"  # "+": more than one kind
-        elif low == "and" and (not qualifier or (qualifier == "of" and _computed_next(words[i:]))):
+            qualifiers.add(low)
+        elif low == "and" and (
+            not qualifiers or (qualifiers == {"of"} and _computed_next(words[i:]))
+        ):
             # "the name of the list and the total number of its members": a computed item
-            # led by its article after an "of" is a new item; "students and teachers" is not
-            items, qualifier = items + 1, ""
+            # led by its article after an "of" (and no other qualifier) is a new item;
+            # "students and teachers" is not
+            items, qualifiers = items + 1, set[str]()
     return items
 
 

@@ -28,6 +28,8 @@ molecules"). Flags of the SQL spec (:mod:`stef.sql.spec`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sqlglot import exp
 
 _KEY_ENDS = ("_id", "id")
@@ -74,16 +76,20 @@ def _tables(sel: exp.Select) -> dict[str, str]:
     return out
 
 
+def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
+    """The two sides of each equality in the ON conditions of a SELECT's joins."""
+    for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
+        on = join.args.get("on")
+        for eq in on.find_all(exp.EQ) if on is not None else ():
+            yield eq.this, eq.expression
+
+
 def _fans_out(sel: exp.Select, alias: str, column: str, tables: dict[str, str]) -> bool:
     """Is ``alias.column`` joined by equality to another table's column that refers to it
     (not that table's own key): one row of ``alias`` to many of the other?"""
-    for join in sel.args.get("joins") or ():
-        on = join.args.get("on")
-        for eq in on.find_all(exp.EQ) if on is not None else ():
-            sides = (eq.this, eq.expression)
-            if not all(isinstance(s, exp.Column) for s in sides):
-                continue
-            for mine, other in (sides, sides[::-1]):
+    for left, right in _join_equalities(sel):
+        if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+            for mine, other in ((left, right), (right, left)):
                 if mine.table.casefold() != alias or mine.name.casefold() != column:
                     continue
                 other_table = tables.get(other.table.casefold())
@@ -136,12 +142,10 @@ def join_key_columns(sel: exp.Expr) -> list[str]:
     ['member', 'krb']
     """
     out: list[str] = []
-    for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
-        on = join.args.get("on")
-        for eq in on.find_all(exp.EQ) if on is not None else ():
-            for side in (eq.this, eq.expression):
-                while isinstance(side, _KEY_WRAPPERS):
-                    side = side.this
-                if isinstance(side, exp.Column):
-                    out.append(side.name.casefold())
+    for sides in _join_equalities(sel):
+        for side in sides:
+            while isinstance(side, _KEY_WRAPPERS):
+                side = side.this
+            if isinstance(side, exp.Column):
+                out.append(side.name.casefold())
     return out
