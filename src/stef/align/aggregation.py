@@ -104,6 +104,9 @@ def _check_asked_aggregate(
     (``listed``: the question asks for the rows too)."""
     f = na.func
     if f in aggs:
+        if f in ("max", "min") and _ranked_other_way(f, sql):
+            # MAX(CASE WHEN rk = 1 THEN …) reads the first-ranked row: the window decides
+            _check_ranked_extreme(na, "desc" if f == "max" else "asc", sql, out)
         _check_count_distinct(na, sql, out)
         return
     windowed = next((a for a in sql.window_aggregations if a.func == f), None)
@@ -381,6 +384,16 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
+
+
+def _ranked_other_way(func: str, sql: Spec) -> bool:
+    """Does the SQL keep the first-ranked rows (a cut at 1) of ranking windows that all rank
+    the other way from the extreme ``func`` asks for?"""
+    windows = sql.flags.get("rank_windows") or ()
+    if 1 not in (sql.flags.get("rank_cuts") or ()) or not windows:
+        return False
+    want = "desc" if func == "max" else "asc"
+    return all(direction != want for _, direction in windows)
 
 
 def _check_ranked_extreme(na: Aggregation, want: str, sql: Spec, out: FindingCollector) -> None:

@@ -56,6 +56,7 @@ from stef.align.matching import (
     BOUNDS,
     NEUTRAL_LITERALS,
     canon_col,
+    checked_cues,
     int_value,
     name_mentioned,
     searchable,
@@ -764,16 +765,7 @@ def align(
         enriched_question,
         r.column_synonyms,
     )
-    evidence = (
-        len(required)
-        + len(nl.aggregations)
-        + (1 if nl.limit is not None else 0)
-        + (1 if nl.order_by else 0)
-        + (1 if nl.group_by else 0)
-        + (1 if nl.distinct else 0)
-        + len(nl.columns)
-        + len(nl.formulas)
-    )
+    evidence = checked_cues(nl, len(required), matched, question)
     alignment = Alignment(
         filter_status=status,
         filter_points=fp,

@@ -5,6 +5,8 @@ grouping key the question did not ask for, excused (``required_group_by``,
 
 from __future__ import annotations
 
+import re
+
 from stef.align.matching import canon_col
 from stef.findings import FindingCollector
 from stef.rules import Rules
@@ -48,7 +50,39 @@ def _report_missing_group(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     )
 
 
+#: Output names that say they hold a figure (``Total_Subjects``, ``n_posts``).
+_FIGURE_NAME = re.compile(r"count|total|sum|num|avg|average|mean|rate|ratio|percent|share|qty")
+
+
+def _check_series_measured(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A series over periods ("Voters in moderator elections per year") grouped by the
+    period, whose outputs are only the grouping keys: the SQL lists the periods and no
+    figure for any of them (``series_unmeasured``). Aggregates that filter or rank the
+    groups, windows, ``*`` and outputs named for a figure are left alone."""
+    if not nl.flags.get("period_series") or not sql.group_by or not sql.projections:
+        return
+    if sql.window_functions or sql.flags.get("select_star"):
+        return
+    if any(f.clause == "having" for f in sql.filters):
+        return
+    if any(p.is_aggregate for p in sql.projections) or any(o.is_aggregate for o in sql.order_by):
+        return
+    names = [n for p in sql.projections for n in (p.alias, *p.columns) if n]
+    if any(_FIGURE_NAME.search(canon_col(n)) for n in names):
+        return
+    out.add(
+        "series_unmeasured",
+        "warning",
+        "the question asks for a figure per period; the SQL groups by "
+        f"{', '.join(sql.group_by)} but outputs no aggregate, only the groups themselves",
+        None,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "grouping",
+    )
+
+
 def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
+    _check_series_measured(nl, sql, out)
     if nl.group_by and not sql.group_by and not sql.window_functions:
         _report_missing_group(nl, sql, out)
         return

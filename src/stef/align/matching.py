@@ -18,6 +18,7 @@ from operator import methodcaller
 
 from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.words import TEXT_CACHE_SIZE
+from stef.spec import Filter, Spec
 
 #: Literals so common in SQL that their absence from the question says nothing.
 NEUTRAL_LITERALS = frozenset({"0", "1", "100", "1.0", "", "%", "null", "true", "false", "-1", " "})
@@ -373,3 +374,38 @@ def hinted_column(
             if tied is not None:
                 return tied
     return None
+
+
+def checked_cues(
+    nl: Spec, required: int, matched: Sequence[tuple[Filter, Filter]], question: str
+) -> int:
+    """How many of the question's cues the alignment could check: its required filters,
+    aggregates, top-k, order, grouping, DISTINCT, columns and formulas, and each SQL filter
+    whose value the question itself states (``filter_implied``: it lined up too).
+
+    >>> sql_f = Filter("city", "=", ("paris",), "city = 'Paris'", "where")
+    >>> implied = Filter("city", "=", ("paris",), "", "question")
+    >>> checked_cues(Spec(), 0, [(implied, sql_f)], "Users in Paris")
+    1
+    >>> checked_cues(Spec(limit=5), 0, [(implied, sql_f)], "Top 5 users")
+    1
+    """
+    asked = searchable(question)
+    implied = sum(
+        1
+        for a, _ in matched
+        if not a.text
+        and a.clause == "question"
+        and any(v not in NEUTRAL_LITERALS and text_mentions(v, asked) for v in a.values)
+    )
+    return (
+        required
+        + implied
+        + len(nl.aggregations)
+        + (1 if nl.limit is not None else 0)
+        + (1 if nl.order_by else 0)
+        + (1 if nl.group_by else 0)
+        + (1 if nl.distinct else 0)
+        + len(nl.columns)
+        + len(nl.formulas)
+    )

@@ -637,6 +637,37 @@ def _step_group_by(ctx: _Ctx) -> None:
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
 
 
+#: A series over periods: "per month", "by year", "by hour of day", "over the years".
+_PERIOD_SERIES = re.compile(
+    r"\b(?:per|by|each|every|over\s+the)\s+(?:the\s+)?"
+    r"(?:(?:hour|time)\s+of\s+(?:the\s+)?day|day\s+of\s+(?:the\s+)?week|weekday|"
+    r"years?|months?|weeks?|days?|dates?|hours?|quarters?)\b"
+)
+_PERIOD_WORDS = frozenset({"per", "by", "each", "every", "over"})
+_SORT_BEFORE = frozenset({"sorted", "sort", "ordered", "order", "ranked", "rank", "arranged"})
+#: Units before "per": "miles per hour" is a rate, not a series.
+_UNIT_BEFORE_PER = frozenset(
+    "miles mile kilometers kilometres km meters metres feet words dollars cents calls"
+    " requests beats revolutions gallons liters litres".split()
+)
+
+
+def _step_period_series(ctx: _Ctx) -> None:
+    """A question that asks for a series over periods ("Voters in moderator elections per
+    year", "Answers by Time of Day") wants a figure for each period, whether or not it
+    names the aggregate: the ``period_series`` flag."""
+    if not ctx.words & _PERIOD_WORDS:
+        return
+    for m in _PERIOD_SERIES.finditer(ctx.low):
+        before = _prev_words(ctx.low, m.start(), 2)
+        if set(before) & _SORT_BEFORE:
+            continue  # "sorted by date": an order
+        if before and before[-1] in _UNIT_BEFORE_PER and ctx.low.startswith("per", m.start()):
+            continue
+        ctx.spec.flags["period_series"] = True
+        return
+
+
 #: A later sentence that asks for a list ("… ? List them by their ID.").
 _LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|indicate)\b")
 

@@ -651,8 +651,8 @@ SYMBOL_OPS = {
 }
 POSTFIX_RE = re.compile(
     rf"(?<![\w.$/-])(?P<n>(?:(?<!\S)-|\bminus\s+)?{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
-    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)"
-    r"|\+(?!\w))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)))\b",
+    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)\b"
+    r"|\+(?![\w+]))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)\b))",
     re.I,
 )
 BETWEEN_RE = re.compile(

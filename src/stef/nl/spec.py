@@ -39,6 +39,7 @@ from stef.nl.cues import (
     _step_flags,
     _step_group_by,
     _step_order,
+    _step_period_series,
     _step_superlatives,
     _step_topk,
 )
@@ -158,6 +159,7 @@ def analyze_text(
         _step_distinct(ctx)
     if ctx.has(lx.GROUP_WORDS):
         _step_group_by(ctx)
+    _step_period_series(ctx)
     _step_flags(ctx, style)
     if style != "hints":
         ctx.spec.projections = request_projections(norm)
@@ -478,7 +480,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     out.cues = list(dict.fromkeys([*qs.cues, *es.cues]))
     out.flags = {
         k: bool(qs.flags.get(k))
-        if k in {"yes_no", "list", "aggregate_answer"}
+        if k in {"yes_no", "list", "aggregate_answer", "period_series"}
         else bool(qs.flags.get(k) or es.flags.get(k))
         for k in sorted(set(qs.flags) | set(es.flags))
         if k != "distinct_counts"
