@@ -131,7 +131,9 @@ def test_report_figures_on_the_fixture_file() -> None:
     }
     k = report["kinds"]
     assert k["filter_dropped"]["detection"] == 0.75  # r1: 40 < 80; r4: a tie at 70
-    assert k["filter_dropped"]["caught_by"] == {"filter_missing": 1}
+    assert k["filter_dropped"]["caught_by"] == {"filter_missing": 1, "number_missing": 1}
+    assert k["filter_dropped"]["ties_seen"] == 1  # r4: number_missing fired, the score stayed
+    assert k["sort_flipped"]["ties_seen"] == 0  # the same findings as its original
     assert k["sort_flipped"]["detection"] == 0.5 and k["sort_flipped"]["ties"] == 1
     assert k["limit_changed"]["flagged"] == 1 and k["limit_changed"]["flag_rate"] == 1.0
     assert k["group_removed"]["detection"] == 0.0 and k["group_removed"]["mean_drop"] == -5.0
@@ -139,9 +141,12 @@ def test_report_figures_on_the_fixture_file() -> None:
     assert k["distinct_dropped"]["detection"] is None
     o = report["overall"]
     # wins: filter 1 + 0.5, sort 0.5, limit 1, aggregate 1, group 0, date 1, projection 0.5
-    assert (o["mutants"], o["detection"], o["ties"]) == (8, round(5.5 / 8, 4), 3)
+    assert (o["mutants"], o["detection"], o["ties"], o["ties_seen"]) == (8, round(5.5 / 8, 4), 3, 1)
     assert (o["flagged"], o["flag_base"]) == (2, 3)
     assert o["records_with_a_mutant"] == 3
+    md = S.markdown(report)
+    assert "| filter_dropped | 2 | 75.0% | 1 (1) | 1/1 (100.0%) | 20.0 |" in md
+    assert "| sort_flipped | 1 | 50.0% | 1 (0) |" in md
 
 
 def test_the_evaluator_never_sees_the_label_and_reads_evidence_as_enriched() -> None:
@@ -231,7 +236,7 @@ def test_cli_selftest_json_output_and_pairs(tmp_path: Path) -> None:
     assert report["originals"]["records"] == 5 and report["originals"]["scored"] == 4
     assert report["overall"]["mutants"] == 8
     md = out.read_text()
-    assert "| kind | mutants | detection | ties | flagged | mean drop |" in md
+    assert "| kind | mutants | detection | ties (seen) | flagged | mean drop |" in md
     lines = [json.loads(line) for line in pairs.read_text().splitlines()]
     assert [(p["id"], p["kind"]) for p in lines][:3] == [
         ("r1", "filter_dropped"),

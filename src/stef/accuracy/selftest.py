@@ -203,6 +203,15 @@ def _share(num: float, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+def _seen(original: Scored, mutant: Scored) -> bool:
+    """Does the mutant carry a weighted (non-info) finding more than its original: STEF saw
+    the planted error, whether or not the score moved?"""
+    return any(
+        sum(s != "info" for s in sevs) > sum(s != "info" for s in original.findings.get(k, ()))
+        for k, sevs in mutant.findings.items()
+    )
+
+
 def _kind_block(pairs: list[tuple[Scored, Scored, str]], made: int) -> dict[str, Any]:
     """Detection, flagged and the findings that caught it, over (original, mutant) pairs."""
     scored: list[tuple[float, float, Scored, Scored]] = [
@@ -220,6 +229,8 @@ def _kind_block(pairs: list[tuple[Scored, Scored, str]], made: int) -> dict[str,
         "scored_pairs": len(scored),
         "detection": _share(wins, len(scored)),
         "ties": sum(1 for os, ms, _, _ in scored if ms == os),
+        # ties where a new weighted finding fired: seen, but the score did not move
+        "ties_seen": sum(1 for os, ms, o, m in scored if ms == os and _seen(o, m)),
         "flagged": flagged,
         "flag_base": len(good),
         "flag_rate": _share(flagged, len(good)),
@@ -287,20 +298,24 @@ def markdown(report: dict[str, Any], title: str = "stef selftest") -> str:
         f" mean score {o['mean_score']}; scored < 75: {_pct(o['share_below_75'])},"
         f" < 50: {_pct(o['share_below_50'])}.",
         "",
-        "| kind | mutants | detection | ties | flagged | mean drop | caught by (new findings) |",
+        "| kind | mutants | detection | ties (seen) | flagged | mean drop"
+        " | caught by (new findings) |",
         "|---|---|---|---|---|---|---|",
     ]
     for kind, b in [*report["kinds"].items(), ("**all kinds**", report["overall"])]:
         caught = ", ".join(f"{k} {n}" for k, n in list(b["caught_by"].items())[:4]) or "—"
         flagged = f"{b['flagged']}/{b['flag_base']} ({_pct(b['flag_rate'])})"
         lines.append(
-            f"| {kind} | {b['mutants']} | {_pct(b['detection'])} | {b['ties']} | {flagged} |"
+            f"| {kind} | {b['mutants']} | {_pct(b['detection'])} | {b['ties']} ({b['ties_seen']})"
+            f" | {flagged} |"
             f" {b['mean_drop'] if b['mean_drop'] is not None else '—'} | {caught} |"
         )
     lines += [
         "",
         "detection: share of pairs where the mutant scores below its original (ties count half);"
-        " flagged: mutants scored < 75 whose original scored ≥ 75.",
+        " seen: ties where the mutant has a new warning or error all the same (STEF noticed the"
+        " planted error, the score did not move); flagged: mutants scored < 75 whose original"
+        " scored ≥ 75.",
         "",
     ]
     return "\n".join(lines)

@@ -646,9 +646,9 @@ _PERIOD_SERIES = re.compile(
 _PERIOD_WORDS = frozenset({"per", "by", "each", "every", "over"})
 _SORT_BEFORE = frozenset({"sorted", "sort", "ordered", "order", "ranked", "rank", "arranged"})
 #: Units before "per": "miles per hour" is a rate, not a series.
-_UNIT_BEFORE_PER = frozenset(
+_UNIT_BEFORE_PER = lx._words(
     "miles mile kilometers kilometres km meters metres feet words dollars cents calls"
-    " requests beats revolutions gallons liters litres".split()
+    " requests beats revolutions gallons liters litres"
 )
 
 
