@@ -58,7 +58,19 @@ def _check_series_measured(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A series over periods ("Voters in moderator elections per year") grouped by the
     period, whose outputs are only the grouping keys: the SQL lists the periods and no
     figure for any of them (``series_unmeasured``). Aggregates that filter or rank the
-    groups, windows, ``*`` and outputs named for a figure are left alone."""
+    groups, windows, ``*`` and outputs named for a figure are left alone.
+
+    >>> from stef.spec import Projection
+    >>> series, out = Spec(flags={"period_series": True}), FindingCollector()
+    >>> year = Projection("year(d)", "election", ("d",))
+    >>> _check_series_measured(series, Spec(projections=[year], group_by=["year(d)"]), out)
+    >>> [f.kind for f in out.findings]
+    ['series_unmeasured']
+    >>> voters = Projection("year(d)", "voters_count", ("d",))
+    >>> _check_series_measured(series, Spec(projections=[voters], group_by=["year(d)"]), out)
+    >>> len(out.findings)
+    1
+    """
     if not nl.flags.get("period_series") or not sql.group_by or not sql.projections:
         return
     if sql.window_functions or sql.flags.get("select_star"):

@@ -655,7 +655,15 @@ _UNIT_BEFORE_PER = lx._words(
 def _step_period_series(ctx: _Ctx) -> None:
     """A question that asks for a series over periods ("Voters in moderator elections per
     year", "Answers by Time of Day") wants a figure for each period, whether or not it
-    names the aggregate: the ``period_series`` flag."""
+    names the aggregate: the ``period_series`` flag; "sorted by date" is an order and
+    "miles per hour" a rate.
+
+    >>> from stef.nl.spec import analyze_text
+    >>> [analyze_text(q).spec.flags.get("period_series", False) for q in (
+    ...     "Voters in moderator elections per year", "Users sorted by date",
+    ...     "Wind speed in miles per hour")]
+    [True, False, False]
+    """
     if not ctx.words & _PERIOD_WORDS:
         return
     for m in _PERIOD_SERIES.finditer(ctx.low):
