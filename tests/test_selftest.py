@@ -319,3 +319,18 @@ def test_unusable_lines_are_named_and_the_rest_is_read(tmp_path: Path) -> None:
         "mixed.jsonl:2: field 'sql' is required and must be a non-empty string",
         "mixed.jsonl:3: field 'enriched_question' (or 'evidence') must be a string or null",
     ]
+
+
+def test_planting_into_a_tsql_script_logs_no_fallback_notice_and_leaves_the_logger_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    script = "DECLARE @n int = 5\nSELECT TOP 5 Id FROM Users ORDER BY Reputation DESC"
+    log = logging.getLogger("sqlglot")
+    level = log.level
+    with caplog.at_level(logging.WARNING, logger="sqlglot"):
+        trees = parse_sql(script, "tsql")
+    assert trees is None  # read as one Command: nothing is planted into it (a known gap)
+    assert not [r for r in caplog.records if r.name.startswith("sqlglot")]
+    assert log.level == level

@@ -45,6 +45,7 @@ from stef.record import (
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
+from stef.sql.quiet import fallbacks_quiet
 from stef.sql.spec import SqlSpecResult, extract_sql_spec, predicate_filters
 
 logger = logging.getLogger(__name__)
@@ -90,33 +91,6 @@ class Prepared:
             dialect=self.record.dialect,
             enrichment_findings=list(self.enrichment.findings),
         )
-
-
-#: sqlglot's logger: it warns when it reads a statement as a bare Command.
-_SQLGLOT_LOG = logging.getLogger("sqlglot")
-_QUIET = threading.local()
-
-
-def _drop_fallback_notice(record: logging.LogRecord) -> bool:
-    """A filter on sqlglot's logger: while STEF parses a record's SQL, sqlglot's "falling
-    back to parsing as a 'Command'" notice is dropped (the record's status or a finding
-    says what STEF made of that SQL); every other message, and every parse that is not
-    STEF's, passes."""
-    return not (getattr(_QUIET, "on", False) and "Falling back to parsing" in record.getMessage())
-
-
-_SQLGLOT_LOG.addFilter(_drop_fallback_notice)
-
-
-@contextlib.contextmanager
-def _sqlglot_fallbacks_quiet() -> Iterator[None]:
-    """Drop sqlglot's fallback notice in this thread while the block runs."""
-    before = getattr(_QUIET, "on", False)
-    _QUIET.on = True
-    try:
-        yield
-    finally:
-        _QUIET.on = before
 
 
 class Evaluator:
@@ -283,7 +257,7 @@ class Evaluator:
     def prepare(self, rec: Record, started: float) -> Prepared | dict[str, Any]:
         """Run every stage before the judge; an error evaluation when the SQL is unusable."""
         try:
-            with _sqlglot_fallbacks_quiet():
+            with fallbacks_quiet():
                 sql = extract_sql_spec(rec.sql, rec.dialect, self._synonyms)
         except StefError as e:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)

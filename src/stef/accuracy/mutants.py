@@ -13,7 +13,6 @@ so surface style says nothing about which one is the mutant.
 
 from __future__ import annotations
 
-import logging
 import random
 import re
 from collections.abc import Callable
@@ -27,8 +26,7 @@ from sqlglot.errors import SqlglotError
 
 from stef.accuracy.cues import Cues, read_cues
 from stef.spec import normalize_number, normalize_value
-
-_SQLGLOT_LOG = logging.getLogger("sqlglot")
+from stef.sql.quiet import fallbacks_quiet
 
 __all__ = ["KINDS", "Cues", "Mutant", "mutants", "mutate", "parse_sql", "read_cues", "render"]
 
@@ -71,14 +69,11 @@ def parse_sql(sql: str, dialect: str | None) -> Statements | None:
     >>> parse_sql("SELEC x", "sqlite") is None
     True
     """
-    quiet = _SQLGLOT_LOG.level
-    _SQLGLOT_LOG.setLevel(logging.ERROR)  # "falling back to a Command" is the answer here
     try:
-        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+        with fallbacks_quiet():  # "falling back to a Command" is the answer here
+            trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except (SqlglotError, ValueError, KeyError, TypeError, RecursionError):
         return None
-    finally:
-        _SQLGLOT_LOG.setLevel(quiet)
     if not trees or not isinstance(trees[-1], exp.Query):
         return None
     for tree in trees:  # one spelling of an ascending key on both sides: no "ASC"
