@@ -331,6 +331,6 @@ def test_planting_into_a_tsql_script_logs_no_fallback_notice_and_leaves_the_logg
     level = log.level
     with caplog.at_level(logging.WARNING, logger="sqlglot"):
         trees = parse_sql(script, "tsql")
-    assert trees is None  # read as one Command: nothing is planted into it (a known gap)
+    assert trees is not None and trees.root.sql("tsql").startswith("SELECT TOP 5")
     assert not [r for r in caplog.records if r.name.startswith("sqlglot")]
     assert log.level == level

@@ -25,8 +25,11 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from stef.accuracy.cues import Cues, read_cues
+from stef.errors import StefError
 from stef.spec import normalize_number, normalize_value
+from stef.sql.parse import dialect_tools
 from stef.sql.quiet import fallbacks_quiet
+from stef.sql.script import split_script
 
 __all__ = ["KINDS", "Cues", "Mutant", "mutants", "mutate", "parse_sql", "read_cues", "render"]
 
@@ -68,11 +71,20 @@ def parse_sql(sql: str, dialect: str | None) -> Statements | None:
     'SELECT TOP 5 a FROM t'
     >>> parse_sql("SELEC x", "sqlite") is None
     True
+
+    A script without semicolons, which sqlglot reads as one opaque Command, is split as
+    the evaluator splits it (:func:`stef.sql.script.split_script`):
+
+    >>> parse_sql("DECLARE @n int = 5\\nSELECT TOP 5 a FROM t", "tsql").root.sql("tsql")
+    'SELECT TOP 5 a FROM t'
     """
     try:
         with fallbacks_quiet():  # "falling back to a Command" is the answer here
             trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
-    except (SqlglotError, ValueError, KeyError, TypeError, RecursionError):
+            if not trees or not isinstance(trees[-1], exp.Query):
+                parts = split_script(sql, dialect_tools(dialect))
+                trees = [sqlglot.parse_one(p, read=dialect) for p in parts or ()]
+    except (SqlglotError, StefError, ValueError, KeyError, TypeError, RecursionError):
         return None
     if not trees or not isinstance(trees[-1], exp.Query):
         return None
