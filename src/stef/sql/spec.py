@@ -27,6 +27,7 @@ stef.errors.SqlError: SQL is empty
 
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from sqlglot import exp
@@ -204,11 +205,23 @@ class _Extractor:
             if len(w.selects) > 1 or w.ctes or w.set_ops:
                 self.sources.build_scopes(self.tree)
             # read before any rendering folds the columns' qualifiers
-            self._key_counts = [k for s in w.selects for k in key_counts(s)] if w.aggs else []
+            self._key_counts = self._counts_of_keys(w)
             spec = self._build(w)
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
+
+    @staticmethod
+    def _counts_of_keys(w: Walk) -> list[tuple[exp.Count, str, str]]:
+        """:func:`~stef.sql.keys.key_counts` of each SELECT that holds a ``COUNT(column)``
+        of its own: the walk's aggregates name those SELECTs, so the others (whose result
+        would be empty) are not searched."""
+        owners = {
+            id(a.find_ancestor(exp.Select))
+            for a in w.aggs
+            if type(a) is exp.Count and isinstance(a.this, exp.Column)
+        }
+        return [k for s in w.selects if id(s) in owners for k in key_counts(s)] if owners else []
 
     # --------------------------------------------------------------------- walk
     def walk(self) -> Walk:
@@ -408,7 +421,9 @@ class _Extractor:
                 for j in sel.args.get("joins") or ()
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
-            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
+            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)]
+            if w.aggs or w.aggregate_clause  # nothing aggregates: no column is collapsed
+            else [],
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
@@ -689,12 +704,16 @@ _BIND_TOKENS = frozenset(
 )
 
 
+_TOKEN_TYPE = attrgetter("token_type")
+
+
 def _may_bind(parsed: ParsedSql) -> bool:
     """Can the query hold a run-time parameter at all? A test of its characters, then of
     its tokens (a ``%`` or ``:`` inside a string is none); the tree decides which are."""
-    if not any(ch in parsed.sql for ch in "?:$@%"):
+    sql = parsed.sql
+    if not ("?" in sql or ":" in sql or "$" in sql or "@" in sql or "%" in sql):
         return False
-    return any(t.token_type in _BIND_TOKENS for t in parsed.tokens)
+    return not _BIND_TOKENS.isdisjoint(map(_TOKEN_TYPE, parsed.tokens))
 
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:

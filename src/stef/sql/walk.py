@@ -90,6 +90,7 @@ def _set_ops_in_order(root: exp.SetOperation) -> list[exp.SetOperation]:
 # Node kinds the walk cares about (see _NODE_INFO for the cache per class).
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
 _AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
+_AGG_CLAUSE = 15
 
 
 def _kind(cls: type) -> int:
@@ -122,6 +123,8 @@ def _kind(cls: type) -> int:
         kind = _NEGATE
     elif issubclass(cls, exp.Column):
         kind = _PSEUDO
+    elif issubclass(cls, (exp.WithinGroup, exp.Filter)):
+        kind = _AGG_CLAUSE
     else:
         kind = 0
     return kind
@@ -161,6 +164,8 @@ class Walk:
     in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
     functions: set[str] = field(default_factory=set)  # lower-case names of Func/Sub/Div
     pseudocolumns: list[exp.Column] = field(default_factory=list)  # Column's subclasses
+    #: an ordered-set aggregate's WITHIN GROUP or an aggregate's FILTER anywhere
+    aggregate_clause: bool = False
 
 
 def walk_tree(
@@ -261,6 +266,8 @@ def _collect_structure(
         w.negation = True
     elif kind == _PSEUDO:
         w.pseudocolumns.append(cast(exp.Column, node))
+    elif kind == _AGG_CLAUSE:
+        w.aggregate_clause = True
 
 
 def _double_quoted_finding(strings: set[int], tt: TreeText) -> Finding:
