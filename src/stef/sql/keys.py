@@ -32,6 +32,9 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
+from stef.sql.walk import search
+
+_EQ, _COUNT = (exp.EQ,), (exp.Count,)
 _KEY_ENDS = ("_id", "id")
 
 
@@ -80,7 +83,7 @@ def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
     """The two sides of each equality in the ON conditions of a SELECT's joins."""
     for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
         on = join.args.get("on")
-        for eq in on.find_all(exp.EQ) if on is not None else ():
+        for eq in search(on, _EQ) if on is not None else ():
             yield eq.this, eq.expression
 
 
@@ -109,7 +112,7 @@ def key_counts(sel: exp.Expr) -> list[tuple[exp.Count, str, str]]:
     if not tables:
         return []
     out: list[tuple[exp.Count, str, str]] = []
-    for count in sel.find_all(exp.Count):
+    for count in search(sel, _COUNT):
         col = count.this
         if not isinstance(col, exp.Column) or count.find_ancestor(exp.Select) is not sel:
             continue

@@ -58,7 +58,7 @@ from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
-from stef.sql.walk import Walk, walk_tree
+from stef.sql.walk import Walk, search, walk_tree
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -70,6 +70,7 @@ __all__ = [
 
 _NESTED = "cannot analyse SQL: it is nested too deeply (recursion limit)"
 _POSITIONAL_PARENTS = (exp.Limit, exp.Offset, exp.Fetch)
+_DIV, _ADD, _AGG_OR_WINDOW = (exp.Div,), (exp.Add,), (exp.AggFunc, exp.Window)
 
 
 @dataclass
@@ -412,7 +413,7 @@ class _Extractor:
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
             "divides_in_sum_only": "div" in w.functions
-            and all(d.find_ancestor(exp.Sum) is not None for d in self.tree.find_all(exp.Div)),
+            and all(d.find_ancestor(exp.Sum) is not None for d in search(self.tree, _DIV)),
             "negation": w.negation
             or "except" in spec.set_operations
             or any(
@@ -443,7 +444,7 @@ class _Extractor:
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
             "addition": isinstance(eff, exp.Select)
-            and any(e.find(exp.Add) is not None for e in eff.expressions),
+            and any(search(e, _ADD) for e in eff.expressions),
         }
 
     def _rank_windows(self, w: Walk) -> list[list[str]]:
@@ -480,7 +481,7 @@ class _Extractor:
             return []
         render = self.tt.render
         cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
-        if all(c.find(exp.AggFunc, exp.Window) is not None for c in cores):
+        if all(search(c, _AGG_OR_WINDOW) for c in cores):
             return []  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
         return [key for key in map(render, computed) if key not in shown]
@@ -584,7 +585,7 @@ class _Extractor:
                 for p in projections:
                     if p.alias is not None and p.alias == info.raw:
                         return p.expr, p.is_aggregate
-        has_agg = any(
+        has_agg = bool(self.w.aggs) and any(  # no aggregate in the tree: none in the key
             isinstance(n, exp.AggFunc)
             for n in node.dfs(prune=lambda x: isinstance(x, (exp.Query, exp.Window)))
         )

@@ -11,7 +11,7 @@ dialects that do so (:data:`DOUBLE_QUOTED_STRING_DIALECTS`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 from sqlglot import exp
 
@@ -28,6 +28,8 @@ _VALUE_BINARY = frozenset(
 )
 
 _NAMES: dict[str, str] = {}
+
+E = TypeVar("E", bound=exp.Expr)
 
 
 def _column_name(raw: str, synonyms: dict[str, str] | None) -> str:
@@ -85,6 +87,45 @@ def _set_ops_in_order(root: exp.SetOperation) -> list[exp.SetOperation]:
         top = stack.pop()
         out.append(top)
         node = _operand(top.expression)
+
+
+def plain_column(node: exp.Expr) -> bool:
+    """Is ``node`` a column whose parts are plain names (identifiers, strings, flags)? No
+    node a search looks for lies under one, and its parts are most of a small tree's nodes.
+    """
+    if not isinstance(node, exp.Column):
+        return False
+    for v in node.args.values():
+        if isinstance(v, exp.Expr):
+            if type(v) is not exp.Identifier:
+                return False
+        elif isinstance(v, list):
+            return False
+    return True
+
+
+def search(node: exp.Expr, classes: tuple[type[E], ...]) -> list[E]:
+    """``list(node.find_all(*classes))`` for classes other than ``Identifier``: the same
+    nodes in the same (breadth-first) order, without sqlglot's generators and without
+    searching the parts of plain columns (:func:`plain_column`).
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 1 FROM a JOIN b ON a.x = b.y AND (a.z = 1 OR b.w = 2)")
+    >>> on = q.args["joins"][0].args["on"]
+    >>> [n.sql() for n in search(on, (exp.EQ,))] == [n.sql() for n in on.find_all(exp.EQ)]
+    True
+    """
+    queue = [node]
+    out: list[E] = []
+    i = 0
+    while i < len(queue):
+        n = queue[i]
+        i += 1
+        if isinstance(n, classes):
+            out.append(n)
+        if not plain_column(n):
+            queue.extend(n.iter_expressions())
+    return out
 
 
 # Node kinds the walk cares about (see _NODE_INFO for the cache per class).
