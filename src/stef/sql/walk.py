@@ -6,6 +6,11 @@ operations in reading order, CTEs, IN-subqueries, function names and a few prese
 flags). It also records each column's canonical name in the :class:`stef.sql.text.TreeText`
 and reads a double-quoted identifier on the value side of a comparison as a string in the
 dialects that do so (:data:`DOUBLE_QUOTED_STRING_DIALECTS`).
+
+What the walk cannot answer (a search below one node, after it) goes through
+:func:`search`, sqlglot's ``find_all`` without its generators and without the
+identifiers under plain columns: sqlglot's traversals cost a few thousand instructions
+a node, and a small query's nodes are mostly those identifiers.
 """
 
 from __future__ import annotations
