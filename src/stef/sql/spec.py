@@ -215,14 +215,19 @@ class _Extractor:
     @staticmethod
     def _counts_of_keys(w: Walk) -> list[tuple[exp.Count, str, str]]:
         """:func:`~stef.sql.keys.key_counts` of each SELECT that holds a ``COUNT(column)``
-        of its own: the walk's aggregates name those SELECTs, so the others (whose result
-        would be empty) are not searched."""
-        owners = {
-            id(a.find_ancestor(exp.Select))
-            for a in w.aggs
-            if type(a) is exp.Count and isinstance(a.this, exp.Column)
-        }
-        return [k for s in w.selects if id(s) in owners for k in key_counts(s)] if owners else []
+        of its own, from the COUNTs the walk found (none of the others has a result): a
+        SELECT's own, nearest first, in reading order at one depth, as ``find_all`` gives
+        them."""
+        own: dict[int, list[exp.Count]] = {}
+        for a in w.aggs:
+            if type(a) is exp.Count:
+                own.setdefault(id(a.find_ancestor(exp.Select)), []).append(a)
+        out: list[tuple[exp.Count, str, str]] = []
+        for s in w.selects if own else ():
+            counts = own.get(id(s))
+            if counts and any(isinstance(c.this, exp.Column) for c in counts):
+                out += key_counts(s, sorted(counts, key=_depth) if len(counts) > 1 else counts)
+        return out
 
     # --------------------------------------------------------------------- walk
     def walk(self) -> Walk:
@@ -638,6 +643,16 @@ class _Extractor:
                     text = "-" + text
             out[cached_value(text)] = None
         return list(out)
+
+
+def _depth(node: exp.Expr) -> int:
+    """How many nodes lie above ``node`` in its tree."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        depth += 1
+        parent = parent.parent
+    return depth
 
 
 def _repeated_condition(filters: list[Filter]) -> str | None:
