@@ -126,10 +126,18 @@ class SymbolicJudge(Judge):
         feats = features_of(alignment)
         p = w.p_correct(feats, prior=expected_accuracy)
         evidence = alignment.evidence
-        has_error = any(f.severity == "error" for f in alignment.findings)
-        warnings = sum(f.severity == "warning" for f in alignment.findings)
+        has_error = False
+        warnings = 0
+        by_kind: dict[str, Finding] = {}  # the last finding of each kind with weight
+        for f in alignment.findings:  # one pass for the three
+            severity = f.severity
+            if severity != "info":
+                by_kind[f.kind] = f
+                if severity == "error":
+                    has_error = True
+                elif severity == "warning":
+                    warnings += 1
         verdict, confidence = verdict_from_p(p, evidence, w, has_error, warnings, high_min)
-        by_kind = {f.kind: f for f in alignment.findings if f.severity != "info"}
         reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
             :3
         ]

@@ -107,8 +107,7 @@ class JudgeWeights:
         """
         z = self.logit(features)
         if prior is not None:
-            base = float(self.meta.get("base_rate", 0.5))
-            z += _logit(prior) - _logit(base)
+            z += _prior_shift(prior, float(self.meta.get("base_rate", 0.5)))
         z = max(-30.0, min(30.0, z))
         return 1.0 / (1.0 + math.exp(-z))
 
@@ -158,6 +157,13 @@ class JudgeWeights:
 def _logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
+
+
+@functools.lru_cache(maxsize=256)
+def _prior_shift(prior: float, base: float) -> float:
+    """What moving the base rate ``base`` to ``prior`` adds to the logit (memoised: an
+    evaluator asks with the same two rates for every record)."""
+    return _logit(prior) - _logit(base)
 
 
 @functools.cache

@@ -32,6 +32,9 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
+from stef.sql.walk import search
+
+_EQ, _COUNT = (exp.EQ,), (exp.Count,)
 _KEY_ENDS = ("_id", "id")
 
 
@@ -80,7 +83,7 @@ def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
     """The two sides of each equality in the ON conditions of a SELECT's joins."""
     for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
         on = join.args.get("on")
-        for eq in on.find_all(exp.EQ) if on is not None else ():
+        for eq in search(on, _EQ) if on is not None else ():
             yield eq.this, eq.expression
 
 
@@ -99,17 +102,21 @@ def _fans_out(sel: exp.Select, alias: str, column: str, tables: dict[str, str]) 
     return False
 
 
-def key_counts(sel: exp.Expr) -> list[tuple[exp.Count, str, str]]:
+def key_counts(
+    sel: exp.Expr, counts: list[exp.Count] | None = None
+) -> list[tuple[exp.Count, str, str]]:
     """``(count, entity, habit)`` of each plain COUNT of a key in this SELECT whose rows
     are not the entity's own (see the module's doc). Read it before the tree's text is
-    rendered: rendering folds the columns' qualifiers for a while."""
+    rendered: rendering folds the columns' qualifiers for a while. ``counts``: the
+    SELECT's own COUNTs in ``find_all``'s (breadth-first) order, when the caller knows
+    them (else they are searched for)."""
     if not isinstance(sel, exp.Select):
         return []
     tables = _tables(sel)
     if not tables:
         return []
     out: list[tuple[exp.Count, str, str]] = []
-    for count in sel.find_all(exp.Count):
+    for count in search(sel, _COUNT) if counts is None else counts:
         col = count.this
         if not isinstance(col, exp.Column) or count.find_ancestor(exp.Select) is not sel:
             continue

@@ -15,8 +15,11 @@ import re
 from sqlglot import exp
 
 from stef.sql.sources import is_star
+from stef.sql.walk import search
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_AGGREGATE: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
+_COLUMNS: tuple[type[exp.Column]] = (exp.Column,)
 
 
 def name_key(name: str) -> str:
@@ -139,9 +142,9 @@ def aggregates_unshown(sel: exp.Select) -> bool:
     aggregating = (
         sel.args.get("group") is not None
         or sel.args.get("having") is not None
-        or (order is not None and order.find(exp.AggFunc) is not None)
+        or (order is not None and bool(search(order, _AGGREGATE)))
     )
-    return aggregating and not any(e.find(*_COMPUTED) for e in sel.expressions)
+    return aggregating and not any(search(e, _COMPUTED) for e in sel.expressions)
 
 
 def unlabelled_groups(sel: exp.Select) -> bool:
@@ -164,8 +167,8 @@ def unlabelled_groups(sel: exp.Select) -> bool:
         return False
     for e in sel.expressions:
         core = e.this if isinstance(e, exp.Alias) else e
-        if not core.find(exp.AggFunc) or any(
-            not c.find_ancestor(exp.AggFunc) for c in core.find_all(exp.Column)
+        if not search(core, _AGGREGATE) or any(
+            not c.find_ancestor(exp.AggFunc) for c in search(core, _COLUMNS)
         ):
             return False
     return True

@@ -19,7 +19,9 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from stef.findings import Finding
 from stef.spec import normalize_column
 from stef.sql.predicates import Conditions, JoinCondition, PredicateReader
-from stef.sql.walk import Walk
+from stef.sql.walk import Walk, search
+
+_COLUMNS = (exp.Column,)
 
 
 def first_select(node: exp.Expr) -> exp.Expr:
@@ -293,7 +295,7 @@ class Sources:
             on = j.args.get("on")
             if on is not None:
                 quals: set[str] = set()
-                for n in on.find_all(exp.Column):
+                for n in search(on, _COLUMNS):
                     in_on.add(id(n))
                     if type(n) is exp.Column and n.table:
                         quals.add(n.table.lower())
@@ -325,7 +327,7 @@ class Sources:
         column, so the set is the same at any time."""
         w = self.walk
         if sel is not self.root or w is None:
-            return sel.find_all(exp.Column)
+            return search(sel, _COLUMNS)
         strings = [n for n in w.literals if type(n) is exp.Column]
         if not strings and not w.pseudocolumns:
             return w.columns

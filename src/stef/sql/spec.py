@@ -27,6 +27,7 @@ stef.errors.SqlError: SQL is empty
 
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from sqlglot import exp
@@ -57,7 +58,7 @@ from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
-from stef.sql.walk import Walk, walk_tree
+from stef.sql.walk import Walk, search, walk_tree
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -69,6 +70,7 @@ __all__ = [
 
 _NESTED = "cannot analyse SQL: it is nested too deeply (recursion limit)"
 _POSITIONAL_PARENTS = (exp.Limit, exp.Offset, exp.Fetch)
+_DIV, _ADD, _AGG_OR_WINDOW = (exp.Div,), (exp.Add,), (exp.AggFunc, exp.Window)
 
 
 @dataclass
@@ -204,11 +206,28 @@ class _Extractor:
             if len(w.selects) > 1 or w.ctes or w.set_ops:
                 self.sources.build_scopes(self.tree)
             # read before any rendering folds the columns' qualifiers
-            self._key_counts = [k for s in w.selects for k in key_counts(s)] if w.aggs else []
+            self._key_counts = self._counts_of_keys(w)
             spec = self._build(w)
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
+
+    @staticmethod
+    def _counts_of_keys(w: Walk) -> list[tuple[exp.Count, str, str]]:
+        """:func:`~stef.sql.keys.key_counts` of each SELECT that holds a ``COUNT(column)``
+        of its own, from the COUNTs the walk found (none of the others has a result): a
+        SELECT's own, nearest first, in reading order at one depth, as ``find_all`` gives
+        them."""
+        own: dict[int, list[exp.Count]] = {}
+        for a in w.aggs:
+            if type(a) is exp.Count:
+                own.setdefault(id(a.find_ancestor(exp.Select)), []).append(a)
+        out: list[tuple[exp.Count, str, str]] = []
+        for s in w.selects if own else ():
+            counts = own.get(id(s))
+            if counts and any(isinstance(c.this, exp.Column) for c in counts):
+                out += key_counts(s, sorted(counts, key=_depth) if len(counts) > 1 else counts)
+        return out
 
     # --------------------------------------------------------------------- walk
     def walk(self) -> Walk:
@@ -399,7 +418,7 @@ class _Extractor:
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
             "divides_in_sum_only": "div" in w.functions
-            and all(d.find_ancestor(exp.Sum) is not None for d in self.tree.find_all(exp.Div)),
+            and all(d.find_ancestor(exp.Sum) is not None for d in search(self.tree, _DIV)),
             "negation": w.negation
             or "except" in spec.set_operations
             or any(
@@ -408,7 +427,9 @@ class _Extractor:
                 for j in sel.args.get("joins") or ()
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
-            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)],
+            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)]
+            if w.aggs or w.aggregate_clause  # nothing aggregates: no column is collapsed
+            else [],
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
@@ -428,7 +449,7 @@ class _Extractor:
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
             "addition": isinstance(eff, exp.Select)
-            and any(e.find(exp.Add) is not None for e in eff.expressions),
+            and any(search(e, _ADD) for e in eff.expressions),
         }
 
     def _rank_windows(self, w: Walk) -> list[list[str]]:
@@ -465,7 +486,7 @@ class _Extractor:
             return []
         render = self.tt.render
         cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
-        if all(c.find(exp.AggFunc, exp.Window) is not None for c in cores):
+        if all(search(c, _AGG_OR_WINDOW) for c in cores):
             return []  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
         return [key for key in map(render, computed) if key not in shown]
@@ -569,7 +590,7 @@ class _Extractor:
                 for p in projections:
                     if p.alias is not None and p.alias == info.raw:
                         return p.expr, p.is_aggregate
-        has_agg = any(
+        has_agg = bool(self.w.aggs) and any(  # no aggregate in the tree: none in the key
             isinstance(n, exp.AggFunc)
             for n in node.dfs(prune=lambda x: isinstance(x, (exp.Query, exp.Window)))
         )
@@ -622,6 +643,16 @@ class _Extractor:
                     text = "-" + text
             out[cached_value(text)] = None
         return list(out)
+
+
+def _depth(node: exp.Expr) -> int:
+    """How many nodes lie above ``node`` in its tree."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        depth += 1
+        parent = parent.parent
+    return depth
 
 
 def _repeated_condition(filters: list[Filter]) -> str | None:
@@ -689,12 +720,16 @@ _BIND_TOKENS = frozenset(
 )
 
 
+_TOKEN_TYPE = attrgetter("token_type")
+
+
 def _may_bind(parsed: ParsedSql) -> bool:
     """Can the query hold a run-time parameter at all? A test of its characters, then of
     its tokens (a ``%`` or ``:`` inside a string is none); the tree decides which are."""
-    if not any(ch in parsed.sql for ch in "?:$@%"):
+    sql = parsed.sql
+    if not ("?" in sql or ":" in sql or "$" in sql or "@" in sql or "%" in sql):
         return False
-    return any(t.token_type in _BIND_TOKENS for t in parsed.tokens)
+    return not _BIND_TOKENS.isdisjoint(map(_TOKEN_TYPE, parsed.tokens))
 
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:

@@ -6,12 +6,17 @@ operations in reading order, CTEs, IN-subqueries, function names and a few prese
 flags). It also records each column's canonical name in the :class:`stef.sql.text.TreeText`
 and reads a double-quoted identifier on the value side of a comparison as a string in the
 dialects that do so (:data:`DOUBLE_QUOTED_STRING_DIALECTS`).
+
+What the walk cannot answer (a search below one node, after it) goes through
+:func:`search`, sqlglot's ``find_all`` without its generators and without the
+identifiers under plain columns: sqlglot's traversals cost a few thousand instructions
+a node, and a small query's nodes are mostly those identifiers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeVar, cast
 
 from sqlglot import exp
 
@@ -28,6 +33,8 @@ _VALUE_BINARY = frozenset(
 )
 
 _NAMES: dict[str, str] = {}
+
+E = TypeVar("E", bound=exp.Expr)
 
 
 def _column_name(raw: str, synonyms: dict[str, str] | None) -> str:
@@ -87,9 +94,49 @@ def _set_ops_in_order(root: exp.SetOperation) -> list[exp.SetOperation]:
         node = _operand(top.expression)
 
 
+def plain_column(node: exp.Expr) -> bool:
+    """Is ``node`` a column whose parts are plain names (identifiers, strings, flags)? No
+    node a search looks for lies under one, and its parts are most of a small tree's nodes.
+    """
+    if not isinstance(node, exp.Column):
+        return False
+    for v in node.args.values():
+        if isinstance(v, exp.Expr):
+            if type(v) is not exp.Identifier:
+                return False
+        elif isinstance(v, list):
+            return False
+    return True
+
+
+def search(node: exp.Expr, classes: tuple[type[E], ...]) -> list[E]:
+    """``list(node.find_all(*classes))`` for classes other than ``Identifier``: the same
+    nodes in the same (breadth-first) order, without sqlglot's generators and without
+    searching the parts of plain columns (:func:`plain_column`).
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 1 FROM a JOIN b ON a.x = b.y AND (a.z = 1 OR b.w = 2)")
+    >>> on = q.args["joins"][0].args["on"]
+    >>> [n.sql() for n in search(on, (exp.EQ,))] == [n.sql() for n in on.find_all(exp.EQ)]
+    True
+    """
+    queue = [node]
+    out: list[E] = []
+    i = 0
+    while i < len(queue):
+        n = queue[i]
+        i += 1
+        if isinstance(n, classes):
+            out.append(n)
+        if not plain_column(n):
+            queue.extend(n.iter_expressions())
+    return out
+
+
 # Node kinds the walk cares about (see _NODE_INFO for the cache per class).
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
 _AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
+_AGG_CLAUSE = 15
 
 
 def _kind(cls: type) -> int:
@@ -122,6 +169,8 @@ def _kind(cls: type) -> int:
         kind = _NEGATE
     elif issubclass(cls, exp.Column):
         kind = _PSEUDO
+    elif issubclass(cls, (exp.WithinGroup, exp.Filter)):
+        kind = _AGG_CLAUSE
     else:
         kind = 0
     return kind
@@ -161,6 +210,8 @@ class Walk:
     in_queries: list[exp.In] = field(default_factory=list)  # x IN (SELECT …)
     functions: set[str] = field(default_factory=set)  # lower-case names of Func/Sub/Div
     pseudocolumns: list[exp.Column] = field(default_factory=list)  # Column's subclasses
+    #: an ordered-set aggregate's WITHIN GROUP or an aggregate's FILTER anywhere
+    aggregate_clause: bool = False
 
 
 def walk_tree(
@@ -261,6 +312,8 @@ def _collect_structure(
         w.negation = True
     elif kind == _PSEUDO:
         w.pseudocolumns.append(cast(exp.Column, node))
+    elif kind == _AGG_CLAUSE:
+        w.aggregate_clause = True
 
 
 def _double_quoted_finding(strings: set[int], tt: TreeText) -> Finding:
