@@ -44,8 +44,27 @@ logger = logging.getLogger("stef.service")
 EvaluateRecords = Callable[..., Awaitable[list[dict[str, Any]]]]
 
 
+#: How much of an oversized body is read and dropped before the 413 goes out. A client
+#: still sending when the server answers and closes would see its connection reset
+#: instead of the answer; a body larger than this is cut off all the same.
+DRAIN_LIMIT = 1 << 20
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Read and drop the rest of a request body, at most about ``budget`` bytes."""
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 class BodyLimit:
-    """413 for a request body over ``limit`` bytes, by Content-Length or as it streams."""
+    """413 for a request body over ``limit`` bytes, by Content-Length or as it streams.
+    Up to :data:`DRAIN_LIMIT` bytes of the body are read first, so that the client, which
+    may still be sending, reads the 413 rather than a reset connection."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -63,6 +82,8 @@ class BodyLimit:
         )
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit:
+            if int(length) <= DRAIN_LIMIT:
+                await _drain(receive, int(length))
             await _send_error(send, error)
             return
         seen = 0
@@ -73,6 +94,8 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
+                    if message.get("more_body", False):
+                        await _drain(receive, DRAIN_LIMIT - seen)
                     raise error
             return message
 
