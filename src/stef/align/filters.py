@@ -765,7 +765,7 @@ def align(
         enriched_question,
         r.column_synonyms,
     )
-    evidence = checked_cues(nl, len(required), matched, question)
+    evidence = checked_cues(nl, required, matched, question)
     alignment = Alignment(
         filter_status=status,
         filter_points=fp,

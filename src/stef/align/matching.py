@@ -74,7 +74,6 @@ _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
 _strip_punctuation = methodcaller("strip", ".-/:")
 
 
-
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def quoted_terms(text: str, backquoted: bool = True) -> frozenset[str]:
     """The terms a text quotes, case-folded: in double or single quotes, and in backquotes
@@ -87,6 +86,7 @@ def quoted_terms(text: str, backquoted: bool = True) -> frozenset[str]:
     """
     kinds = (BQ, DQ, SQ) if backquoted else (DQ, SQ)
     return frozenset(m.group(1).casefold().strip() for rx in kinds for m in rx.finditer(text))
+
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:
@@ -377,29 +377,32 @@ def hinted_column(
 
 
 def checked_cues(
-    nl: Spec, required: int, matched: Sequence[tuple[Filter, Filter]], question: str
+    nl: Spec,
+    required: Sequence[Filter],
+    matched: Sequence[tuple[Filter, Filter]],
+    question: str,
 ) -> int:
     """How many of the question's cues the alignment could check: its required filters,
     aggregates, top-k, order, grouping, DISTINCT, columns and formulas, and each SQL filter
-    whose value the question itself states (``filter_implied``: it lined up too).
+    matched to no required one whose value the question itself states (``filter_implied``:
+    it lined up too).
 
     >>> sql_f = Filter("city", "=", ("paris",), "city = 'Paris'", "where")
     >>> implied = Filter("city", "=", ("paris",), "", "question")
-    >>> checked_cues(Spec(), 0, [(implied, sql_f)], "Users in Paris")
+    >>> checked_cues(Spec(), [], [(implied, sql_f)], "Users in Paris")
     1
-    >>> checked_cues(Spec(limit=5), 0, [(implied, sql_f)], "Top 5 users")
+    >>> checked_cues(Spec(limit=5), [], [(implied, sql_f)], "Top 5 users")
     1
     """
     asked = searchable(question)
     implied = sum(
         1
         for a, _ in matched
-        if not a.text
-        and a.clause == "question"
+        if a not in required
         and any(v not in NEUTRAL_LITERALS and text_mentions(v, asked) for v in a.values)
     )
     return (
-        required
+        len(required)
         + implied
         + len(nl.aggregations)
         + (1 if nl.limit is not None else 0)
