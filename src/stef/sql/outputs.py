@@ -20,6 +20,7 @@ from stef.sql.walk import search
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _AGGREGATE: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
 _COLUMNS: tuple[type[exp.Column]] = (exp.Column,)
+_EQ: tuple[type[exp.EQ]] = (exp.EQ,)
 
 
 def name_key(name: str) -> str:
@@ -172,6 +173,69 @@ def unlabelled_groups(sel: exp.Select) -> bool:
         ):
             return False
     return True
+
+
+def _qualifier(col: exp.Column) -> str:
+    return col.table.casefold()
+
+
+def _equated_sources(sel: exp.Select, key: exp.Column) -> set[str]:
+    """The key's own qualifier and those of the columns an equality of the SELECT's ON or
+    WHERE conditions ties it to (``T1.artist_id = T2.artist_id``: ``{t1, t2}``)."""
+    own = (_qualifier(key), key.name.casefold())
+    out = {own[0]}
+    for eq in search(sel, _EQ):
+        a, b = eq.this, eq.expression
+        if type(a) is exp.Column and type(b) is exp.Column:
+            if (_qualifier(a), a.name.casefold()) == own:
+                out.add(_qualifier(b))
+            elif (_qualifier(b), b.name.casefold()) == own:
+                out.add(_qualifier(a))
+    return out
+
+
+def unshown_plain_keys(sel: exp.Select) -> list[exp.Column]:
+    """Plain GROUP BY columns of ``sel`` that no output shows, beside labels (outputs with a
+    column outside any aggregate) that all come from other sources than the key's, nor
+    from one an ON or WHERE equality ties it to: the rows are groups of something the
+    result never names (``SELECT t1.title … GROUP BY t2.label``).
+
+    A label whose source is unknown (no qualifier, several sources) or a key named like a
+    shown column or an output's alias says nothing: no key is returned then.
+
+    >>> import sqlglot
+    >>> q = "SELECT a.title, COUNT(*) FROM a JOIN b ON a.id = b.aid GROUP BY b.label"
+    >>> [c.sql() for c in unshown_plain_keys(sqlglot.parse_one(q))]
+    ['b.label']
+    >>> q = "SELECT a.name, COUNT(*) FROM a JOIN b ON a.id = b.aid GROUP BY b.aid"
+    >>> unshown_plain_keys(sqlglot.parse_one(q))
+    []
+    >>> unshown_plain_keys(sqlglot.parse_one("SELECT name, COUNT(*) FROM t GROUP BY id"))
+    []
+    """
+    group = sel.args.get("group")
+    if group is None or not sel.expressions or any(map(is_star, sel.expressions)):
+        return []
+    keys = [k for k in group.expressions if type(k) is exp.Column and k.name]
+    if not keys:
+        return []
+    names = {e.alias.casefold() for e in sel.expressions if isinstance(e, exp.Alias)}
+    labels: set[str] = set()
+    for e in sel.expressions:
+        for col in search(e, _COLUMNS):
+            names.add(col.name.casefold())
+            if col.find_ancestor(exp.AggFunc) is None:
+                labels.add(_qualifier(col))
+    several = bool(sel.args.get("joins"))
+    if not labels or (several and "" in labels):
+        return []
+    out = []
+    for key in keys:
+        if key.name.casefold() in names or (several and not key.table):
+            continue
+        if not labels & _equated_sources(sel, key):
+            out.append(key)
+    return out
 
 
 #: Window functions that rank rows.

@@ -52,6 +52,7 @@ from stef.sql.outputs import (
     carried_aliases,
     rank_cuts,
     unlabelled_groups,
+    unshown_plain_keys,
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
@@ -471,25 +472,32 @@ class _Extractor:
         return out
 
     def _unshown_group_keys(self, eff: exp.Expr) -> list[str]:
-        """Computed GROUP BY keys of the result (``MONTH(created)``, not a plain column)
-        that no output shows, when some output is a label rather than an aggregate: the
-        rows of one label repeat, one per value of the hidden key.
+        """GROUP BY keys of the result that no output shows, when some output is a label
+        rather than an aggregate: computed keys (``MONTH(created)``), whose rows of one
+        label repeat, one per value of the hidden key; and plain columns of a source no
+        label comes from (:func:`stef.sql.outputs.unshown_plain_keys`).
 
         >>> q = "SELECT YEAR(d) AS y, COUNT(*) FROM t GROUP BY YEAR(d), MONTH(d)"
         >>> extract_sql_spec(q).spec.flags["unshown_group_keys"]
         ['month(d)']
+        >>> q = "SELECT a.title, COUNT(*) FROM a JOIN b ON a.id = b.aid GROUP BY b.label"
+        >>> extract_sql_spec(q).spec.flags["unshown_group_keys"]
+        ['label']
         """
         group = eff.args.get("group") if isinstance(eff, exp.Select) else None
-        keys = [k.unnest() for k in group.expressions] if group is not None else []
-        computed = [k for k in keys if type(k) is not exp.Column and not isinstance(k, exp.Literal)]
-        if not computed:
+        if group is None or not isinstance(eff, exp.Select):
             return []
         render = self.tt.render
+        plain = [render(k) for k in unshown_plain_keys(eff)]
+        keys = [k.unnest() for k in group.expressions]
+        computed = [k for k in keys if type(k) is not exp.Column and not isinstance(k, exp.Literal)]
+        if not computed:
+            return plain
         cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
         if all(search(c, _AGG_OR_WINDOW) for c in cores):
-            return []  # no label at all: groups_unlabelled says it
+            return plain  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
-        return [key for key in map(render, computed) if key not in shown]
+        return [key for key in map(render, computed) if key not in shown] + plain
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
         """Conditions of CASE WHEN / IIF in a SELECT's outputs, as filters of clause
