@@ -95,35 +95,35 @@ def strip(node: exp.Expr) -> exp.Expr:
     return node
 
 
-def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """The AND-ed parts of a condition, left to right, parentheses removed."""
+def _flatten(condition: exp.Expr, connector: type[exp.Connector]) -> list[exp.Expr]:
+    """The parts of ``condition`` that ``connector`` (AND or OR) joins, left to right, at
+    any depth of parentheses."""
     out: list[exp.Expr] = []
     stack = [condition]
     while stack:
         node = stack.pop()
         while isinstance(node, exp.Paren) and isinstance(node.this, exp.Expr):
             node = node.this
-        if isinstance(node, exp.And):
+        if isinstance(node, connector):
             stack.append(node.expression)
             stack.append(node.this)
         else:
             out.append(node)
     return out
+
+
+def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The AND-ed parts of a condition, left to right, parentheses removed.
+
+    >>> import sqlglot
+    >>> [c.sql() for c in conjuncts(sqlglot.parse_one("(a = 1 AND (b = 2)) AND (c = 3 OR d = 4)"))]
+    ['a = 1', 'b = 2', 'c = 3 OR d = 4']
+    """
+    return _flatten(condition, exp.And)
 
 
 def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    out: list[exp.Expr] = []
-    stack = [condition]
-    while stack:
-        node = stack.pop()
-        while isinstance(node, exp.Paren) and isinstance(node.this, exp.Expr):
-            node = node.this
-        if isinstance(node, exp.Or):
-            stack.append(node.expression)
-            stack.append(node.this)
-        else:
-            out.append(node)
-    return out
+    return _flatten(condition, exp.Or)
 
 
 #: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
