@@ -126,7 +126,7 @@ class _Ctx:
     mask: bytearray
     lexicon: _RulesLexicon
     words: frozenset[str] = frozenset()
-    ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
+    ascii: bool = False  # ``low`` is plain ASCII: case-insensitive cues run as lower-case twins
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it

@@ -63,6 +63,7 @@ from stef.nl.words import (
     _search_ci,
     grounded,
     phrase_keys,
+    plain_ascii,
     related_values,
 )
 from stef.rules import Rules
@@ -191,7 +192,7 @@ def _context(
         lexicon=lexicon,
     )
     ctx.words = _word_set(low)
-    ctx.ascii = norm.isascii()
+    ctx.ascii = plain_ascii(norm)
     return ctx
 
 

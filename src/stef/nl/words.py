@@ -218,18 +218,33 @@ def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
+#: The ASCII characters that ``\s`` matches in a Unicode pattern and not in an ASCII one.
+_UNICODE_ONLY_SPACE = re.compile(r"[\x1c-\x1f]")
+
+
+def plain_ascii(text: str) -> bool:
+    """Is ``text`` ASCII, without the separators ``\\x1c``-``\\x1f``: a text on which an ASCII
+    pattern (:func:`stef.nl.lexicon.folded`) matches as its Unicode original does?
+
+    >>> plain_ascii("a\tb"), plain_ascii("café"), plain_ascii("a\x1fb")
+    (True, False, False)
+    """
+    return text.isascii() and not _UNICODE_ONLY_SPACE.search(text)
+
+
 def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """``rx.search(text)`` for a case-insensitive ``rx``: on ASCII text its twin finds the
-    match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
-    if not text.isascii():
+    """``rx.search(text)`` for a case-insensitive ``rx``: on plain ASCII text its twin finds
+    the match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
+    if not plain_ascii(text):
         return rx.search(text)
     m = lx.folded(rx).search(text.lower())
     return rx.match(text, m.start()) if m else None
 
 
 def _lower_rx(rx: re.Pattern[str], low: str) -> re.Pattern[str]:
-    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when ASCII."""
-    return lx.folded(rx) if low.isascii() else rx
+    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when
+    plain ASCII."""
+    return lx.folded(rx) if plain_ascii(low) else rx
 
 
 def _is_plural(word: str) -> bool:
