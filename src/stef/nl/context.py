@@ -142,6 +142,12 @@ class _Ctx:
         """:meth:`has` where a word test is exact (ASCII text); True elsewhere."""
         return not self.ascii or not self.words.isdisjoint(words)
 
+    def may_hold(self, *parts: str) -> bool:
+        """Does ``low`` hold one of ``parts`` (lower-case), where every match of a cue holds
+        one (a cheap test before a costly regex)? True on text that is not plain ASCII,
+        where a case-insensitive pattern may match other characters."""
+        return not self.ascii or any(p in self.low for p in parts)
+
     def rx(self, rx: re.Pattern[str]) -> re.Pattern[str]:
         """A case-insensitive pattern to run on ``low`` (or a slice of it): its fast
         case-sensitive twin when the text is ASCII."""
