@@ -35,7 +35,7 @@ from stef.findings import Finding
 from stef.nl import lexicon as lx
 from stef.nl.context import Mapping, TextAnalysis
 from stef.nl.spec import TextsAnalysis, analyze_text
-from stef.nl.words import WordPool, grounded, related_values, stem, word_in
+from stef.nl.words import WordPool, grounded, related_values, stem, text_pool, word_in
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
@@ -251,17 +251,17 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[st
     """Q_e filters on values the question never states nor implies."""
     out: list[tuple[str, Finding]] = []
     qt = _Text.of(q.text)
-    q_words = _TOKEN.findall(q.text.casefold())
     # a hint grounded in the question grounds the words it maps to ("active loan refers to
     # running contracts" grounds "Status = 'C' stands for running contract")
-    q_pool = WordPool(q_words)
-    q_words += [
+    q_pool = text_pool(q.text)
+    hint_words = [
         w
         for hint in e.mappings
         if grounded(hint.phrase, q_pool) or hint.phrase.casefold() in qt.low
         for w in _TOKEN.findall(hint.text.casefold())
     ]
-    q_pool = WordPool(q_words)
+    if hint_words:
+        q_pool = WordPool(qt.words + hint_words)
     per_column: dict[str, int] = {}
     for hint in e.mappings:
         for f in hint.filters:

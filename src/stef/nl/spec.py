@@ -58,13 +58,13 @@ from stef.nl.values import (
 )
 from stef.nl.words import (
     TEXT_CACHE_SIZE,
-    WordPool,
     _known_index,
     _search_ci,
     grounded,
     phrase_keys,
     plain_ascii,
     related_values,
+    text_pool,
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
@@ -431,7 +431,7 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     restated question adds an order or a top-k of its own.
     """
     qs, es = q.spec, e.spec
-    q_words = WordPool(lx.WORD_TOKEN.findall(q.text.casefold()))
+    q_words = text_pool(q.text)
     glossary = {
         f
         for mp in e.mappings

@@ -98,16 +98,34 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     >>> grounded("female patients", "how many female patient".split())
     True
     """
-    words = [
-        w
-        for w in lx.WORD_TOKEN.findall(phrase.casefold())
-        if len(w) > 1 and w not in lx.PHRASE_STOPS
-    ]
+    words = _content_words(phrase)
     if not words:
         return False
     pool = text_words if isinstance(text_words, WordPool) else WordPool(text_words)
     hits = sum(1 for w in words if pool.has(w))
     return hits / len(words) >= 0.6
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _content_words(phrase: str) -> tuple[str, ...]:
+    """The words :func:`grounded` looks for (memoised: the merge and the enrichment check
+    ask about the same hint phrases)."""
+    return tuple(
+        w
+        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        if len(w) > 1 and w not in lx.PHRASE_STOPS
+    )
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def text_pool(text: str) -> WordPool:
+    """The :class:`WordPool` of a text's words (memoised: the merge and the enrichment
+    check pool the same question; a pool is only read).
+
+    >>> text_pool("The blonde women").has("blond"), text_pool("x") is text_pool("x")
+    (True, True)
+    """
+    return WordPool(lx.WORD_TOKEN.findall(text.casefold()))
 
 
 def word_in(phrase: str, text: str, before_only: bool = False) -> bool:
