@@ -302,8 +302,14 @@ _OPEN_PAREN_SPACE = re.compile(r"\(\s+")
 _SPACE_CLOSE_PAREN = re.compile(r"\s+\)")
 
 
+#: Each form of :data:`lx.FORMULA_OPS` holds one of these: without one, no formula.
+_FORMULA_CHAR = re.compile(r"[(/*+\-]")
+
+
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
+    if not _FORMULA_CHAR.search(code):  # nor in ``bare``, which takes characters away
+        return
     bare = lx.QUOTED_NAME.sub("name", lx.STRINGS.sub("''", code))
     if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
         return

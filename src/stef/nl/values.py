@@ -262,7 +262,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
-    for m in lx.SYMBOL_CMP_RE.finditer(ctx.text):
+    symbols = "<" in ctx.text or ">" in ctx.text or "!=" in ctx.text  # in each operator
+    for m in lx.SYMBOL_CMP_RE.finditer(ctx.text) if symbols else ():
         num = normalize_number(m.group("n"))
         if num is not None and ctx.free(m.start(), m.end()):
             col = _adjacent_column(ctx, m.start(), m.end())
@@ -272,7 +273,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
 
 def _step_attribute_numbers(ctx: _Ctx) -> None:
     """``district 5``, ``user ID 13``, ``No. 5`` → ``=`` filters; other numbers → literals."""
-    for m in lx.NO_NUMBER.finditer(ctx.text):
+    numbered = "#" in ctx.text or "no." in ctx.low  # what every match holds
+    for m in lx.NO_NUMBER.finditer(ctx.text) if numbered else ():
         if ctx.free(m.start(), m.end()):
             num = normalize_number(m.group("n")) or m.group("n")
             col = _adjacent_column(ctx, m.start(), m.end())
@@ -358,7 +360,10 @@ def _title_cased(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int
     """
     sentences: list[list[tuple[int, int, str]]] = []
     for item in words:
-        if sentences and not _SENTENCE_BREAK.search(text, sentences[-1][-1][1], item[0]):
+        if sentences and (
+            text[sentences[-1][-1][1] : item[0]] == " "  # the common gap, without a search
+            or not _SENTENCE_BREAK.search(text, sentences[-1][-1][1], item[0])
+        ):
             sentences[-1].append(item)
         else:
             sentences.append([item])
