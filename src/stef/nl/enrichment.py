@@ -198,6 +198,8 @@ def _restated(q: TextAnalysis, e: TextAnalysis) -> bool:
 def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Question values Q_e drops (restatement) or replaces with another year (hints)."""
     out: list[tuple[str, Finding]] = []
+    if not any(f.values for f in q.spec.filters):
+        return out  # no value to drop: the enrichment need not be read
     et = _Text.of(e.text)
     mapped = {f for m in e.mappings for f in m.filters}
     e_years = sorted(
@@ -250,6 +252,8 @@ def _remapped_years(e: TextAnalysis) -> list[Finding]:
 def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Q_e filters on values the question never states nor implies."""
     out: list[tuple[str, Finding]] = []
+    if not e.spec.filters:
+        return out  # no filter to invent a value: the question need not be read
     qt = _Text.of(q.text)
     # a hint grounded in the question grounds the words it maps to ("active loan refers to
     # running contracts" grounds "Status = 'C' stands for running contract")

@@ -388,9 +388,10 @@ def _may_look_up(question: str, columns: list[str], lexicon: _RulesLexicon) -> b
     return any(all(w in low for w in k.split()) for k in added)
 
 
-def _phrase_in(phrase: str, text: str) -> bool:
+def _phrase_in(phrase: str, spaced: str) -> bool:
+    """Is ``phrase`` in ``spaced`` (a text case-folded, its spaces collapsed to one)?"""
     p = " ".join(phrase.casefold().strip(" '\"").split())
-    return bool(p) and p in " ".join(text.casefold().split())
+    return bool(p) and p in spaced
 
 
 def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
@@ -432,10 +433,11 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     """
     qs, es = q.spec, e.spec
     q_words = text_pool(q.text)
+    spaced = " ".join(q.text.casefold().split())
     glossary = {
         f
         for mp in e.mappings
-        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, q.text)
+        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, spaced)
         for f in mp.filters
     }
     out = Spec()
