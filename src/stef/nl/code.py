@@ -131,6 +131,10 @@ def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, i
     return None
 
 
+#: The words that start a comparison written in words (``IS NOT``, ``NOT IN``, ``LIKE`` …).
+_OPERATOR_WORDS = frozenset({"is", "not", "in", "like", "between"})
+
+
 def _comparison_op(toks: list[_Tok], i: int) -> tuple[str, int] | None:
     """The operator starting at token ``i`` and the index after it, for code comparisons."""
     t = toks[i]
@@ -139,6 +143,8 @@ def _comparison_op(toks: list[_Tok], i: int) -> tuple[str, int] | None:
     if t.kind != "id":
         return None
     w = t.text.casefold()
+    if w not in _OPERATOR_WORDS:
+        return None
     nxt = toks[i + 1] if i + 1 < len(toks) else None
     nw = nxt.text.casefold() if nxt else ""
     after = toks[i + 2] if i + 2 < len(toks) else None

@@ -31,6 +31,18 @@ ANSWER_FORMAT = re.compile(
 )
 
 
+#: A word of each form of ``ANSWER_FORMAT`` but one ("format", "rounded", "decimal", a
+#: unit, "shown" …: each after a space and ending a word); the form "in YYYY-MM" holds one
+#: of ``_DATE_MASKS``, not always as a whole word ("as mmyy").
+_FORMAT_WORDS = lx._words(
+    "format form formatted round rounded rounding decimal percentage percentages percent "
+    "percents million millions thousand thousands billion billions hundred hundreds usd eur "
+    "gbp dollars euros pounds kb mb gb seconds minutes hours days viewed view shown "
+    "displayed rendered"
+)
+_DATE_MASKS = ("yyyy", "mm", "dd", "hh")
+
+
 def _step_answer_format(ctx: _Ctx) -> None:
     """Answer-format phrases (``in the format YYYY-MM``, ``rounded to two decimals``, ``in
     millions``, ``as a percentage``) are taken, so no later step reads a value in them.
@@ -38,7 +50,8 @@ def _step_answer_format(ctx: _Ctx) -> None:
     >>> [m.group(0) for m in ANSWER_FORMAT.finditer("revenue in the format YYYY-MM, in millions")]
     ['in the format YYYY-MM', 'in millions']
     """
-    for m in ctx.scan(ANSWER_FORMAT):  # its lower-case twin on ASCII text
+    formats = ctx.may_have(_FORMAT_WORDS) or ctx.may_hold(*_DATE_MASKS)
+    for m in ctx.scan(ANSWER_FORMAT) if formats else ():  # its lower-case twin on ASCII text
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
     if "://" in ctx.text or "www." in ctx.low:  # what every match of _URL holds
