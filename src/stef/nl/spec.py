@@ -205,7 +205,10 @@ def _word_set(low: str) -> frozenset[str]:
 def _normalized(text: str | None) -> tuple[str, str]:
     """The text as read (same-length rewrites) and its case-folded twin, position for
     position (memoised: a question is read alone, then perhaps with Q_e's columns)."""
-    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
+    text = text or ""
+    if not text.isascii():  # TRANSLATE rewrites only non-ASCII characters
+        text = text.translate(lx.TRANSLATE)
+    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", text)
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
