@@ -35,7 +35,15 @@ from stef.findings import Finding
 from stef.nl import lexicon as lx
 from stef.nl.context import Mapping, TextAnalysis
 from stef.nl.spec import TextsAnalysis, analyze_text
-from stef.nl.words import WordPool, grounded, related_values, stem, text_pool, word_in
+from stef.nl.words import (
+    WordPool,
+    grounded,
+    related_values,
+    stem,
+    text_pool,
+    text_words,
+    word_in,
+)
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
@@ -89,7 +97,7 @@ class _Text:
     def of(cls, text: str) -> _Text:
         low = " ".join(text.casefold().split())
         numbers = {n for n in (normalize_number(m.group(0)) for m in _NUMBER.finditer(low)) if n}
-        return cls(low, _TOKEN.findall(low), numbers)
+        return cls(low, list(text_words(text.casefold())), numbers)  # the words of ``low``
 
     @cached_property
     def pool(self) -> WordPool:

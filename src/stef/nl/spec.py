@@ -65,6 +65,7 @@ from stef.nl.words import (
     plain_ascii,
     related_values,
     text_pool,
+    text_words,
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
@@ -198,7 +199,7 @@ def _context(
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _word_set(low: str) -> frozenset[str]:
-    return frozenset(lx.WORD_TOKEN.findall(low))
+    return frozenset(text_words(low))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
