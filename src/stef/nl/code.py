@@ -131,6 +131,10 @@ def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, i
     return None
 
 
+#: The words that start a comparison written in words (``IS NOT``, ``NOT IN``, ``LIKE`` …).
+_OPERATOR_WORDS = frozenset({"is", "not", "in", "like", "between"})
+
+
 def _comparison_op(toks: list[_Tok], i: int) -> tuple[str, int] | None:
     """The operator starting at token ``i`` and the index after it, for code comparisons."""
     t = toks[i]
@@ -139,6 +143,8 @@ def _comparison_op(toks: list[_Tok], i: int) -> tuple[str, int] | None:
     if t.kind != "id":
         return None
     w = t.text.casefold()
+    if w not in _OPERATOR_WORDS:
+        return None
     nxt = toks[i + 1] if i + 1 < len(toks) else None
     nw = nxt.text.casefold() if nxt else ""
     after = toks[i + 2] if i + 2 < len(toks) else None
@@ -302,8 +308,14 @@ _OPEN_PAREN_SPACE = re.compile(r"\(\s+")
 _SPACE_CLOSE_PAREN = re.compile(r"\s+\)")
 
 
+#: Each form of :data:`lx.FORMULA_OPS` holds one of these: without one, no formula.
+_FORMULA_CHAR = re.compile(r"[(/*+\-]")
+
+
 def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
+    if not _FORMULA_CHAR.search(code):  # nor in ``bare``, which takes characters away
+        return
     bare = lx.QUOTED_NAME.sub("name", lx.STRINGS.sub("''", code))
     if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
         return

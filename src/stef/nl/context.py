@@ -126,7 +126,7 @@ class _Ctx:
     mask: bytearray
     lexicon: _RulesLexicon
     words: frozenset[str] = frozenset()
-    ascii: bool = False  # ``low`` is ASCII: case-insensitive cues run as lower-case twins
+    ascii: bool = False  # ``low`` is plain ASCII: case-insensitive cues run as lower-case twins
     spec: Spec = field(default_factory=Spec)
     mappings: list[Mapping] = field(default_factory=list)
     topk_index: int | None = None  # the top-k's order key, until a superlative names it
@@ -141,6 +141,12 @@ class _Ctx:
     def may_have(self, words: frozenset[str]) -> bool:
         """:meth:`has` where a word test is exact (ASCII text); True elsewhere."""
         return not self.ascii or not self.words.isdisjoint(words)
+
+    def may_hold(self, *parts: str) -> bool:
+        """Does ``low`` hold one of ``parts`` (lower-case), where every match of a cue holds
+        one (a cheap test before a costly regex)? True on text that is not plain ASCII,
+        where a case-insensitive pattern may match other characters."""
+        return not self.ascii or any(p in self.low for p in parts)
 
     def rx(self, rx: re.Pattern[str]) -> re.Pattern[str]:
         """A case-insensitive pattern to run on ``low`` (or a slice of it): its fast

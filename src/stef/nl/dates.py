@@ -81,11 +81,26 @@ def _step_dates(ctx: _Ctx) -> None:
 
 _EARLIER = re.compile(r"earlier|before", re.I)
 
+# What every match of a pattern holds, tested before running it (see _Ctx.may_have and
+# _Ctx.may_hold): a whole word of the first or a part of the others.
+#: ``between``/``from`` open each date range (:data:`lx.DATE_RANGE`) and the first form
+#: of a year range (:data:`lx.YEAR_RANGE`).
+_RANGE_WORDS = lx._words("between from")
+#: What joins the two years of a year range's second form.
+_YEAR_RANGE_JOINS = ("-", "to", "through", "until")
+#: A word of each form of :data:`lx.YEAR_OP` (``in or before 2020``, ``2020 onwards``).
+_YEAR_OP_WORDS = lx._words(
+    "starting before after afterwards earlier later prior through since until up till from by"
+    " beyond onward onwards"
+)
+#: The first three letters of every month name and abbreviation (:data:`lx.MONTHS`).
+_MONTH_STARTS = tuple(sorted({m[:3] for m in lx.MONTHS}))
+
 
 def _absolute_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, quarters, year ranges, decades, seasons, years after a temporal cue."""
     src = ctx.source
-    for m in ctx.scan(lx.QUARTER):
+    for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q") else ():
         if ctx.free(m.start(), m.end()):
             q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
             first = date(int(m.group("y")), 3 * q - 2, 1)
@@ -93,7 +108,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
             f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     _periods(ctx)
-    for m in ctx.scan(lx.DATE_RANGE):
+    for m in ctx.scan(lx.DATE_RANGE) if ctx.may_have(_RANGE_WORDS) else ():
         a, b = _date_value(m.group("a")), _date_value(m.group("b"))
         if a and b and ctx.free(m.start(), m.end()):
             func = a[1] if a[1] == b[1] else None
@@ -108,21 +123,23 @@ def _absolute_dates(ctx: _Ctx) -> None:
             start = o.start() if o else m.start()
             f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
             ctx.add_filter(f, start, m.end())
-    for m in ctx.scan(lx.YEAR_RANGE):
+    year_range = ctx.may_have(_RANGE_WORDS) or ctx.may_hold(*_YEAR_RANGE_JOINS)
+    for m in ctx.scan(lx.YEAR_RANGE) if year_range else ():
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if int(lo) <= int(hi) and ctx.free(m.start(), m.end()):
             ctx.add_filter(
                 Filter(None, "between", (lo, hi), m.group(0), src, "year"), m.start(), m.end()
             )
-    for m in lx.DECADE.finditer(ctx.text):
+    decades = "0s" in ctx.text or "0's" in ctx.text
+    for m in lx.DECADE.finditer(ctx.text) if decades else ():
         if ctx.free(m.start(), m.end()):
             decade = int(m.group("y"))
             f = Filter(None, "between", (str(decade), str(decade + 9)), m.group(0), src, "year")
             ctx.add_filter(f, m.start(), m.end())
-    for m in lx.SEASON.finditer(ctx.text):
+    for m in lx.SEASON.finditer(ctx.text) if "/" in ctx.text else ():
         if ctx.free(m.start(), m.end()):
             ctx.add_filter(Filter(None, "=", (m.group(0),), m.group(0), src), m.start(), m.end())
-    for m in ctx.scan(lx.YEAR_OP):
+    for m in ctx.scan(lx.YEAR_OP) if ctx.may_have(_YEAR_OP_WORDS) else ():
         if not ctx.free(m.start(), m.end()):
             continue
         if m.group("y"):
@@ -136,7 +153,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
 def _periods(ctx: _Ctx) -> None:
     """Runs of days ending on a date, and two months of one year, as date ranges."""
     src = ctx.source
-    for m in ctx.scan(lx.DAYS_ENDING):
+    for m in ctx.scan(lx.DAYS_ENDING) if ctx.may_hold("day") else ():
         last = _date_value(m.group("d"))
         raw = m.group("n").casefold()
         n = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
@@ -147,7 +164,7 @@ def _periods(ctx: _Ctx) -> None:
             first = (end - timedelta(days=n - 1)).isoformat()
             f = Filter(None, "between", (first, end.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
-    for m in ctx.scan(lx.MONTH_SPAN):
+    for m in ctx.scan(lx.MONTH_SPAN) if ctx.may_hold(*_MONTH_STARTS) else ():
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
         listed = m.group("join").casefold() == "and" and not m.group("lead")
         if m1 >= m2 or (listed and m2 != m1 + 1) or not ctx.free(m.start(), m.end()):

@@ -35,7 +35,15 @@ from stef.findings import Finding
 from stef.nl import lexicon as lx
 from stef.nl.context import Mapping, TextAnalysis
 from stef.nl.spec import TextsAnalysis, analyze_text
-from stef.nl.words import WordPool, grounded, related_values, stem, word_in
+from stef.nl.words import (
+    WordPool,
+    grounded,
+    related_values,
+    stem,
+    text_pool,
+    text_words,
+    word_in,
+)
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
 
@@ -89,7 +97,7 @@ class _Text:
     def of(cls, text: str) -> _Text:
         low = " ".join(text.casefold().split())
         numbers = {n for n in (normalize_number(m.group(0)) for m in _NUMBER.finditer(low)) if n}
-        return cls(low, _TOKEN.findall(low), numbers)
+        return cls(low, list(text_words(text.casefold())), numbers)  # the words of ``low``
 
     @cached_property
     def pool(self) -> WordPool:
@@ -198,6 +206,8 @@ def _restated(q: TextAnalysis, e: TextAnalysis) -> bool:
 def _dropped(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Question values Q_e drops (restatement) or replaces with another year (hints)."""
     out: list[tuple[str, Finding]] = []
+    if not any(f.values for f in q.spec.filters):
+        return out  # no value to drop: the enrichment need not be read
     et = _Text.of(e.text)
     mapped = {f for m in e.mappings for f in m.filters}
     e_years = sorted(
@@ -250,18 +260,20 @@ def _remapped_years(e: TextAnalysis) -> list[Finding]:
 def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[str, Finding]]:
     """Q_e filters on values the question never states nor implies."""
     out: list[tuple[str, Finding]] = []
+    if not e.spec.filters:
+        return out  # no filter to invent a value: the question need not be read
     qt = _Text.of(q.text)
-    q_words = _TOKEN.findall(q.text.casefold())
     # a hint grounded in the question grounds the words it maps to ("active loan refers to
     # running contracts" grounds "Status = 'C' stands for running contract")
-    q_pool = WordPool(q_words)
-    q_words += [
+    q_pool = text_pool(q.text)
+    hint_words = [
         w
         for hint in e.mappings
         if grounded(hint.phrase, q_pool) or hint.phrase.casefold() in qt.low
         for w in _TOKEN.findall(hint.text.casefold())
     ]
-    q_pool = WordPool(q_words)
+    if hint_words:
+        q_pool = WordPool(qt.words + hint_words)
     per_column: dict[str, int] = {}
     for hint in e.mappings:
         for f in hint.filters:

@@ -448,7 +448,6 @@ CODE_VALUES = _words("0 1 true false y n yes no t f null + -")
 
 
 # ----------------------------------------------------------------------------- patterns
-#
 # The cue patterns compiled from the lists above; group names are read by stef.nl.spec.
 
 
@@ -468,11 +467,12 @@ _PATTERN_PART = re.compile(r"\\.|\(\?P<\w+>|\(\?P=\w+\)|[A-Z]")
 
 
 def folded(rx: re.Pattern[str]) -> re.Pattern[str]:
-    r"""The case-sensitive twin of a case-insensitive pattern, for lower-case ASCII text.
+    r"""The case-sensitive ASCII twin of a case-insensitive pattern, for lower-case text.
 
-    On ``s.lower()`` of an ASCII ``s`` the twin matches exactly where ``rx`` matches ``s``
-    (same spans, same groups up to case); ``re.IGNORECASE`` makes Python's regex engine
-    several times slower. Letters are lowered outside escapes and group names.
+    On ``s.lower()`` of a :func:`~stef.nl.words.plain_ascii` ``s`` the twin matches exactly
+    where ``rx`` matches ``s`` (same spans, same groups up to case); ``re.IGNORECASE`` and
+    Unicode ``\w``, ``\b``, ``\d`` (a table look-up a character) make Python's regex engine
+    slower. Letters are lowered outside escapes and group names.
 
     >>> folded(re.compile(r"\bTop\s+(?P<N>\d+)[A-Z]", re.I)).pattern
     '\\btop\\s+(?P<N>\\d+)[a-z]'
@@ -485,7 +485,7 @@ def folded(rx: re.Pattern[str]) -> re.Pattern[str]:
     lowered = _PATTERN_PART.sub(
         lambda m: m.group(0).lower() if len(m.group(0)) == 1 else m.group(0), src
     )
-    twin = re.compile(lowered, rx.flags & ~re.I)
+    twin = re.compile(lowered, rx.flags & ~(re.I | re.U) | re.A)
     _FOLDED[id(rx)] = (rx, twin)
     return twin
 

@@ -89,7 +89,9 @@ _NUMBER_OF = re.compile(r"\bno\.\s+of\b")
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
     """The items ``question`` asks to get back, in reading order (see the module doc)."""
-    low = _NUMBER_OF.sub("number of", question.casefold().replace("’", "'"))
+    low = question.casefold().replace("’", "'")
+    if "no." in low:  # what every _NUMBER_OF match holds
+        low = _NUMBER_OF.sub("number of", low)
     items: list[RequestedItem] = []
     seen: set[str] = set()
     for m in _OPENER.finditer(low):

@@ -58,12 +58,14 @@ from stef.nl.values import (
 )
 from stef.nl.words import (
     TEXT_CACHE_SIZE,
-    WordPool,
     _known_index,
     _search_ci,
     grounded,
     phrase_keys,
+    plain_ascii,
     related_values,
+    text_pool,
+    text_words,
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
@@ -191,20 +193,23 @@ def _context(
         lexicon=lexicon,
     )
     ctx.words = _word_set(low)
-    ctx.ascii = norm.isascii()
+    ctx.ascii = plain_ascii(norm)
     return ctx
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _word_set(low: str) -> frozenset[str]:
-    return frozenset(lx.WORD_TOKEN.findall(low))
+    return frozenset(text_words(low))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _normalized(text: str | None) -> tuple[str, str]:
     """The text as read (same-length rewrites) and its case-folded twin, position for
     position (memoised: a question is read alone, then perhaps with Q_e's columns)."""
-    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", (text or "").translate(lx.TRANSLATE))
+    text = text or ""
+    if not text.isascii():  # TRANSLATE rewrites only non-ASCII characters
+        text = text.translate(lx.TRANSLATE)
+    norm = lx.SPLIT_OPS.sub(lambda m: m.group(1) + "= ", text)
     low = norm.casefold()
     if len(low) != len(norm):  # a few characters change length when case-folded
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in norm)
@@ -387,9 +392,10 @@ def _may_look_up(question: str, columns: list[str], lexicon: _RulesLexicon) -> b
     return any(all(w in low for w in k.split()) for k in added)
 
 
-def _phrase_in(phrase: str, text: str) -> bool:
+def _phrase_in(phrase: str, spaced: str) -> bool:
+    """Is ``phrase`` in ``spaced`` (a text case-folded, its spaces collapsed to one)?"""
     p = " ".join(phrase.casefold().strip(" '\"").split())
-    return bool(p) and p in " ".join(text.casefold().split())
+    return bool(p) and p in spaced
 
 
 def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
@@ -430,11 +436,12 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     restated question adds an order or a top-k of its own.
     """
     qs, es = q.spec, e.spec
-    q_words = WordPool(lx.WORD_TOKEN.findall(q.text.casefold()))
+    q_words = text_pool(q.text)
+    spaced = " ".join(q.text.casefold().split())
     glossary = {
         f
         for mp in e.mappings
-        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, q.text)
+        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, spaced)
         for f in mp.filters
     }
     out = Spec()

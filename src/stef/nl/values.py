@@ -31,6 +31,18 @@ ANSWER_FORMAT = re.compile(
 )
 
 
+#: A word of each form of ``ANSWER_FORMAT`` but one ("format", "rounded", "decimal", a
+#: unit, "shown" …: each after a space and ending a word); the form "in YYYY-MM" holds one
+#: of ``_DATE_MASKS``, not always as a whole word ("as mmyy").
+_FORMAT_WORDS = lx._words(
+    "format form formatted round rounded rounding decimal percentage percentages percent "
+    "percents million millions thousand thousands billion billions hundred hundreds usd eur "
+    "gbp dollars euros pounds kb mb gb seconds minutes hours days viewed view shown "
+    "displayed rendered"
+)
+_DATE_MASKS = ("yyyy", "mm", "dd", "hh")
+
+
 def _step_answer_format(ctx: _Ctx) -> None:
     """Answer-format phrases (``in the format YYYY-MM``, ``rounded to two decimals``, ``in
     millions``, ``as a percentage``) are taken, so no later step reads a value in them.
@@ -38,7 +50,8 @@ def _step_answer_format(ctx: _Ctx) -> None:
     >>> [m.group(0) for m in ANSWER_FORMAT.finditer("revenue in the format YYYY-MM, in millions")]
     ['in the format YYYY-MM', 'in millions']
     """
-    for m in ctx.scan(ANSWER_FORMAT):  # its lower-case twin on ASCII text
+    formats = ctx.may_have(_FORMAT_WORDS) or ctx.may_hold(*_DATE_MASKS)
+    for m in ctx.scan(ANSWER_FORMAT) if formats else ():  # its lower-case twin on ASCII text
         ctx.cue(m.group(0))
         ctx.take(m.start(), m.end())
     if "://" in ctx.text or "www." in ctx.low:  # what every match of _URL holds
@@ -262,7 +275,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
         if ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
-    for m in lx.SYMBOL_CMP_RE.finditer(ctx.text):
+    symbols = "<" in ctx.text or ">" in ctx.text or "!=" in ctx.text  # in each operator
+    for m in lx.SYMBOL_CMP_RE.finditer(ctx.text) if symbols else ():
         num = normalize_number(m.group("n"))
         if num is not None and ctx.free(m.start(), m.end()):
             col = _adjacent_column(ctx, m.start(), m.end())
@@ -272,7 +286,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
 
 def _step_attribute_numbers(ctx: _Ctx) -> None:
     """``district 5``, ``user ID 13``, ``No. 5`` → ``=`` filters; other numbers → literals."""
-    for m in lx.NO_NUMBER.finditer(ctx.text):
+    numbered = "#" in ctx.text or "no." in ctx.low  # what every match holds
+    for m in lx.NO_NUMBER.finditer(ctx.text) if numbered else ():
         if ctx.free(m.start(), m.end()):
             num = normalize_number(m.group("n")) or m.group("n")
             col = _adjacent_column(ctx, m.start(), m.end())
@@ -358,15 +373,18 @@ def _title_cased(text: str, words: list[tuple[int, int, str]]) -> list[tuple[int
     """
     sentences: list[list[tuple[int, int, str]]] = []
     for item in words:
-        if sentences and not _SENTENCE_BREAK.search(text, sentences[-1][-1][1], item[0]):
+        if sentences and (
+            text[sentences[-1][-1][1] : item[0]] == " "  # the common gap, without a search
+            or not _SENTENCE_BREAK.search(text, sentences[-1][-1][1], item[0])
+        ):
             sentences[-1].append(item)
         else:
             sentences.append([item])
     return [
         (sen[0][0], sen[-1][1])
         for sen in sentences
-        if sum(w[0].isupper() for *_, w in sen) >= 3
-        and all(w[0].isupper() or w[0].isdigit() or w.casefold() in _TITLE_LOWER for *_, w in sen)
+        if all(w[0].isupper() or w[0].isdigit() or w.casefold() in _TITLE_LOWER for *_, w in sen)
+        and sum(w[0].isupper() for *_, w in sen) >= 3  # the test above fails sooner
     ]
 
 

@@ -98,16 +98,46 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     >>> grounded("female patients", "how many female patient".split())
     True
     """
-    words = [
-        w
-        for w in lx.WORD_TOKEN.findall(phrase.casefold())
-        if len(w) > 1 and w not in lx.PHRASE_STOPS
-    ]
+    words = _content_words(phrase)
     if not words:
         return False
     pool = text_words if isinstance(text_words, WordPool) else WordPool(text_words)
     hits = sum(1 for w in words if pool.has(w))
     return hits / len(words) >= 0.6
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _content_words(phrase: str) -> tuple[str, ...]:
+    """The words :func:`grounded` looks for (memoised: the merge and the enrichment check
+    ask about the same hint phrases)."""
+    return tuple(
+        w
+        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        if len(w) > 1 and w not in lx.PHRASE_STOPS
+    )
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def text_words(low: str) -> tuple[str, ...]:
+    """The words (:data:`~stef.nl.lexicon.WORD_TOKEN`) of a case-folded text, memoised: the
+    reading's word set, the merge's and the enrichment check's pools and word lists all
+    start from them. Collapsing the text's spaces changes none of them.
+
+    >>> text_words("the 3 blonde women's  cats")
+    ('the', '3', 'blonde', 'women', 's', 'cats')
+    """
+    return tuple(lx.WORD_TOKEN.findall(low))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def text_pool(text: str) -> WordPool:
+    """The :class:`WordPool` of a text's words (memoised: the merge and the enrichment
+    check pool the same question; a pool is only read).
+
+    >>> text_pool("The blonde women").has("blond"), text_pool("x") is text_pool("x")
+    (True, True)
+    """
+    return WordPool(text_words(text.casefold()))
 
 
 def word_in(phrase: str, text: str, before_only: bool = False) -> bool:
@@ -218,18 +248,33 @@ def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
+#: The ASCII characters that ``\s`` matches in a Unicode pattern and not in an ASCII one.
+_UNICODE_ONLY_SPACE = re.compile(r"[\x1c-\x1f]")
+
+
+def plain_ascii(text: str) -> bool:
+    """Is ``text`` ASCII, without the separators ``\\x1c``-``\\x1f``: a text on which an ASCII
+    pattern (:func:`stef.nl.lexicon.folded`) matches as its Unicode original does?
+
+    >>> plain_ascii("a\tb"), plain_ascii("café"), plain_ascii("a\x1fb")
+    (True, False, False)
+    """
+    return text.isascii() and not _UNICODE_ONLY_SPACE.search(text)
+
+
 def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """``rx.search(text)`` for a case-insensitive ``rx``: on ASCII text its twin finds the
-    match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
-    if not text.isascii():
+    """``rx.search(text)`` for a case-insensitive ``rx``: on plain ASCII text its twin finds
+    the match in ``text.lower()`` and ``rx`` re-reads it in the text's case."""
+    if not plain_ascii(text):
         return rx.search(text)
     m = lx.folded(rx).search(text.lower())
     return rx.match(text, m.start()) if m else None
 
 
 def _lower_rx(rx: re.Pattern[str], low: str) -> re.Pattern[str]:
-    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when ASCII."""
-    return lx.folded(rx) if low.isascii() else rx
+    """A case-insensitive pattern for the lower-case string ``low``: its fast twin when
+    plain ASCII."""
+    return lx.folded(rx) if plain_ascii(low) else rx
 
 
 def _is_plural(word: str) -> bool:
