@@ -179,18 +179,16 @@ def _qualifier(col: exp.Column) -> str:
     return col.table.casefold()
 
 
-def _equated_sources(sel: exp.Select, key: exp.Column) -> set[str]:
-    """The key's own qualifier and those of the columns an equality of the SELECT's ON or
-    WHERE conditions ties it to (``T1.artist_id = T2.artist_id``: ``{t1, t2}``)."""
-    own = (_qualifier(key), key.name.casefold())
-    out = {own[0]}
+def _equated_sources(sel: exp.Select) -> dict[tuple[str, str], set[str]]:
+    """For each column an ``=`` of the SELECT's ON or WHERE conditions ties to another
+    column, the qualifiers of those columns (``T1.artist_id = T2.artist_id``:
+    ``("t1", "artist_id") → {"t2"}`` and back). One pass over the SELECT."""
+    out: dict[tuple[str, str], set[str]] = {}
     for eq in search(sel, _EQ):
         a, b = eq.this, eq.expression
         if type(a) is exp.Column and type(b) is exp.Column:
-            if (_qualifier(a), a.name.casefold()) == own:
-                out.add(_qualifier(b))
-            elif (_qualifier(b), b.name.casefold()) == own:
-                out.add(_qualifier(a))
+            out.setdefault((_qualifier(a), a.name.casefold()), set()).add(_qualifier(b))
+            out.setdefault((_qualifier(b), b.name.casefold()), set()).add(_qualifier(a))
     return out
 
 
@@ -230,10 +228,15 @@ def unshown_plain_keys(sel: exp.Select) -> list[exp.Column]:
     if not labels or (several and "" in labels):
         return []
     out = []
+    equated: dict[tuple[str, str], set[str]] | None = None
     for key in keys:
         if key.name.casefold() in names or (several and not key.table):
             continue
-        if not labels & _equated_sources(sel, key):
+        if _qualifier(key) in labels:
+            continue
+        if equated is None:
+            equated = _equated_sources(sel)
+        if not labels & equated.get((_qualifier(key), key.name.casefold()), set()):
             out.append(key)
     return out
 
