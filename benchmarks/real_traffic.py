@@ -13,7 +13,8 @@ evaluated rows scored < 50. These are the
 figures of issue 12's first two targets (≥ 80% good+, ≤ 5% poor on correct SQL). For a
 labelled file it also prints the AUROC of Φ over its evaluated rows (packaged weights:
 **not** held out; ``stef fit-judge`` prints the held-out figure). ``--drop-hints``
-evaluates every row without its enriched question (the production case of no hints).
+evaluates every row without its enriched question (the production case of no hints);
+``--rules FILE`` evaluates with a rules file instead of none.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 from pathlib import Path
 
 from stef import Evaluator
+from stef.rules import load_rules
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -33,8 +35,9 @@ def main() -> None:
     )
     ap.add_argument("files", nargs="*", type=Path)
     ap.add_argument("--drop-hints", action="store_true", help="evaluate without evidence")
+    ap.add_argument("--rules", type=Path, help="a rules file to evaluate with (default: none)")
     args = ap.parse_args()
-    ev = Evaluator()
+    ev = Evaluator(rules=load_rules(args.rules) if args.rules else None)
     print(
         "| file | rows | n | coverage | mean Φ | good+ (≥ 75) | poor (< 50 or none) |"
         " poor of scored (< 50) |"

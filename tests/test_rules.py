@@ -21,6 +21,13 @@ def test_example_rules_are_valid() -> None:
     assert r.synonym_map()["territory"] == "region"
     assert r.safety_limit_min == 1000
     assert r.benign_filters == ["is_deleted = 0", "tenant_id = ?"]
+    assert r.context_keys() == frozenset({"acme"})
+
+
+def test_context_terms_must_be_strings() -> None:
+    with pytest.raises(RulesError) as info:
+        load_rules_dict({"context_terms": ["Acme", 7]})
+    assert info.value.problems == [("$.context_terms[1]", "Input should be a valid string")]
 
 
 def test_every_problem_is_reported_with_its_path() -> None:
@@ -79,6 +86,7 @@ def test_schema_is_published_and_strict() -> None:
     assert s["additionalProperties"] is False
     assert {
         "column_synonyms",
+        "context_terms",
         "benign_filters",
         "benign_group_by",
         "safety_limit_min",

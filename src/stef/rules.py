@@ -93,6 +93,12 @@ class Rules(_Strict):
         default_factory=dict,
         description="Canonical value -> other spellings ('US': ['usa', 'united states']).",
     )
+    context_terms: list[str] = Field(
+        default_factory=list,
+        description="Names of the application's own world that questions use without asking "
+        "for a filter: the site, company, product or database ('Stack Overflow', 'Acme'). "
+        "A capitalised phrase of the question that is one of them is never a filter value.",
+    )
     benign_filters: list[str] = Field(
         default_factory=list,
         description="SQL predicates added automatically and never penalised; '?' is any value.",
@@ -170,6 +176,15 @@ class Rules(_Strict):
             for s in syns:
                 out[_key(s)] = c
         return out
+
+    def context_keys(self) -> frozenset[str]:
+        """The context terms as the question reader compares values: case-folded, single
+        spaces.
+
+        >>> sorted(Rules(context_terms=["Stack  Overflow", "ACME"]).context_keys())
+        ['acme', 'stack overflow']
+        """
+        return frozenset(_key(t) for t in self.context_terms if t.strip())
 
     def sha256(self) -> str:
         """Hash of the rules' canonical JSON (defaults included): provenance of a score."""

@@ -76,6 +76,7 @@ class _RulesLexicon:
     value_rx: re.Pattern[str] | None  # value spellings (2+ characters) as whole words
     synonym_rx: re.Pattern[str] | None  # column synonyms (2+ characters) as whole words
     term_rxs: tuple[tuple[re.Pattern[str], str], ...]  # term_functions as whole words
+    context: frozenset[str] = frozenset()  # context_terms, case-folded: never filter values
 
     @classmethod
     def of(cls, rules: Rules) -> _RulesLexicon:
@@ -89,6 +90,7 @@ class _RulesLexicon:
             _words_rx([k for k in values if len(k) >= 2]),
             _words_rx([k for k in synonyms if len(k) >= 2]),
             tuple((re.compile(rf"(?<!\w){re.escape(t)}(?!\w)"), f) for t, f in terms.items()),
+            rules.context_keys(),
         )
 
 

@@ -350,6 +350,9 @@ def _step_capitalised(ctx: _Ctx) -> None:
             start, end = run[0][0], run[-1][1]
             if text.endswith("'s", start, end):
                 end -= 2
+            if " ".join(text[start:end].split()).casefold() in ctx.lexicon.context:
+                ctx.take(start, end)  # the application's own name: context, no filter
+                continue
             _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
 
 
