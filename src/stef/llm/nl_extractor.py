@@ -169,9 +169,11 @@ def answer_to_spec(answer: NLSpecAnswer, rules: Rules) -> Spec:
         n = normalize_value(v)
         return vmap.get(n, n)
 
+    context = rules.context_keys()  # the application's own names: never filter values
     filters = [
         Filter(col(f.column), f.op, tuple(val(v) for v in f.values), text="llm", clause="question")
         for f in answer.filters
+        if not (context and all(" ".join(v.split()).casefold() in context for v in f.values))
     ]
     aggs = [
         Aggregation(a.func, "*" if a.arg == "*" else col(a.arg), a.distinct, text="llm")
