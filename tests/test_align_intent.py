@@ -17,7 +17,7 @@ from stef.align.intent import join_keys_related, keys_related
 from stef.align.terms import question_terms_unexplained
 from stef.evaluator import Evaluator
 from stef.nl.request import requested_items
-from stef.rules import load_rules
+from stef.rules import Rules, load_rules
 from stef.spec import Spec
 
 ROOT = Path(__file__).parent.parent
@@ -135,6 +135,25 @@ def test_question_terms_skip_request_verbs_connectives_and_irregular_participles
     sql = Spec(columns=["amount"], tables=["orders"])
     question = "State the amount of orders but indicate those taught, paid or held."
     assert question_terms_unexplained(question, sql) == []
+
+
+def test_the_rules_context_terms_are_never_values_nor_unexplained_question_terms() -> None:
+    sql = Spec(columns=["reputation"], tables=["users"])
+    question = "Top Stack Overflow users with reputation over 200"
+    assert question_terms_unexplained(question, sql) == ["stack", "overflow"]
+    ordered = "SELECT id FROM users WHERE reputation > 200 ORDER BY reputation DESC"
+    e = Evaluator().evaluate(question, ordered)
+    assert [(f["kind"], f["nl"]) for f in e["findings"] if f["severity"] != "info"] == [
+        ("value_unmatched", "Stack Overflow")
+    ]
+    assert [f["nl"] for f in e["findings"] if f["kind"] == "question_term_unexplained"] == [
+        "stack",
+        "overflow",
+    ]
+    rules = Rules(context_terms=["Stack Overflow"])
+    e = Evaluator(rules=rules).evaluate(question, ordered)
+    assert [(f["kind"], f["nl"]) for f in e["findings"] if f["severity"] != "info"] == []
+    assert not [f for f in e["findings"] if f["kind"] == "question_term_unexplained"]
 
 
 def test_two_question_words_run_together_may_name_one_column() -> None:

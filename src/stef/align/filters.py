@@ -764,6 +764,7 @@ def align(
         question,
         enriched_question,
         r.column_synonyms,
+        r.context_terms,
     )
     evidence = checked_cues(nl, required, matched, question)
     alignment = Alignment(

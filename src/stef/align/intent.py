@@ -687,10 +687,11 @@ def check_intent(
     question: str = "",
     enriched: str | None = None,
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    context: Sequence[str] = (),
 ) -> None:
-    """Run every intent check (see the module doc)."""
+    """Run every intent check (see the module doc); ``context``: the rules' context terms."""
     if question:
-        check_question_terms(question, sql, out, enriched, synonyms)
+        check_question_terms(question, sql, out, enriched, synonyms, context)
         check_id_only_outputs(nl, sql, out, question)
     check_requests(nl, sql, out, enriched, question)
     if question:

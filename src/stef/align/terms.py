@@ -56,16 +56,21 @@ class _Vocabulary:
 
     @classmethod
     def of(
-        cls, sql: Spec, synonyms: Mapping[str, Sequence[str]] | None = None
+        cls,
+        sql: Spec,
+        synonyms: Mapping[str, Sequence[str]] | None = None,
+        context: Sequence[str] = (),
     ) -> tuple[_Vocabulary, _Vocabulary]:
-        """The vocabulary of the SQL's columns, tables, literals and output aliases, and
-        the same with the rules' synonyms of the columns it uses (``"amount":
-        ["revenue"]``) — one object when no synonym applies."""
+        """The vocabulary of the SQL's columns, tables, literals and output aliases (and of
+        the rules' ``context`` terms, which need no name of the SQL), and the same with the
+        rules' synonyms of the columns it uses (``"amount": ["revenue"]``) — one object
+        when no synonym applies."""
         names = [
             *sql.columns,
             *sql.tables,
             *sql.literals,
             *(p.alias or "" for p in sql.projections),
+            *context,
         ]
         used = {c.casefold() for c in sql.columns}
         extra = [
@@ -181,12 +186,14 @@ def check_question_terms(
     out: FindingCollector,
     enriched: str | None = None,
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    context: Sequence[str] = (),
 ) -> None:
     """Question terms the SQL never touches: the lexical side of schema linking (a
     question about students answered from ``allergy_type``). A term that only the
     enriched question's hints link to the SQL is noted apart (``info``): the hint
-    explains it, though in labelled data such queries still go wrong more often."""
-    base, with_synonyms = _Vocabulary.of(sql, synonyms)
+    explains it, though in labelled data such queries still go wrong more often. The
+    rules' ``context`` terms (the application's own names) are never unexplained."""
+    base, with_synonyms = _Vocabulary.of(sql, synonyms, context)
     terms = _unexplained(question, with_synonyms)
     hinted = hinted_terms(terms, enriched, base)
     for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
