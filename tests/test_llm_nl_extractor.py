@@ -54,12 +54,13 @@ def test_the_answer_is_normalised_like_the_rules_extractor_output() -> None:
 
 def test_a_context_term_the_model_reads_as_a_value_is_no_filter() -> None:
     acme = {"column": None, "op": "=", "values": ["ACME"]}
-    answer = {**ANSWER, "filters": [*ANSWER["filters"], acme]}
+    bare = {"column": "status", "op": "=", "values": []}
+    answer = {**ANSWER, "filters": [*ANSWER["filters"], acme, bare]}
     rules = RULES.model_copy(update={"context_terms": ["Acme"]})
     spec = answer_to_spec(parse_spec_answer(json.dumps(answer)), rules)
-    assert [f.values for f in spec.filters] == [("berlin",), ("cancelled",)]
+    assert [f.values for f in spec.filters] == [("berlin",), ("cancelled",), ()]
     spec = answer_to_spec(parse_spec_answer(json.dumps(answer)), RULES)
-    assert [f.values for f in spec.filters] == [("berlin",), ("cancelled",), ("acme",)]
+    assert [f.values for f in spec.filters] == [("berlin",), ("cancelled",), ("acme",), ()]
 
 
 def test_merge_fills_gaps_and_never_overrides_the_rules_extractor() -> None:

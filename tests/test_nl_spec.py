@@ -250,3 +250,31 @@ def test_url_gate_never_skips_a_link(text: str) -> None:
     norm, low = _normalized(text)
     if _URL.search(norm):
         assert "://" in norm or "www." in low
+
+
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "in the format YYYY-MM",
+        "formatted as MM/DD",
+        "in the form of dd-mm",
+        "using the format mm.yy",
+        "rounded to two decimals",
+        "round to the nearest integer",
+        "rounding off to 2 digits",
+        "with two decimal places",
+        "in millions",
+        "as a percentage",
+        "in USD",
+        "in hours",
+        "as YYYY",
+        "shown as 'Yes'",
+        'best viewed in "table"',
+    ],
+)
+def test_every_form_of_answer_format_is_read_past_its_word_gate(phrase: str) -> None:
+    """One phrase per form of ANSWER_FORMAT: each is taken as a cue, never a filter, so the
+    cheap test of _step_answer_format (_FORMAT_WORDS, _DATE_MASKS) lets every form through."""
+    spec = analyze_text(f"List the revenue of each store {phrase}.").spec
+    assert [c.rstrip(".") for c in spec.cues] == [phrase]
+    assert spec.filters == []

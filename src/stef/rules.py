@@ -150,7 +150,7 @@ class Rules(_Strict):
             if not canon.strip():
                 raise ValueError("canonical name must not be empty")
             for s in syns:
-                key = _key(s)
+                key = term_key(s)
                 if not key:
                     raise ValueError(f"synonym {s!r} of {canon!r} is empty")
                 if key in seen and seen[key] != canon:
@@ -162,19 +162,19 @@ class Rules(_Strict):
         """Lower-case synonym (and canonical name) -> lower-case canonical column name."""
         out: dict[str, str] = {}
         for canon, syns in self.column_synonyms.items():
-            c = _key(canon)
+            c = term_key(canon)
             out[c] = c
             for s in syns:
-                out[_key(s)] = c
+                out[term_key(s)] = c
         return out
 
     def value_map(self) -> dict[str, str]:
         """Lower-case value spelling -> lower-case canonical value."""
         out: dict[str, str] = {}
         for canon, syns in self.value_synonyms.items():
-            c = _key(canon)
+            c = term_key(canon)
             for s in syns:
-                out[_key(s)] = c
+                out[term_key(s)] = c
         return out
 
     def context_keys(self) -> frozenset[str]:
@@ -184,7 +184,7 @@ class Rules(_Strict):
         >>> sorted(Rules(context_terms=["Stack  Overflow", "ACME"]).context_keys())
         ['acme', 'stack overflow']
         """
-        return frozenset(_key(t) for t in self.context_terms if t.strip())
+        return frozenset(term_key(t) for t in self.context_terms if t.strip())
 
     def sha256(self) -> str:
         """Hash of the rules' canonical JSON (defaults included): provenance of a score."""
@@ -192,10 +192,11 @@ class Rules(_Strict):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _key(name: str) -> str:
-    """A synonym as the question reader looks it up: case-folded, single spaces.
+def term_key(name: str) -> str:
+    """A synonym or context term as the question reader looks it up: case-folded, single
+    spaces.
 
-    >>> _key("  Sales\tArea ")
+    >>> term_key("  Sales\tArea ")
     'sales area'
     """
     return " ".join(name.split()).casefold()

@@ -32,7 +32,7 @@ from stef.llm.cache import LLMCache, cache_key, first_cost
 from stef.llm.client import ChatClient
 from stef.llm.loop import BackgroundLoop
 from stef.llm.prompt import load_prompt
-from stef.rules import Rules
+from stef.rules import Rules, term_key
 from stef.spec import (
     AGGREGATES,
     OPERATORS,
@@ -173,7 +173,7 @@ def answer_to_spec(answer: NLSpecAnswer, rules: Rules) -> Spec:
     filters = [
         Filter(col(f.column), f.op, tuple(val(v) for v in f.values), text="llm", clause="question")
         for f in answer.filters
-        if not (context and all(" ".join(v.split()).casefold() in context for v in f.values))
+        if not (context and f.values and all(term_key(v) in context for v in f.values))
     ]
     aggs = [
         Aggregation(a.func, "*" if a.arg == "*" else col(a.arg), a.distinct, text="llm")

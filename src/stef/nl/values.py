@@ -11,6 +11,7 @@ import re
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
 from stef.nl.words import _is_plural, _parse_number, _prev_words
+from stef.rules import term_key
 from stef.spec import NEGATED_OP, WEAK_CUE, Filter, normalize_number
 
 #: Phrases that say how the answer should look, never what to filter on: a date or
@@ -350,7 +351,7 @@ def _step_capitalised(ctx: _Ctx) -> None:
             start, end = run[0][0], run[-1][1]
             if text.endswith("'s", start, end):
                 end -= 2
-            if " ".join(text[start:end].split()).casefold() in ctx.lexicon.context:
+            if ctx.lexicon.context and term_key(text[start:end]) in ctx.lexicon.context:
                 ctx.take(start, end)  # the application's own name: context, no filter
                 continue
             _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)

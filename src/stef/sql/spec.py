@@ -484,8 +484,7 @@ class _Extractor:
         >>> extract_sql_spec(q).spec.flags["unshown_group_keys"]
         ['label']
         """
-        group = eff.args.get("group") if isinstance(eff, exp.Select) else None
-        if group is None or not isinstance(eff, exp.Select):
+        if not isinstance(eff, exp.Select) or (group := eff.args.get("group")) is None:
             return []
         render = self.tt.render
         plain = [render(k) for k in unshown_plain_keys(eff)]
