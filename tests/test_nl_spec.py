@@ -278,3 +278,49 @@ def test_every_form_of_answer_format_is_read_past_its_word_gate(phrase: str) -> 
     spec = analyze_text(f"List the revenue of each store {phrase}.").spec
     assert [c.rstrip(".") for c in spec.cues] == [phrase]
     assert spec.filters == []
+
+
+#: One phrase per form of the date patterns that _absolute_dates and _periods run only
+#: behind a cheap test (_RANGE_WORDS, _YEAR_RANGE_JOINS, _YEAR_OP_WORDS, _MONTH_STARTS,
+#: "q", "day", "0s", "/"), with the filter each reads.
+DATE_FORMS = [
+    *[
+        (f"{k} 2019", (op, ("2019",), "year"))
+        for k, op in [
+            ("after", ">"), ("later than", ">"), ("since", ">="), ("from", ">="),
+            ("starting", ">="), ("starting from", ">="), ("starting in", ">="),
+            ("on or after", ">="), ("in or after", ">="), ("before", "<"), ("prior to", "<"),
+            ("earlier than", "<"), ("until", "<="), ("till", "<="), ("up to", "<="),
+            ("through", "<="), ("on or before", "<="), ("in or before", "<="), ("by", "<="),
+        ]
+    ],
+    ("2019 or later", (">=", ("2019",), "year")),
+    ("2019 and after", (">=", ("2019",), "year")),
+    ("2019 onwards", (">=", ("2019",), "year")),
+    ("2019 or beyond", (">=", ("2019",), "year")),
+    ("2019 or earlier", ("<=", ("2019",), "year")),
+    ("2019 and before", ("<=", ("2019",), "year")),
+    ("between 2017 and 2019", ("between", ("2017", "2019"), "year")),
+    ("from 2017 to 2019", ("between", ("2017", "2019"), "year")),
+    ("2017-2019", ("between", ("2017", "2019"), "year")),
+    ("2017 to 2019", ("between", ("2017", "2019"), "year")),
+    ("2017 through 2019", ("between", ("2017", "2019"), "year")),
+    ("2017 until 2019", ("between", ("2017", "2019"), "year")),
+    ("in the 1990s", ("between", ("1990", "1999"), "year")),
+    ("in 2019/20", ("=", ("2019/20",), None)),
+    ("in Q1 2019", ("between", ("2019-01-01", "2019-03-31"), None)),
+    ("in the second quarter of 2019", ("between", ("2019-04-01", "2019-06-30"), None)),
+    ("between January and March 2017", ("between", ("2017-01", "2017-03"), "month")),
+    ("from May to June 2021", ("between", ("2021-05", "2021-06"), "month")),
+    ("in the 7-day period ending on 2017-07-31", ("between", ("2017-07-25", "2017-07-31"), None)),
+    ("between 2017-01-01 and 2017-03-31", ("between", ("2017-01-01", "2017-03-31"), None)),
+    ("from 1 May 2017 until 3 June 2017", ("between", ("2017-05-01", "2017-06-03"), None)),
+]
+
+
+@pytest.mark.parametrize(("phrase", "want"), DATE_FORMS, ids=[p for p, _ in DATE_FORMS])
+def test_every_date_form_is_read_past_its_cheap_test(
+    phrase: str, want: tuple[str, tuple[str, ...], str | None]
+) -> None:
+    spec = analyze_text(f"List the orders placed {phrase}.").spec
+    assert [(f.op, f.values, f.func) for f in spec.filters] == [want]
