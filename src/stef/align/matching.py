@@ -143,8 +143,8 @@ def values_match(nv: str, sv: str) -> bool:
     (True, True)
     >>> values_match("mathematica", "%<mathematica>%"), values_match("nice try", "%ice tr%")
     (True, True)
-    >>> values_match("5", "-5"), values_match("-5", "-5.0")
-    (False, True)
+    >>> values_match("5", "-5"), values_match("-5", "-5.0"), values_match("c++", "%<c++>%")
+    (False, True, True)
     """
     if nv == sv:
         return True
@@ -160,6 +160,8 @@ def values_match(nv: str, sv: str) -> bool:
     core = sv.strip("%_ ")
     if not core:
         return False
+    if core == nv or core.strip(_TAG_MARKS) == nv:
+        return True  # 'c#' of '%c#%' and '%<c++>%': too short for the word tests below
     if _FOUR_DIGITS.fullmatch(nv) and sv.startswith(nv) and _year_end(sv[4:], "-%"):
         return True
     if _FOUR_DIGITS.fullmatch(core) and nv.startswith(core) and _year_end(nv[4:], "-"):
@@ -230,6 +232,8 @@ def _plain_words(v: str) -> str:
     return " ".join(_NON_WORD.sub(" ", v).split())
 
 
+#: Brackets that mark a tag or a list item inside a stored text (``<c++>``, ``[sql]``).
+_TAG_MARKS = "<>[](){}|"
 #: Quotes a hint leaves at one end of a value; both sides are already normalised
 #: (:func:`stef.spec.normalize_value`: dates ISO style, matched quote pairs removed).
 _STRAY_QUOTES = " '\"`"

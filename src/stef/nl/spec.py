@@ -25,6 +25,7 @@ grouping, flags), on top of :mod:`stef.nl.context` (the reading context) and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -50,6 +51,7 @@ from stef.nl.values import (
     _step_answer_format,
     _step_attribute_numbers,
     _step_capitalised,
+    _step_code_names,
     _step_comparatives,
     _step_initials,
     _step_quoted,
@@ -69,6 +71,10 @@ from stef.nl.words import (
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
+
+#: What a name written as code needs (a ``#``, a ``+``, a dot inside a word) where the text
+#: has no digit: :func:`stef.nl.values._step_code_names` runs only then.
+_CODE_MARKS = re.compile(r"[#+]|\.\w")
 
 __all__ = [
     "TextsAnalysis",
@@ -153,6 +159,8 @@ def analyze_text(
         _step_attribute_numbers(ctx)
     if style != "hints" and lx.UPPER.search(norm, 1):
         _step_capitalised(ctx)
+    if style != "hints" and (digits or _CODE_MARKS.search(norm)):
+        _step_code_names(ctx)
     _step_value_synonyms(ctx)
     _step_synonym_columns(ctx)
     if ctx.terms or ctx.has(lx.AGGREGATE_WORDS) or "#" in norm:

@@ -357,6 +357,47 @@ def _step_capitalised(ctx: _Ctx) -> None:
             _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
 
 
+#: A name written as code: dotted (``node.js``, ``ASP.NET``), with a trailing ``#`` or ``++``
+#: (``c#``, ``c++``), or letters run into digits (``html5``, ``db2``). Snake case is left
+#: out: ``Formula_1`` or ``primary_conference`` name a database or a column, not a value.
+_CODE_NAME = re.compile(
+    r"(?<![\w.#+@/$'-])([A-Za-z][A-Za-z0-9]*(?:(?:\.[A-Za-z0-9]+)+|#|\+\+)"
+    r"|[A-Za-z]{2,}[0-9]+[A-Za-z0-9]*)(?![\w#+@/'-]|\.\w)",
+    re.ASCII,
+)
+#: Tokens of that shape that are no values: abbreviations (``e.g``, ``U.S``), numbers after
+#: a short word (``No.58``, ``v.2``), an amount after a currency code (``USD100``), a count
+#: run into a word (``top10``), a site or a file (``imgur.com``, ``stats.SE``, ``a.csv``).
+_NOT_CODE_NAME = re.compile(
+    r"[A-Za-z]{1,2}(?:\.[A-Za-z]{1,2})+|[A-Za-z]{1,3}\.\d+|(?:usd|eur|gbp|jpy|inr|cny|rs)\d+"
+    r"|(?:top|last|first|next|past|page|level|step|part|version|week|day|year)\d+"
+    r"|.*\.(?:com|org|io|se|edu|gov|co|uk|html?|php|txt|csv|json|xml|pdf|png|jpe?g)",
+    re.IGNORECASE,
+)
+
+
+def _step_code_names(ctx: _Ctx) -> None:
+    """Names written as code are values, in whatever case and wherever they stand: the
+    question's ``c#`` or ``node.js`` asks for rows about it as ``Germany`` does.
+
+    >>> from stef.nl.spec import extract_text_spec
+    >>> [f.values for f in extract_text_spec("How many questions about c# and node.js?").filters]
+    [('c#',), ('node.js',)]
+    >>> extract_text_spec("Posts that link to imgur.com, e.g. images").filters
+    []
+    """
+    text = ctx.text
+    for m in _CODE_NAME.finditer(text):
+        start, end = m.span(1)
+        token = m.group(1)
+        if not ctx.free(start, end) or _NOT_CODE_NAME.fullmatch(token):
+            continue
+        if ctx.lexicon.context and term_key(token) in ctx.lexicon.context:
+            ctx.take(start, end)  # the application's own name: context, no filter
+            continue
+        _add_value(ctx, ctx.value(token), start, end, cue=WEAK_CUE)
+
+
 #: Words a title leaves in lower case (``Questions by Month for Each Tag``).
 _TITLE_LOWER = lx._words(
     "a an the and or nor but of for in on at by to from with per vs via as into over "
