@@ -181,7 +181,21 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # 'mathematica' in '%<mathematica>%', 'imgur' of 'imgur.com'
         if sv.startswith("%") and sv.endswith("%") and len(wb) >= 4 and wb in wa:
             return True  # '%ice try, robo%' holds every text that holds 'nice try, robot.'
+        if _same_words(wa, wb):
+            return True  # 'Haynes, Summer' for "Professor Summer Haynes"
     return _word_variant(nv, core)
+
+
+def _same_words(value: str, literal: str) -> bool:
+    """Does the literal hold two words or more of the value, in any order, with at most one
+    word of the value left over (a title, a middle name)? A name stored last name first.
+
+    >>> _same_words("professor summer haynes", "haynes summer"), _same_words("a b c", "a d")
+    (True, False)
+    """
+    lw = set(literal.split())
+    vw = set(value.split())
+    return len(lw) >= 2 and lw <= vw and len(vw - lw) <= 1
 
 
 def _word_variant(a: str, b: str) -> bool:
