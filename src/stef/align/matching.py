@@ -183,6 +183,8 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # '%ice try, robo%' holds every text that holds 'nice try, robot.'
         if _same_words(wa, wb):
             return True  # 'Haynes, Summer' for "Professor Summer Haynes"
+        if acronym(nv) == wb:
+            return True  # 'EECS' for "Electrical Engineering and Computer Science"
     return _word_variant(nv, core)
 
 
@@ -279,6 +281,22 @@ def name_words(name: str) -> list[str]:
     return [w for w in NAME_SPLIT.split(spaced.casefold()) if w]
 
 
+#: Words an acronym skips ("Center for International Studies" is CIS).
+_ACRONYM_SKIPS = frozenset({"of", "for", "and", "the", "in", "on", "at", "to", "de", "&"})
+
+
+def acronym(value: str) -> str | None:
+    """The initials of a name of three words or more, the small words skipped, or None.
+
+    >>> acronym("Center for International Studies"), acronym("New York")
+    ('cis', None)
+    """
+    words = [w for w in _NON_WORD.sub(" ", value.casefold()).split() if w not in _ACRONYM_SKIPS]
+    if len(words) < 3 or not all(w[0].isalpha() for w in words):
+        return None
+    return "".join(w[0] for w in words)
+
+
 def value_in_names(value: str, names: Sequence[str]) -> str | None:
     """The first identifier whose words hold every word of ``value`` (a stated value the
     SQL answers by naming a table, a dataset or a column after it), or None.
@@ -289,13 +307,18 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
     'greatermanchestercrime'
     >>> value_in_names("new york", ["ny_sales"]) is None
     True
+    >>> value_in_names("center for international studies", ["cis_course_catalog"])
+    'cis_course_catalog'
     """
     words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
     if not words or sum(len(w) for w in words) < 3:
         return None
     joined = "".join(words)
+    short = acronym(value)
     for name in names:
         have = name_words(name)
+        if short and short in have:
+            return name  # the initials: cis_course_catalog for the Center for International Studies
         if all(
             any(h == w or (len(w) >= 4 and h.rstrip("s") == w.rstrip("s")) for h in have)
             for w in words

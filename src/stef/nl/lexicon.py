@@ -264,7 +264,7 @@ NOT_VALUES = _words(
 )
 
 #: Lower-case words allowed inside a capitalised value ("Bank of America", "Wizards of the Coast").
-VALUE_CONNECTORS = _words("of de del der la le du da van von y & on upon the a an")
+VALUE_CONNECTORS = _words("of for de del der la le du da van von y & on upon the a an")
 
 #: A word after a capitalised phrase that makes it an attribute, not a value ("TG level").
 ATTRIBUTE_NOUNS = _words(
