@@ -159,6 +159,10 @@ def unlabelled_groups(sel: exp.Select) -> bool:
     False
     >>> unlabelled_groups(sqlglot.parse_one("SELECT MAX(n) FROM t GROUP BY c ORDER BY 1 LIMIT 1"))
     False
+    >>> unlabelled_groups(sqlglot.parse_one("SELECT MIN(u), MIN(id) FROM t GROUP BY u"))
+    False
+    >>> unlabelled_groups(sqlglot.parse_one("SELECT MAX(x), MIN(x) FROM t GROUP BY x"))
+    True
     """
     group = sel.args.get("group")
     if group is None or not group.expressions or not sel.expressions:
@@ -166,13 +170,24 @@ def unlabelled_groups(sel: exp.Select) -> bool:
     bound = getattr(sel.args.get("limit"), "expression", None)
     if isinstance(bound, exp.Literal) and bound.name == "1":
         return False
-    for e in sel.expressions:
-        core = e.this if isinstance(e, exp.Alias) else e
+    keys = {k.name.casefold() for k in group.expressions if type(k) is exp.Column}
+    cores = [e.this if isinstance(e, exp.Alias) else e for e in sel.expressions]
+    for core in cores:
         if not search(core, _AGGREGATE) or any(
             not c.find_ancestor(exp.AggFunc) for c in search(core, _COLUMNS)
         ):
             return False
-    return True
+    picked = [_key_picked(c, keys) for c in cores]
+    # MIN(user_id), MIN(id) … GROUP BY user_id: the key itself labels the figures of its
+    # row; with nothing but the key (MAX(x), MIN(x) … GROUP BY x) there is no figure
+    return not (any(picked) and not all(picked))
+
+
+def _key_picked(core: exp.Expr, keys: set[str]) -> bool:
+    """Is ``core`` MIN, MAX or ANY_VALUE of a plain column the rows are grouped by (one
+    value per group: the key itself)?"""
+    arg = core.this if type(core) in (exp.Min, exp.Max, exp.AnyValue) else None
+    return type(arg) is exp.Column and arg.name.casefold() in keys
 
 
 def _qualifier(col: exp.Column) -> str:
