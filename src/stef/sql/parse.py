@@ -297,7 +297,36 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         first = first.this
     if isinstance(first, exp.Select) and not first.expressions:
         raise SqlError("sql_unparseable", "cannot parse SQL: SELECT has no output columns")
+    if _UNNAMED_AGGREGATE_TEXT.search(sql):
+        name_aggregates(tree)
     return ParsedSql(sql, tree, tokens, tools, dialect or None)
+
+
+#: Aggregate functions of T-SQL that sqlglot leaves as anonymous calls, by the node of
+#: the aggregate they are (a population standard deviation, a variance, a big count).
+_UNNAMED_AGGREGATES: dict[str, type[exp.AggFunc]] = {
+    "STDEVP": exp.StddevPop,
+    "VAR": exp.Variance,
+    "VARP": exp.VariancePop,
+    "COUNT_BIG": exp.Count,
+}
+_UNNAMED_AGGREGATE_TEXT = re.compile(r"\b(?:STDEVP|VARP?|COUNT_BIG)\s*\(", re.IGNORECASE)
+
+
+def name_aggregates(tree: exp.Expr) -> None:
+    """Replace the anonymous calls of :data:`_UNNAMED_AGGREGATES` with their aggregate
+    nodes, so that every reading of the tree sees an aggregate (in place).
+
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("SELECT STDEVP(score), VAR(score) FROM posts", read="tsql")
+    >>> name_aggregates(t)
+    >>> [type(e).__name__ for e in t.expressions]
+    ['StddevPop', 'Variance']
+    """
+    for node in list(tree.find_all(exp.Anonymous)):
+        cls = _UNNAMED_AGGREGATES.get(node.name.upper())
+        if cls is not None and len(node.expressions) == 1:
+            node.replace(cls(this=node.expressions[0]))
 
 
 def _command_head(tree: exp.Command) -> str:
