@@ -361,48 +361,46 @@ YEAR_OPS: dict[str, str] = (
 )
 
 #: Comparative cues -> operator on the number that follows ("more than 10" -> ">").
-COMPARATIVES: dict[str, str] = (
-    dict.fromkeys(
-        _list(
+COMPARATIVES: dict[str, str] = {
+    cue: op
+    for op, cues in (
+        (
+            ">",
             "more than|greater than|larger than|bigger than|higher than|more then|greater then|"
-            "over|above|exceeds|"
-            "exceed|exceeded|exceeding|beyond|older than|longer than|taller than|"
-            "heavier than|surpassing|in excess of|upwards of|later than",
-            "|",
+            "over|above|exceeds|exceed|exceeded|exceeding|beyond|older than|longer than|"
+            "taller than|heavier than|surpassing|in excess of|upwards of|later than",
         ),
-        ">",
-    )
-    | dict.fromkeys(
-        _list(
+        (
+            ">=",
             "at least|no less than|not less than|no fewer than|not fewer than|a minimum of|"
             "minimum of|greater than or equal to|more than or equal to|"
             "equal to or greater than|equal to or more than|no lower than|not lower than|"
             "no younger than|greater or equal to|greater than or equal",
-            "|",
         ),
-        ">=",
-    )
-    | dict.fromkeys(
-        _list(
+        (
+            "<",
             "less than|fewer than|lower than|smaller than|less then|fewer then|under|below|"
-            "younger than|"
-            "shorter than|cheaper than|lighter than|beneath|earlier than",
-            "|",
+            "younger than|shorter than|cheaper than|lighter than|beneath|earlier than",
         ),
-        "<",
-    )
-    | dict.fromkeys(
-        _list(
+        (
+            "<=",
             "at most|no more than|not more than|no greater than|not greater than|"
             "no higher than|not higher than|a maximum of|maximum of|up to|"
             "less than or equal to|equal to or less than|not exceeding|not over|not above|"
             "no older than|less or equal to",
-            "|",
         ),
-        "<=",
+        ("=", "equal to|equals|equal|exactly|precisely"),
+        ("!=", "not equal to|not equal|unequal to|does not equal"),
     )
-    | dict.fromkeys(["equal to", "equals", "equal", "exactly", "precisely"], "=")
-)
+    for cue in _list(cues, "|")
+}
+#: "higher than or equal to", "equal to or smaller than": each "X than" cue made inclusive.
+COMPARATIVES |= {
+    form: op + "="
+    for cue, op in list(COMPARATIVES.items())
+    if op in (">", "<") and cue.endswith(" than")
+    for form in (f"{cue} or equal to", f"equal to or {cue}")
+}
 
 #: Words before "by" that make it an ordering or an agent, not a grouping.
 NOT_GROUP_BY = _words(
@@ -541,12 +539,13 @@ INITIAL_LIKE = re.compile(
 )
 NEGATION_BEFORE = re.compile(
     r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
-    r"aside\s+from|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|neither|nor)\b"
+    r"aside\s+from|outside|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|neither|nor)\b"
     r"(?:\s+[a-z]+(?:ed|es|s|e)\b)?"  # one verb: "does not produce", "not located in"
     r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
     r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
     r"mentioning|match|matching|start|starting|end|ending|letter|letters|word|words|string|"
-    r"character|characters|phrase|text)){0,4}\s*$",
+    r"character|characters|phrase|text)){0,4}"
+    r"(?:\s+(?:the|a|an|any)\s+[a-z]+)?\s*$",  # the attribute it names: "not have the status"
     re.I,
 )
 #: A negation that governs a relative clause ending where a value stands: "do not include

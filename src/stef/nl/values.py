@@ -84,6 +84,11 @@ def _step_quoted(ctx: _Ctx) -> None:
             if _defined_term(inner, ctx.low, m.end()):
                 ctx.take(m.start(), m.end())  # "a "useful question" refers to …": a definition
                 continue
+            if (op := _quoted_date_op(ctx, m.start(), inner)) is not None:
+                col = _adjacent_column(ctx, m.start(), m.end())
+                f = Filter(col, op, (ctx.value(inner),), m.group(0), ctx.source)
+                ctx.add_filter(f, m.start(), m.end())  # "rented after '2005-08-23 02:06:01'"
+                continue
             weak = (
                 _scare_quoted(inner, ctx.low, m.end())
                 or _gloss(ctx.low, m.start(), m.end())
@@ -97,6 +102,28 @@ def _step_quoted(ctx: _Ctx) -> None:
                 quoted=True,
                 cue=WEAK_CUE if weak else None,
             )
+
+
+#: A quoted date or time of day, ISO style: ``'2005-08-23 02:06:01'``.
+_QUOTED_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?")
+#: A temporal preposition before a quoted date: "after the date '…'", "before '…'".
+_DATE_OP_QUOTED = re.compile(
+    rf"\b(?P<op>{lx.alternation(lx.YEAR_OPS)})\s+(?:the\s+)?(?:(?:date|time|day)\s+)?$", re.I
+)
+
+
+def _quoted_date_op(ctx: _Ctx, start: int, inner: str) -> str | None:
+    """The operator a temporal preposition puts on a quoted date (``>`` for "after the
+    date '2005-08-23'"), or None when the quoted text is no date or follows none.
+
+    >>> from stef.nl.spec import extract_text_spec
+    >>> [(f.op, f.values) for f in extract_text_spec("Rentals after the date '2005-08-23'").filters]
+    [('>', ('2005-08-23',))]
+    """
+    if not _QUOTED_DATE.fullmatch(inner.strip()):
+        return None
+    m = _DATE_OP_QUOTED.search(ctx.low, max(0, start - 30), start)
+    return lx.YEAR_OPS[" ".join(m.group("op").casefold().split())] if m else None
 
 
 #: What follows a quoted term the text goes on to define.
@@ -269,8 +296,8 @@ def _step_comparatives(ctx: _Ctx) -> None:
         clause = ctx.rx(lx.NEGATED_CLAUSE).search(ctx.low, max(0, m.start() - 90), m.start())
         if clause is not None and not clause.group(0).startswith("without"):
             negated = clause  # "excluding … users with less than 10 answers"
-        if negated and op in {">", "<", ">=", "<="} and not cue.startswith(("not", "no ")):
-            op = NEGATED_OP[op]
+        if negated and op in {">", "<", ">=", "<=", "="} and not cue.startswith(("not", "no ")):
+            op = NEGATED_OP[op]  # "does not equal to 40" as "!=", "not more than 5" as "<="
         _number_filter(ctx, op, [m.group("n")], m)
     postfix = ctx.may_have(_POSTFIX_WORDS) or "+" in ctx.low
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
