@@ -628,3 +628,27 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                 None,
                 "filter",
             )
+
+
+def month_by_name(req: Filter, sql: Spec) -> str | None:
+    """A month the question names (``= 2``, of ``month``) that the SQL answers by its name:
+    a column named for it (a table with a column a month: ``temperature.Feb``) or a
+    literal that is the name itself (``releasedate LIKE '%Mar%'``), or None.
+
+    >>> from stef.spec import Projection
+    >>> feb = Filter(None, "=", ("2",), func="month")
+    >>> month_by_name(feb, Spec(columns=["city", "feb"]))
+    'feb'
+    >>> month_by_name(feb, Spec(literals=["%Feb%"])), month_by_name(feb, Spec(columns=["febrile"]))
+    ('%Feb%', None)
+    """
+    if req.func != "month" or req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
+        return None
+    month = int(req.values[0])
+    names = {n for n, i in lx.MONTHS.items() if i == month}
+    for col in sql.columns:
+        if col.casefold().rsplit(".", 1)[-1] in names:
+            return col
+    literals = [*sql.literals, *(v for f in sql.filters for v in f.values)]
+    return next((lit for lit in literals if lit.strip("%_ ").casefold() in names), None)
+

@@ -43,6 +43,7 @@ from stef.align.dates import (
     date_match,
     describe,
     month_answered,
+    month_by_name,
 )
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
@@ -497,6 +498,9 @@ def _answered_otherwise(
         return True
     if m.sql is None and (code := number_in_code(req, sql)) is not None:
         _answer_elsewhere(req, f"code {code!r}", code, matched, out)
+        return True
+    if m.sql is None and (month := month_by_name(req, sql)) is not None:
+        _answer_elsewhere(req, f"name {month!r}", month, matched, out)
         return True
     if m.sql is None and counted_by_limit(req, sql):
         _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
