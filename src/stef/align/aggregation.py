@@ -234,6 +234,10 @@ def _counted_noun(text: str) -> str | None:
     return None
 
 
+#: Words of a column's name that say it stores a count (``num_of_audience``, ``total_horses``).
+_COUNT_NAME_WORDS = frozenset({"num", "number", "count", "cnt", "total", "no", "qty", "amount"})
+
+
 def _check_count(
     na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
 ) -> None:
@@ -241,14 +245,12 @@ def _check_count(
     asks to list the rows ("How many …? List them by their ID."), which the rows answer."""
     unit = _measured(na.text)
     noun = unit or _counted_noun(na.text)
+    read = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
+    read += [  # a stored count compared: "with number of audience above 200" (num_of_audience)
+        f.column for f in sql.filters if f.column and _COUNT_NAME_WORDS & set(name_words(f.column))
+    ]
     stored = noun and next(
-        (
-            c
-            for p in sql.projections
-            if not p.is_aggregate
-            for c in p.columns
-            if noun.rstrip("s") in {w.casefold().rstrip("s") for w in name_words(c)}
-        ),
+        (c for c in read if noun.rstrip("s") in {w.casefold().rstrip("s") for w in name_words(c)}),
         None,
     )
     if stored:
