@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
-from stef.align.matching import HINT_CLAUSE, quoted_terms
+from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
@@ -176,6 +176,7 @@ def check_requests(
             and not any(_word_matches(w, n) for n in names)
             and not any(_word_matches(w, t) for t in sql.tables)
             and not accounted(w)  # a value or another name ("the Italian flavor text")
+            and not any(_initial_of(w, n, head) for n in heads)
         ]
         if others:
             out.add(
@@ -187,6 +188,20 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+def _initial_of(word: str, name: str, head: str) -> bool:
+    """Does ``name`` spell ``word`` by its first letters before the item's ``head``
+    (``fname`` for the first name, ``lname`` for the last name)?
+
+    >>> _initial_of("first", "fname", "name"), _initial_of("last", "fname", "name")
+    (True, False)
+    """
+    low = canon_col(name)
+    stem = singular(head)
+    if not low.endswith(stem) or len(low) == len(stem):
+        return False
+    return word.startswith(low[: -len(stem)])
 
 
 #: Output-name words that point at a row rather than describe it (``[Post Link]``,

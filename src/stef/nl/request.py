@@ -23,7 +23,7 @@ between the item and the selected column names is checked (see
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from stef.nl import lexicon as lx
@@ -133,7 +133,31 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                     aggregate=any(w in lx.REQUEST_COMPUTED_WORDS for w in content),
                 )
             )
-    return tuple(items)
+    return tuple(_share_heads(items))
+
+
+#: Modifiers that share the noun of the next item ("the first and last name": two names).
+_SHARED_HEAD_MODIFIERS = lx._words(
+    """first last middle given family start end starting ending beginning opening closing
+    arrival departure home away minimum maximum min max lowest highest earliest latest"""
+)
+
+
+def _share_heads(items: list[RequestedItem]) -> list[RequestedItem]:
+    """A lone modifier followed by an item that ends on a noun takes that noun: "the first
+    and last name" asks for a first name and a last name, "the start and end dates" for
+    two dates.
+
+    >>> [i.text for i in requested_items("What is the first and last name of each driver?")]
+    ['first name', 'last name']
+    """
+    out = list(items)
+    for k, item in enumerate(out[:-1]):
+        nxt = out[k + 1]
+        if len(item.words) == 1 and item.words[0] in _SHARED_HEAD_MODIFIERS and len(nxt.words) > 1:
+            words = (item.words[0], nxt.words[-1])
+            out[k] = replace(item, text=" ".join(words), words=words, head=nxt.head)
+    return out
 
 
 #: Words that open a segment which is no item of the list: a qualifier, an order, a value.
