@@ -158,6 +158,7 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
         and not any(a.func == "count" and a.distinct for a in sql.aggregations)
         and not sql.distinct
         and not sql.group_by
+        and not _rows_are_the_things(na, sql)
     ):
         out.add(
             "distinct_missing",
@@ -167,6 +168,29 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
             None,
             "aggregation",
         )
+
+
+#: Words between "how many"/"number of" and the noun they count.
+_COUNT_LEADS = frozenset({"distinct", "different", "unique", "kinds", "types", "sorts", "of"})
+
+
+def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
+    """Does the SQL count the rows of the one table named for what the question counts
+    ("How many different colleges are there?" as ``COUNT(*) FROM college``)? A table's rows
+    are its things, each once: no DISTINCT is needed.
+
+    >>> na = Aggregation("count", None, True, "How many different colleges")
+    >>> _rows_are_the_things(na, Spec(tables=["College"])), _rows_are_the_things(na, Spec())
+    (True, False)
+    """
+    if len(sql.tables) != 1 or sql.joins:
+        return False
+    words = na.text.casefold().split()
+    lead = next((i for i, w in enumerate(words) if w in ("many", "of")), None)
+    after = words[lead + 1 :] if lead is not None else []
+    noun = next((w.strip(",.?!;:") for w in after if w not in _COUNT_LEADS), None)
+    table = {singular(w.casefold()) for w in name_words(sql.tables[0])}
+    return noun is not None and singular(noun) in table
 
 
 def _divides(sql: Spec) -> bool:
