@@ -14,6 +14,7 @@ import re
 
 from sqlglot import exp
 
+from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star
 from stef.sql.walk import search
 
@@ -285,3 +286,78 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
             out.append(int(lit.this) - (1 if isinstance(cmp, exp.LT) else 0))
     return out
 
+
+def ungrouped(sel: exp.Select) -> list[str]:
+    """Columns a SELECT outputs bare beside an aggregate, with no GROUP BY: each row of
+    the group is collapsed into one, so such a column's value is arbitrary (an error in
+    most engines; SQLite and MySQL return some row's value).
+
+    >>> import sqlglot
+    >>> ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t"))
+    ['city']
+    >>> ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
+    []
+    >>> ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) OVER (PARTITION BY city) FROM t"))
+    []
+    >>> q = "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY d), SUM(n) FILTER (WHERE k > 1)"
+    >>> ungrouped(sqlglot.parse_one(q + " FROM t", read="postgres"))
+    []
+    """
+    if sel.args.get("group") is not None:
+        return []
+    aggregated, bare = False, []
+    for e in sel.expressions:
+        for node in e.dfs(prune=lambda n: isinstance(n, _AGGREGATE_SCOPES)):
+            if isinstance(node, _AGGREGATING) and not isinstance(node.parent, exp.Window):
+                aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
+            elif type(node) is exp.Column and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
+                bare.append(node)
+    if not aggregated or not bare:
+        return []
+    pinned = _pinned_columns(sel)
+    keyed = {q for q, name in pinned if name.endswith(_KEY_ENDS)}
+    return list(
+        dict.fromkeys(
+            c.name.casefold()
+            for c in bare
+            if (c.table.casefold(), c.name.casefold()) not in pinned
+            and c.table.casefold() not in keyed
+        )
+    )
+
+
+#: Column-name endings of a key or a name that picks one row (``molecule_id``, ``title``).
+_KEY_ENDS = ("id", "key", "code", "name", "title")
+
+
+def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
+    """(qualifier, column) of each WHERE equality with a literal: such a column has one
+    value, and a key or a name pinned so picks one row of its source (``m.molecule_id =
+    'TR006'``: the molecule's label has one value beside a COUNT). ``""`` qualifies the
+    columns of a SELECT from one source only.
+
+    >>> import sqlglot
+    >>> q = "SELECT COUNT(b.id), m.label FROM bond b JOIN molecule m ON b.mid = m.id"
+    >>> sorted(_pinned_columns(sqlglot.parse_one(q + " WHERE m.id = 'T'")))
+    [('m', 'id')]
+    """
+    where = sel.args.get("where")
+    if where is None:
+        return set()
+    joined = bool(sel.args.get("joins"))
+    out: set[tuple[str, str]] = set()
+    for part in conjuncts(where.this):
+        if type(part) is not exp.EQ:
+            continue
+        col, lit = part.this, part.expression
+        if type(col) is exp.Literal:
+            col, lit = lit, col
+        if type(col) is exp.Column and type(lit) is exp.Literal and (col.table or not joined):
+            out.add((col.table.casefold(), col.name.casefold()))
+    return out
+
+
+#: Subtrees whose columns are read row by row into one value (a query, a window, an
+#: aggregate, an ordered-set aggregate's WITHIN GROUP, an aggregate's FILTER).
+_AGGREGATE_SCOPES = (exp.Query, exp.Window, exp.AggFunc, exp.WithinGroup, exp.Filter)
+_AGGREGATING = (exp.AggFunc, exp.WithinGroup, exp.Filter)

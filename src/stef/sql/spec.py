@@ -51,6 +51,7 @@ from stef.sql.outputs import (
     branch_aggregates,
     carried_aliases,
     rank_cuts,
+    ungrouped,
     unlabelled_groups,
     unshown_plain_keys,
 )
@@ -199,6 +200,7 @@ class _Extractor:
         self.raw_strings: list[str] = []
         self.w = Walk()
         self._key_counts: list[tuple[exp.Count, str, str]] = []
+        self._ungrouped: list[str] = []
 
     def run(self) -> SqlSpecResult:
         try:
@@ -208,6 +210,11 @@ class _Extractor:
                 self.sources.build_scopes(self.tree)
             # read before any rendering folds the columns' qualifiers
             self._key_counts = self._counts_of_keys(w)
+            self._ungrouped = (  # nothing aggregates: no column is collapsed
+                [c for sel in w.selects for c in ungrouped(sel)]
+                if w.aggs or w.aggregate_clause
+                else []
+            )
             spec = self._build(w)
         finally:
             self.tt.restore()
@@ -428,9 +435,7 @@ class _Extractor:
                 for j in sel.args.get("joins") or ()
             ),
             "in_subquery_keys": self._in_subquery_keys(w),
-            "ungrouped_columns": [c for sel in w.selects for c in _ungrouped(sel)]
-            if w.aggs or w.aggregate_clause  # nothing aggregates: no column is collapsed
-            else [],
+            "ungrouped_columns": self._ungrouped,
             "aggregate_aliases": [pair for sel in w.selects for pair in aggregate_aliases(sel)]
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
@@ -682,38 +687,6 @@ def _repeated_condition(filters: list[Filter]) -> str | None:
     return None
 
 
-def _ungrouped(sel: exp.Select) -> list[str]:
-    """Columns a SELECT outputs bare beside an aggregate, with no GROUP BY: each row of
-    the group is collapsed into one, so such a column's value is arbitrary (an error in
-    most engines; SQLite and MySQL return some row's value).
-
-    >>> import sqlglot
-    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t"))
-    ['city']
-    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t GROUP BY city"))
-    []
-    >>> _ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) OVER (PARTITION BY city) FROM t"))
-    []
-    >>> q = "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY d), SUM(n) FILTER (WHERE k > 1)"
-    >>> _ungrouped(sqlglot.parse_one(q + " FROM t", read="postgres"))
-    []
-    """
-    if sel.args.get("group") is not None:
-        return []
-    aggregated, bare = False, []
-    for e in sel.expressions:
-        for node in e.dfs(prune=lambda n: isinstance(n, _AGGREGATE_SCOPES)):
-            if isinstance(node, _AGGREGATING) and not isinstance(node.parent, exp.Window):
-                aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
-            elif type(node) is exp.Column and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
-                bare.append(node.name.casefold())
-    return list(dict.fromkeys(bare)) if aggregated else []
-
-
-#: Subtrees whose columns are read row by row into one value (a query, a window, an
-#: aggregate, an ordered-set aggregate's WITHIN GROUP, an aggregate's FILTER).
-_AGGREGATE_SCOPES = (exp.Query, exp.Window, exp.AggFunc, exp.WithinGroup, exp.Filter)
-_AGGREGATING = (exp.AggFunc, exp.WithinGroup, exp.Filter)
 
 #: Function kinds of the walk without which no condition reads the clock.
 _MAY_READ_CLOCK = frozenset(
