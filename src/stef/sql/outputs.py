@@ -315,7 +315,8 @@ def ungrouped(sel: exp.Select) -> list[str]:
     if not aggregated or not bare:
         return []
     pinned = _pinned_columns(sel)
-    keyed = {q for q, name in pinned if name.endswith(_KEY_ENDS)}
+    tables = _source_tables(sel)
+    keyed = {q for q, name in pinned if _own_key(name, tables.get(q, ""))}
     return list(
         dict.fromkeys(
             c.name.casefold()
@@ -326,8 +327,31 @@ def ungrouped(sel: exp.Select) -> list[str]:
     )
 
 
-#: Column-name endings of a key or a name that picks one row (``molecule_id``, ``title``).
-_KEY_ENDS = ("id", "key", "code", "name", "title")
+def _source_tables(sel: exp.Select) -> dict[str, str]:
+    """Table name of each qualifier of the SELECT's own sources (``""`` for a lone one)."""
+    from_ = sel.args.get("from")
+    joins = sel.args.get("joins") or ()
+    tables = [from_.this if from_ else None, *(j.this for j in joins)]
+    named = [t for t in tables if type(t) is exp.Table]
+    out = {t.alias_or_name.casefold(): t.name.casefold() for t in named}
+    if len(tables) == 1 and named:
+        out[""] = named[0].name.casefold()
+    return out
+
+
+def _own_key(column: str, table: str) -> bool:
+    """Is ``column`` the table's own key (``id``, ``molecule_id`` of molecule), not a
+    key of another table it refers to (``posttypeid`` of posts)?
+
+    >>> _own_key("molecule_id", "molecule"), _own_key("posttypeid", "posts"), _own_key("id", "")
+    (True, False, True)
+    """
+    col = _NON_ALNUM.sub("", column)
+    name = _NON_ALNUM.sub("", table)
+    return col == "id" or (bool(name) and col in (f"{name}id", f"{name.removesuffix('s')}id"))
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 
 def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
