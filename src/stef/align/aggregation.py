@@ -172,6 +172,9 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
 
 #: Words between "how many"/"number of" and the noun they count.
 _COUNT_LEADS = frozenset({"distinct", "different", "unique", "kinds", "types", "sorts", "of"})
+#: Words that end the counted phrase ("colleges are there", "stages in claim processing").
+_PHRASE_ENDS_WORDS = "are is were was there do does did in on at for with by from that which who"
+_PHRASE_ENDS = frozenset(_PHRASE_ENDS_WORDS.split()) | {"to", "have", "has"}
 
 
 def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
@@ -182,15 +185,22 @@ def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
     >>> na = Aggregation("count", None, True, "How many different colleges")
     >>> _rows_are_the_things(na, Spec(tables=["College"])), _rows_are_the_things(na, Spec())
     (True, False)
+    >>> model = Aggregation("count", None, True, "How many kinds of nuclear reactor model in")
+    >>> _rows_are_the_things(model, Spec(tables=["nuclear_power_plants"]))
+    False
     """
     if len(sql.tables) != 1 or sql.joins:
         return False
-    words = na.text.casefold().split()
+    words = [w.strip(",.?!;:") for w in na.text.casefold().split()]
     lead = next((i for i, w in enumerate(words) if w in ("many", "of")), None)
-    after = words[lead + 1 :] if lead is not None else []
-    noun = next((w.strip(",.?!;:") for w in after if w not in _COUNT_LEADS), None)
+    phrase: list[str] = []  # the counted phrase, up to the word that ends it
+    for w in words[lead + 1 :] if lead is not None else ():
+        if w in _PHRASE_ENDS:
+            break
+        if w not in _COUNT_LEADS:
+            phrase.append(w)
     table = {singular(w.casefold()) for w in name_words(sql.tables[0])}
-    return noun is not None and singular(noun) in table
+    return bool(phrase) and singular(phrase[-1]) in table  # its head noun names the table
 
 
 def _divides(sql: Spec) -> bool:
