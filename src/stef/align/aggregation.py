@@ -183,14 +183,20 @@ def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
     are its things, each once: no DISTINCT is needed.
 
     >>> na = Aggregation("count", None, True, "How many different colleges")
-    >>> _rows_are_the_things(na, Spec(tables=["College"])), _rows_are_the_things(na, Spec())
-    (True, False)
+    >>> rows, names = Aggregation("count", "*"), Aggregation("count", "name")
+    >>> _rows_are_the_things(na, Spec(tables=["College"], aggregations=[rows]))
+    True
+    >>> _rows_are_the_things(na, Spec(tables=["College"], aggregations=[names]))
+    False
     >>> model = Aggregation("count", None, True, "How many kinds of nuclear reactor model in")
-    >>> _rows_are_the_things(model, Spec(tables=["nuclear_power_plants"]))
+    >>> _rows_are_the_things(model, Spec(tables=["nuclear_power_plants"], aggregations=[rows]))
     False
     """
     if len(sql.tables) != 1 or sql.joins:
         return False
+    counts = [a.arg or "" for a in sql.aggregations if a.func == "count"]
+    if not counts or not all(arg in ("*", "1") or canon_col(arg).endswith("id") for arg in counts):
+        return False  # COUNT(name) counts names, which may repeat
     words = [w.strip(",.?!;:") for w in na.text.casefold().split()]
     lead = next((i for i, w in enumerate(words) if w in ("many", "of")), None)
     phrase: list[str] = []  # the counted phrase, up to the word that ends it
