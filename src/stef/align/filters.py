@@ -323,11 +323,6 @@ def align_filters(
     matched: list[tuple[Filter, Filter]] = []
     missing: list[Filter] = []
     bad = 0
-    asks_whether = (
-        bool(nl.flags.get("yes_no"))
-        or _WHETHER.search(text) is not None
-        or _ALTERNATIVE.search(question) is not None
-    )
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
     for req in required:
         dated = _date_answer(req, candidates, used, sql, matched, out, hints)
@@ -349,7 +344,12 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
-        elif _answered_by_output(req, m, sql, asks_whether, matched, out):
+        elif (
+            m.sql is None
+            and req.column
+            and _asks_whether(nl, text, question)  # two searches: only when it decides
+            and _answered_by_output(req, sql, matched, out)
+        ):
             pass
         elif m.sql is None and (key := parameter_answer(req, sql, candidates, used)) is not None:
             used.add(key)  # customer_id = ? for "customer 42": bound when the query runs
@@ -452,19 +452,32 @@ def _answer_elsewhere(
     )
 
 
+def _asks_whether(nl: Spec, text: str, question: str) -> bool:
+    """Does the question ask whether something holds, or choose between two?
+
+    >>> _asks_whether(Spec(), " is it carcinogenic or not ", "")
+    True
+    >>> _asks_whether(Spec(), " list the names ", "Is he an inpatient or outpatient?")
+    True
+    """
+    return (
+        bool(nl.flags.get("yes_no"))
+        or _WHETHER.search(text) is not None
+        or _ALTERNATIVE.search(question) is not None
+    )
+
+
 def _answered_by_output(
     req: Filter,
-    m: _Match,
     sql: Spec,
-    asks_whether: bool,
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
 ) -> bool:
     """A hint's value for a property the question asks about ("Is molecule TR151
     carcinogenic?" with the hint "label = '+' means carcinogenic"), answered by selecting
-    the property's column rather than filtering on it."""
-    if m.sql is not None or not asks_whether or not req.column:
-        return False
+    the property's column rather than filtering on it: called when no SQL filter matched
+    ``req``, which names a column, and the question asks whether (:func:`_asks_whether`)."""
+    assert req.column is not None
     col = canon_col(req.column)
     shown = next(
         (p for p in sql.projections if not p.is_aggregate and col in map(canon_col, p.columns)),

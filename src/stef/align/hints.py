@@ -221,7 +221,7 @@ def check_literals_and_hints(
     sql_values = set(sql.literals)
     if sql.limit is not None:
         sql_values.add(str(sql.limit))
-    index = _ValueIndex(sql_values, [*sql.columns, *sql.tables])
+    index: _ValueIndex | None = None  # built for the first number that needs it
     for v in nl.literals:
         if normalize_value(v) != v:
             continue
@@ -229,6 +229,7 @@ def check_literals_and_hints(
             continue
         if v in NEUTRAL_LITERALS or v in reported:
             continue
+        index = index or _ValueIndex(sql_values, [*sql.columns, *sql.tables])
         if not _number_used(v, sql_values, sql, index):
             out.add(
                 "number_missing",

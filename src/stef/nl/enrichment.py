@@ -64,7 +64,7 @@ _NOT_TOPIC = (
     | frozenset({"many", "much", "there", "all"})
 )
 _TOKEN = lx.WORD_TOKEN
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)")
+_NUMBER = re.compile(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?!\w)")  # (?<![\w.])\d+…: see lx.BARE_NUMBER
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"")
 _FORMAT_MASK = re.compile(r"^(?=.*[:./])(?:(?:hh|mm|ss|dd|yy|yyyy|m|s|h|d|mmm)[:./ -]?)+$")

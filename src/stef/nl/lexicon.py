@@ -510,14 +510,14 @@ NUM_TEXT = re.compile(
 )
 MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
 _SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
-BARE_NUMBER = re.compile(rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)")
+BARE_NUMBER = re.compile(r"\d(?<![\w.$/-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w/%-]|\.\d)")
 NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
 
 #: A word of a capitalised run; a trailing ``++``/``#`` stays on it (``C++``, ``C#``, ``F#``).
 WORD = re.compile(r"(?:[A-Za-z0-9][\w'&.\-]*[\w&]|[A-Za-z0-9&])(?:\+\+|#)?")
 LOW_WORD = re.compile(r"[a-z0-9][a-z0-9_'\-]*")
 DQ = re.compile(r'"([^"\n]{1,150})"')
-SQ = re.compile(r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])")
+SQ = re.compile(r"'(?<![\w']')((?:''|[^'\n]){1,150}?)'(?!['\w])")
 BQ = re.compile(r"`([^`\n]{1,150})`")
 PARENS = re.compile(r"\([^()\n]{0,80}\)")
 SENTENCE_START = re.compile(r"(?:^|[.?!:;\n]|[\"'(])\s*$")
@@ -611,7 +611,7 @@ YEAR_OP = re.compile(
     re.I,
 )
 FOUR_DIGITS = re.compile(r"\d{4}")
-YEAR_ALONE = re.compile(rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)")
+YEAR_ALONE = re.compile(r"(?:1(?<![\w/.$,-]1)[89]\d\d|2(?<![\w/.$,-]2)0\d\d)(?![\w%/-]|\.\d|,\d)")
 YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
 RANKED_BY = re.compile(r"\s+(?:by|based\s+on|in\s+terms\s+of|according\s+to)\s+", re.I)
 QUARTER = re.compile(

@@ -87,6 +87,18 @@ _NUMBER_OF = re.compile(r"\bno\.\s+of\b")
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _opener_ends(low: str) -> tuple[int, ...]:
+    """Where each request opener (:data:`_OPENER`) of a case-folded text ends, in reading
+    order (memoised: :func:`requested_items` and :func:`enumeration_size` read the same
+    question, most often as the same text).
+
+    >>> _opener_ends("list the name, and show the city")
+    (9, 28)
+    """
+    return tuple(m.end() for m in _OPENER.finditer(low))
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
     """The items ``question`` asks to get back, in reading order (see the module doc)."""
     low = question.casefold().replace("’", "'")
@@ -94,10 +106,10 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
         low = _NUMBER_OF.sub("number of", low)
     items: list[RequestedItem] = []
     seen: set[str] = set()
-    for m in _OPENER.finditer(low):
+    for start in _opener_ends(low):
         words: list[str] = []
-        prev_end = m.end()
-        for w in _WORD.finditer(low, m.end()):
+        prev_end = start
+        for w in _WORD.finditer(low, start):
             between = low[prev_end : w.start()]
             if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
                 break  # a sentence ends, or a value starts
@@ -301,9 +313,9 @@ def enumeration_size(question: str) -> int:
     4
     """
     best = 0
-    for m in _OPENER.finditer(question.casefold()):
-        end = _SENTENCE.search(question, m.end())
-        clause = question[m.end() : end.start() if end else len(question)]
+    for start in _opener_ends(question.casefold()):
+        end = _SENTENCE.search(question, start)
+        clause = question[start : end.start() if end else len(question)]
         count, ended, qualified = 0, False, False
         for n, segment in enumerate(clause.split(",")):
             words = segment.split()

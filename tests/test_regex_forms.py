@@ -1,0 +1,55 @@
+"""Patterns rewritten for speed keep their original's matches (docs/performance.md, session
+16): each rewritten pattern of stef.nl is held to the form it replaced, on tricky texts and
+on random strings of the characters its assertions test.
+
+A pattern that opens with a lookbehind is tried at every position of a text; the same test
+made after its first character (``'(?<![\\w']')`` for ``(?<![\\w'])'``) lets the regex engine
+scan for that character instead, with the same matches."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from stef.nl import enrichment
+from stef.nl import lexicon as lx
+
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+
+#: (the rewritten pattern, the form it replaced)
+FORMS = [
+    (lx.BARE_NUMBER, rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)"),
+    (lx.SQ, r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])"),
+    (lx.YEAR_ALONE, rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)"),
+    (enrichment._NUMBER, r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)"),
+]
+
+TEXTS = [
+    "the 'a' and x'a' and ''a'' or 'it''s' but d'a'b, 'x'y' and '\n'",
+    "1,000.5 a1,000 .5 $5 x 1,23 1,234,567.89k 12 ,345 1.2.3 1,2,3 -7 /8",
+    "in 1999, a1999 21999 1999.5 1999,5 -2005 /2005 2005- 2020s the 1800s $1999",
+    "٣٤ x٣1999 ٣1999 and 'é' or é'1'",
+]
+
+
+def _random_texts(n: int) -> list[str]:
+    rnd = random.Random(16)
+    alphabet = "0129 ,.'$/-a%\n_x٣é"
+    return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 14))) for _ in range(n)]
+
+
+def _matches(rx: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[Any, ...]]]:
+    return [(m.span(), m.groups()) for m in rx.finditer(text)]
+
+
+@pytest.mark.parametrize("rx, original", FORMS, ids=lambda x: getattr(x, "pattern", x)[:20])
+def test_a_rewritten_pattern_matches_where_its_original_does(rx, original):
+    before = re.compile(original)
+    for text in TEXTS + _random_texts(3000):
+        assert _matches(rx, text) == _matches(before, text), text
+        m, b = rx.search(text, 2), before.search(text, 2)  # a start past the lookbehind
+        assert (m and (m.span(), m.groups())) == (b and (b.span(), b.groups())), text
