@@ -455,10 +455,9 @@ def _answer_elsewhere(
 def _asks_whether(nl: Spec, text: str, question: str) -> bool:
     """Does the question ask whether something holds, or choose between two?
 
-    >>> _asks_whether(Spec(), " is it carcinogenic or not ", "")
-    True
-    >>> _asks_whether(Spec(), " list the names ", "Is he an inpatient or outpatient?")
-    True
+    >>> _asks_whether(Spec(), " is it carcinogenic or not ", ""), _asks_whether(
+    ...     Spec(), " list the names ", "Is he an inpatient or outpatient?")
+    (True, True)
     """
     return (
         bool(nl.flags.get("yes_no"))
