@@ -375,6 +375,7 @@ COMPARATIVES: dict[str, str] = {
             "at least|no less than|not less than|no fewer than|not fewer than|a minimum of|"
             "minimum of|greater than or equal to|more than or equal to|"
             "equal to or greater than|equal to or more than|no lower than|not lower than|"
+            "equal to or higher than|equal to or larger than|"
             "no younger than|greater or equal to|greater than or equal",
         ),
         (
@@ -387,19 +388,13 @@ COMPARATIVES: dict[str, str] = {
             "at most|no more than|not more than|no greater than|not greater than|"
             "no higher than|not higher than|a maximum of|maximum of|up to|"
             "less than or equal to|equal to or less than|not exceeding|not over|not above|"
+            "equal to or lower than|equal to or smaller than|"
             "no older than|less or equal to",
         ),
         ("=", "equal to|equals|equal|exactly|precisely"),
         ("!=", "not equal to|not equal|unequal to|does not equal"),
     )
     for cue in _list(cues, "|")
-}
-#: "higher than or equal to", "equal to or smaller than": each "X than" cue made inclusive.
-COMPARATIVES |= {
-    form: op + "="
-    for cue, op in list(COMPARATIVES.items())
-    if op in (">", "<") and cue.endswith(" than")
-    for form in (f"{cue} or equal to", f"equal to or {cue}")
 }
 
 #: Words before "by" that make it an ordering or an agent, not a grouping.
@@ -629,7 +624,8 @@ RELATIVE = re.compile(
 
 # Comparatives -----------------------------------------------------------------------------
 CMP_RE = re.compile(
-    rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?:(?:the|a|an|about|around)\s+)?"
+    rf"\b(?P<cue>(?:{alternation(COMPARATIVES)})(?:\s+or\s+equal(?:\s+to)?)?)\s+"
+    r"(?:(?:the|a|an|about|around)\s+)?"
     rf"(?P<n>(?:-|minus\s+)?{_NUM})",
     re.I,
 )

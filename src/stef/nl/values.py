@@ -272,6 +272,18 @@ _POSTFIX_WORDS = lx._words(
 )
 
 
+def _comparative_op(cue: str) -> str:
+    """The operator of a comparative cue; "or equal to" after a strict one makes it
+    inclusive.
+
+    >>> _comparative_op("higher than or equal to"), _comparative_op("equal to or lower than")
+    ('>=', '<=')
+    """
+    base = cue.removesuffix(" or equal to").removesuffix(" or equal")
+    op = lx.COMPARATIVES.get(cue) or lx.COMPARATIVES[base]
+    return op + "=" if cue not in lx.COMPARATIVES and op in (">", "<") else op
+
+
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
     for m in ctx.scan(lx.BETWEEN_RE):
@@ -287,7 +299,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         if not ctx.free(m.start(), m.end()):
             continue
         cue = " ".join(m.group("cue").casefold().split())
-        op = lx.COMPARATIVES[cue]
+        op = _comparative_op(cue)
         if op in {">=", ">"} and m.group("n").casefold() in {"one", "zero"}:
             ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
             ctx.take(m.start(), m.end())
