@@ -399,9 +399,9 @@ def _step_capitalised(ctx: _Ctx) -> None:
 #: A name written as code: dotted (``node.js``, ``ASP.NET``), with a trailing ``#`` or ``++``
 #: (``c#``, ``c++``), or letters run into digits (``html5``, ``db2``). Snake case is left
 #: out: ``Formula_1`` or ``primary_conference`` name a database or a column, not a value.
-_CODE_NAME = re.compile(
-    r"(?<![\w.#+@/$'-])([A-Za-z][A-Za-z0-9]*(?:(?:\.[A-Za-z0-9]+)+|#|\+\+)"
-    r"|[A-Za-z]{2,}[0-9]+[A-Za-z0-9]*)(?![\w#+@/'-]|\.\w)",
+_CODE_NAME = re.compile(  # the lookbehind after the first letter: tests/test_regex_forms.py
+    r"([A-Za-z](?<![\w.#+@/$'-].)(?:[A-Za-z0-9]*(?:(?:\.[A-Za-z0-9]+)+|#|\+\+)"
+    r"|[A-Za-z]+[0-9]+[A-Za-z0-9]*))(?![\w#+@/'-]|\.\w)",
     re.ASCII,
 )
 #: Tokens of that shape that are no values: abbreviations (``e.g``, ``U.S``), numbers after
