@@ -285,6 +285,7 @@ def name_words(name: str) -> list[str]:
 _ACRONYM_SKIPS = frozenset({"of", "for", "and", "the", "in", "on", "at", "to", "de", "&"})
 
 
+@lru_cache(maxsize=16384)
 def acronym(value: str) -> str | None:
     """The initials of a name of three words or more, the small words skipped, or None.
 
