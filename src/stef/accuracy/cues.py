@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from dateutil import parser as date_parser
 
 from stef.nl import lexicon as lx
+from stef.nl.values import comparative_op
 from stef.spec import normalize_number
 
 _AGG_GROUPS = {
@@ -207,7 +208,7 @@ def _comparisons(low: str) -> list[tuple[str, str]]:
     for m in lx.CMP_RE.finditer(low):
         n = _number(m.group("n"))
         if n is not None:
-            out.append((lx.COMPARATIVES[" ".join(m.group("cue").split())], n))
+            out.append((comparative_op(" ".join(m.group("cue").casefold().split())), n))
     for m in lx.POSTFIX_RE.finditer(low):
         n = _number(m.group("n"))
         if n is not None:

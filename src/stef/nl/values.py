@@ -272,11 +272,11 @@ _POSTFIX_WORDS = lx._words(
 )
 
 
-def _comparative_op(cue: str) -> str:
+def comparative_op(cue: str) -> str:
     """The operator of a comparative cue; "or equal to" after a strict one makes it
     inclusive.
 
-    >>> _comparative_op("higher than or equal to"), _comparative_op("equal to or lower than")
+    >>> comparative_op("higher than or equal to"), comparative_op("equal to or lower than")
     ('>=', '<=')
     """
     base = cue.removesuffix(" or equal to").removesuffix(" or equal")
@@ -299,7 +299,7 @@ def _step_comparatives(ctx: _Ctx) -> None:
         if not ctx.free(m.start(), m.end()):
             continue
         cue = " ".join(m.group("cue").casefold().split())
-        op = _comparative_op(cue)
+        op = comparative_op(cue)
         if op in {">=", ">"} and m.group("n").casefold() in {"one", "zero"}:
             ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
             ctx.take(m.start(), m.end())
