@@ -334,3 +334,27 @@ def test_planting_into_a_tsql_script_logs_no_fallback_notice_and_leaves_the_logg
     assert trees is not None and trees.root.sql("tsql").startswith("SELECT TOP 5")
     assert not [r for r in caplog.records if r.name.startswith("sqlglot")]
     assert log.level == level
+
+
+def test_a_planting_error_costs_its_record_the_mutants_not_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in planting (here: the cue reader raising) leaves that record with no mutant,
+    evaluates its original all the same, and says so in the report."""
+    real = S.read_cues
+
+    def flaky(question: str, enriched: str | None = None) -> Any:
+        if "France" in question:
+            raise KeyError("higher than or equal to")
+        return real(question, enriched)
+
+    monkeypatch.setattr(S, "read_cues", flaky)
+    rows, _ = S.load_rows(RECORDS)
+    cases = [S.build_case(r, None, seed=0) for r in rows]
+    failed = [c for c in cases if c.plant_error]
+    assert [c.plant_error for c in failed] == ["KeyError: 'higher than or equal to'"] * len(failed)
+    assert failed and all(not c.mutants for c in failed)
+    report = S.summarise(S.evaluate_cases(FakeEvaluator(), cases))
+    assert report["originals"]["records"] == len(rows)
+    assert report["overall"]["planting_errors"] == len(failed)
+    assert "planting failed" in S.markdown(report)

@@ -65,6 +65,8 @@ class Case:
     row: Row
     sql: str
     mutants: list[Mutant] = field(default_factory=list)
+    #: Why no mutant could be planted (an error of the planting itself), or None.
+    plant_error: str | None = None
 
     def records(self) -> list[dict[str, Any]]:
         """The evaluator's input: the original, then each mutant (no label)."""
@@ -174,8 +176,12 @@ def build_case(row: Row, kinds: list[str] | None, seed: int, plant: bool = True)
     sql = render(trees, row.dialect) or row.sql
     if not plant:
         return Case(row, sql)
-    cues = read_cues(row.question, row.enriched)
-    return Case(row, sql, mutants(trees, row.dialect, cues, kinds, seed=seed, key=row.id))
+    try:
+        cues = read_cues(row.question, row.enriched)
+        planted = mutants(trees, row.dialect, cues, kinds, seed=seed, key=row.id)
+    except Exception as err:  # a planting bug costs this row its mutants, not the run
+        return Case(row, sql, plant_error=f"{type(err).__name__}: {str(err)[:200]}")
+    return Case(row, sql, planted)
 
 
 def evaluate_cases(
@@ -262,6 +268,7 @@ def summarise(results: Sequence[Result], kinds: list[str] | None = None) -> dict
     everything = [p for v in by_kind.values() for p in v]
     report["overall"] = _kind_block(everything, len(everything))
     report["overall"]["records_with_a_mutant"] = sum(1 for r in results if r.case.mutants)
+    report["overall"]["planting_errors"] = sum(1 for r in results if r.case.plant_error)
     return report
 
 
@@ -318,6 +325,12 @@ def markdown(report: dict[str, Any], title: str = "stef selftest") -> str:
         " scored ≥ 75.",
         "",
     ]
+    if report["overall"].get("planting_errors"):
+        lines += [
+            f"**{report['overall']['planting_errors']} record(s) got no mutant: planting failed**"
+            " (an error of `stef selftest` itself; `--pairs` lists the pairs made).",
+            "",
+        ]
     return "\n".join(lines)
 
 
