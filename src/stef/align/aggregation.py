@@ -9,6 +9,7 @@ answered by a sorted LIMIT, an aggregate the schema stores already (``avgscrmath
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.align.measures import check_measures
@@ -173,8 +174,10 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
 #: Words between "how many"/"number of" and the noun they count.
 _COUNT_LEADS = frozenset({"distinct", "different", "unique", "kinds", "types", "sorts", "of"})
 #: Words that end the counted phrase ("colleges are there", "stages in claim processing").
-_PHRASE_ENDS_WORDS = "are is were was there do does did in on at for with by from that which who"
-_PHRASE_ENDS = frozenset(_PHRASE_ENDS_WORDS.split()) | {"to", "have", "has"}
+_PHRASE_ENDS = frozenset(
+    {"are", "is", "were", "was", "there", "do", "does", "did", "have", "has", "in", "on", "at"}
+    | {"for", "with", "by", "from", "to", "that", "which", "who"}
+)
 
 
 def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
@@ -278,6 +281,16 @@ def _counted_noun(text: str) -> str | None:
 _COUNT_NAME_WORDS = frozenset({"num", "number", "count", "cnt", "total", "no", "qty", "amount"})
 
 
+def _read_columns(sql: Spec) -> Iterator[str]:
+    """The columns a stored count may be read from, lazily: the plain outputs', then the
+    filters' columns named for a count ("with number of audience above 200" compares
+    ``num_of_audience``)."""
+    yield from (c for p in sql.projections if not p.is_aggregate for c in p.columns)
+    for f in sql.filters:
+        if f.column and _COUNT_NAME_WORDS & set(name_words(f.column)):
+            yield f.column
+
+
 def _check_count(
     na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
 ) -> None:
@@ -285,12 +298,12 @@ def _check_count(
     asks to list the rows ("How many …? List them by their ID."), which the rows answer."""
     unit = _measured(na.text)
     noun = unit or _counted_noun(na.text)
-    read = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
-    read += [  # a stored count compared: "with number of audience above 200" (num_of_audience)
-        f.column for f in sql.filters if f.column and _COUNT_NAME_WORDS & set(name_words(f.column))
-    ]
     stored = noun and next(
-        (c for c in read if noun.rstrip("s") in {w.casefold().rstrip("s") for w in name_words(c)}),
+        (
+            c
+            for c in _read_columns(sql)
+            if noun.rstrip("s") in {w.casefold().rstrip("s") for w in name_words(c)}
+        ),
         None,
     )
     if stored:

@@ -240,6 +240,17 @@ def _add_value(
     ctx.add_filter(Filter(col, op, (value,), ctx.text[start:end], ctx.source, cue=weak), start, end)
 
 
+def _add_name(ctx: _Ctx, start: int, end: int) -> None:
+    """A name the text states (capitalised, or written as code) at ``start:end``: a value
+    read from a weak cue, or context when the rules declare it one of the application's own
+    names (no filter then)."""
+    name = ctx.text[start:end]
+    if ctx.lexicon.context and term_key(name) in ctx.lexicon.context:
+        ctx.take(start, end)
+        return
+    _add_value(ctx, ctx.value(name), start, end, cue=WEAK_CUE)
+
+
 def _signed_number(text: str) -> tuple[str, bool] | None:
     """:func:`_parse_number` with a sign: ``"-5"`` and ``"minus 5"`` → ``("-5", False)``."""
     t = text.strip()
@@ -279,9 +290,10 @@ def comparative_op(cue: str) -> str:
     >>> comparative_op("higher than or equal to"), comparative_op("equal to or lower than")
     ('>=', '<=')
     """
-    base = cue.removesuffix(" or equal to").removesuffix(" or equal")
-    op = lx.COMPARATIVES.get(cue) or lx.COMPARATIVES[base]
-    return op + "=" if cue not in lx.COMPARATIVES and op in (">", "<") else op
+    if cue in lx.COMPARATIVES:
+        return lx.COMPARATIVES[cue]
+    op = lx.COMPARATIVES[cue.removesuffix(" or equal to").removesuffix(" or equal")]
+    return op + "=" if op in (">", "<") else op
 
 
 def _step_comparatives(ctx: _Ctx) -> None:
@@ -390,10 +402,7 @@ def _step_capitalised(ctx: _Ctx) -> None:
             start, end = run[0][0], run[-1][1]
             if text.endswith("'s", start, end):
                 end -= 2
-            if ctx.lexicon.context and term_key(text[start:end]) in ctx.lexicon.context:
-                ctx.take(start, end)  # the application's own name: context, no filter
-                continue
-            _add_value(ctx, ctx.value(text[start:end]), start, end, cue=WEAK_CUE)
+            _add_name(ctx, start, end)
 
 
 #: A name written as code: dotted (``node.js``, ``ASP.NET``), with a trailing ``#`` or ``++``
@@ -431,10 +440,7 @@ def _step_code_names(ctx: _Ctx) -> None:
         token = m.group(1)
         if not ctx.free(start, end) or _NOT_CODE_NAME.fullmatch(token):
             continue
-        if ctx.lexicon.context and term_key(token) in ctx.lexicon.context:
-            ctx.take(start, end)  # the application's own name: context, no filter
-            continue
-        _add_value(ctx, ctx.value(token), start, end, cue=WEAK_CUE)
+        _add_name(ctx, start, end)
 
 
 #: Words a title leaves in lower case (``Questions by Month for Each Tag``).

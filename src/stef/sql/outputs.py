@@ -356,9 +356,9 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
     """(qualifier, column) of each WHERE equality with a literal: such a column has one
-    value, and a key or a name pinned so picks one row of its source (``m.molecule_id =
-    'TR006'``: the molecule's label has one value beside a COUNT). ``""`` qualifies the
-    columns of a SELECT from one source only.
+    value, and its source's own key pinned so picks one row of it (``m.molecule_id =
+    'TR006'``: the molecule's label has one value beside a COUNT; :func:`_own_key`). ``""``
+    qualifies the columns of a SELECT from one source only.
 
     >>> import sqlglot
     >>> q = "SELECT COUNT(b.id), m.label FROM bond b JOIN molecule m ON b.mid = m.id"
