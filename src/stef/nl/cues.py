@@ -228,6 +228,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
         base = word.split()[0]
         if base in {"minimum", "maximum", "min", "max"} and prev and prev[-1] in _THRESHOLD_LEADS:
             continue  # "with minimum question count": a threshold, not a ranking
+        if base in {"min", "max"} and low[end : end + 1] == "(":
+            continue  # "by min(questions, answers)": a measure written as a function
         if word in {"first", "last"} and (
             not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
         ):
@@ -514,11 +516,15 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             return None
         return None if p in {"an", "above", "below", "than"} else "avg"
     if kind in {"max", "min"} and m.group(0) in {"max", "min"}:
+        if _TWO_ARGUMENTS.match(low, end):
+            return None  # "min(questions, answers)": the lesser of two values in a row
         listed = _listed_with_aggregate(low, start, end)  # "min, average, max …"
         return kind if _CALL_OR_OF_AFTER.match(rest) or value_form or listed else None
     return None  # "maximum"/"minimum" are read as superlatives
 
 
+#: ``min(a, b)``: a function of two values of a row (SQL's LEAST), no aggregate.
+_TWO_ARGUMENTS = re.compile(r"\s*\([^(),]+,[^(),]+\)")
 _LIST_LINK = re.compile(r"\s*(?:,|/|&|\band\b)\s*")
 #: Names of an aggregate other than a total or a count.
 _OTHER_AGG = r"(?:min|minimum|max|maximum|avg|average|mean|median)"

@@ -283,6 +283,18 @@ _POSTFIX_WORDS = lx._words(
 )
 
 
+#: "at least one order", "more than 0 answers": a join or EXISTS, not a count compared.
+_EXISTENCE = frozenset({(">=", "one"), (">=", "1"), (">", "zero"), (">", "0")})
+#: An "if" clause that opens a sentence: a number compared there says how to present the
+#: rows it holds ("If a student is in more than one department, list a row for each").
+_IF_CLAUSE = re.compile(r"(?:^|[.;!?]\s+)if\s[^,.;!?]*$")
+#: A comparative joined to its opposite before the number ("under and over 15", "above/below
+#: 10"): the number splits the rows in two, it keeps none out.
+_BOTH_SIDES = re.compile(
+    r"\b(?:under|below|over|above|less|more|fewer|greater|lower|higher)\s*(?:and|or|&|/)\s*$"
+)
+
+
 def comparative_op(cue: str) -> str:
     """The operator of a comparative cue; "or equal to" after a strict one makes it
     inclusive.
@@ -312,8 +324,16 @@ def _step_comparatives(ctx: _Ctx) -> None:
             continue
         cue = " ".join(m.group("cue").casefold().split())
         op = comparative_op(cue)
-        if op in {">=", ">"} and m.group("n").casefold() in {"one", "zero"}:
+        if (op, m.group("n").casefold()) in _EXISTENCE:
             ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
+            ctx.take(m.start(), m.end())
+            continue
+        if _BOTH_SIDES.search(ctx.low, max(0, m.start() - 16), m.start()):
+            ctx.cue(f"{m.group(0)} (both sides)")  # "under and over 15": a split, no filter
+            ctx.take(m.start(), m.end())
+            continue
+        if _IF_CLAUSE.search(ctx.low, max(0, m.start() - 90), m.start()):
+            ctx.cue(f"{m.group(0)} (condition)")  # "If a student has more than one …, list"
             ctx.take(m.start(), m.end())
             continue
         negated = ctx.rx(lx.NEGATION_BEFORE).search(ctx.low[max(0, m.start() - 12) : m.start()])
