@@ -145,8 +145,8 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     n, s = nl.op, sql.op
     if n == s:
         return True
-    if sql.negated and (_POSITIVE.get(n) == s or (n in BOUNDS and NEGATED_OP[n] == s)):
-        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring'; "except
+    if sql.negated and ((n in _NEGATED and s in _EQUALISH) or (n in BOUNDS and NEGATED_OP[n] == s)):
+        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring' (or IN); "except
         # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
     if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
         return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
@@ -175,9 +175,7 @@ def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-#: A negated operator and the positive one an excluded subquery applies it with.
-_POSITIVE = {"!=": "=", "not like": "like", "not in": "in"}
+_DATE_PARTS = frozenset({"year", "month", "day"})
 
 
 def _range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
@@ -224,6 +222,8 @@ class _Match:
 def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
     best: _Match | None = None
     for s in candidates:
+        if nl.func != s.func and {nl.func, s.func} <= _DATE_PARTS:
+            continue  # "in September" is no year 9: another part of the date
         pairs = [(nv, sv) for nv in nl.values for sv in s.values if values_match(nv, sv)]
         if not pairs and nl.op != s.op and nl.op in BOUNDS and s.op in BOUNDS:
             # "more than 50" as >= 51: a strict bound written one off (the operators

@@ -85,6 +85,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             None,
             "structure",
         )
+    _check_or_precedence(flags, out)
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -128,6 +129,21 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             "an aggregate is nested inside another",
             None,
             None,
+            "structure",
+        )
+
+
+def _check_or_precedence(flags: dict[str, Any], out: FindingCollector) -> None:
+    """``a = 1 AND b IS NULL OR b = '*'``: see :func:`stef.sql.predicates.or_precedence`."""
+    if precedence := flags.get("or_precedence"):
+        out.add(
+            "or_precedence",
+            "error",
+            "AND binds tighter than OR: the OR's lone condition keeps rows whatever the AND "
+            "chain beside it says; parentheses around the two conditions on the same column "
+            "were probably meant",
+            None,
+            precedence,
             "structure",
         )
 

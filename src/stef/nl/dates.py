@@ -184,12 +184,14 @@ def _relative_dates(ctx: _Ctx) -> None:
 
 
 def _months(ctx: _Ctx) -> None:
-    """``in March``: a month without a year."""
+    """``in March``: a month without a year; ``in September and October``: each month."""
     for m in lx.MONTH_ALONE.finditer(ctx.text):
-        if ctx.free(m.start("m"), m.end("m")):
-            month = str(lx.MONTHS[m.group("m").casefold()])
-            f = Filter(None, "=", (month,), m.group(0), ctx.source, "month")
-            ctx.add_filter(f, m.start("m"), m.end("m"))
+        item: re.Match[str] | None = m
+        while item is not None and ctx.free(item.start("m"), item.end("m")):
+            month = str(lx.MONTHS[item.group("m").casefold()])
+            f = Filter(None, "=", (month,), item.group(0).strip(), ctx.source, "month")
+            ctx.add_filter(f, item.start("m"), item.end("m"))
+            item = lx.MONTH_NEXT.match(ctx.text, item.end())
 
 
 def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:

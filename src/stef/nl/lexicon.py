@@ -147,7 +147,7 @@ REQUEST_STOPS = _words(
     do does and but not into under over between during before after since until within
     without along across about like each every all this these those there here it they its
     their his her them how what why can could would should will shall must may might used
-    made taught bought sold held won written given taken done"""
+    made taught bought sold held won written given taken done except excluding besides"""
 )
 
 #: A request item's last word that says little alone ("phone numbers", "city location"):
@@ -533,14 +533,18 @@ INITIAL_LIKE = re.compile(
     re.I,
 )
 NEGATION_BEFORE = re.compile(
-    r"\b(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
+    r"\b(?:(?:(?:do|does|did)\s+not|doesn't|don't|didn't)\s+[a-z]+\b"  # "do not suffer"
+    r"|(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"
     r"aside\s+from|outside|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|neither|nor)\b"
-    r"(?:\s+[a-z]+(?:ed|es|s|e)\b)?"  # one verb: "does not produce", "not located in"
+    r"(?:\s+(?:[a-z]+(?:ed|es|s|e)|taught|written|given|taken|held|won|bought|sold|built|known"
+    r"|led|paid|sent|kept|found|brought|drawn|grown|shown|chosen|driven|run|born)\b)?)"
     r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
     r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
     r"mentioning|match|matching|start|starting|end|ending|letter|letters|word|words|string|"
     r"character|characters|phrase|text)){0,4}"
-    r"(?:\s+(?:the|a|an|any)\s+[a-z]+)?\s*$",  # the attribute it names: "not have the status"
+    # the attribute it names: "not have the status", "not taught by teacher", "not have unit of
+    # measurement"
+    r"(?:\s+(?:(?:the|a|an|any)\s+)?[a-z]+(?:\s+of\s+[a-z]+)?(?:\s+(?:of|for|by|with))?)?\s*$",
     re.I,
 )
 #: A negation that governs a relative clause ending where a value stands: "do not include
@@ -613,7 +617,8 @@ QUARTER = re.compile(
     rf"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
     re.I,
 )
-MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for)\s+(?P<m>{_FULL_MONTHS})\b")
+MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b")
+MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_FULL_MONTHS})\b")
 RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"

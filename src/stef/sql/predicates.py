@@ -529,3 +529,43 @@ class PredicateReader:
         if not values:
             return None
         return Filter(column, "in", tuple(values), self._text(src), clause, func)
+
+
+def _and_terms(node: exp.Expr) -> list[exp.Expr]:
+    """The terms of an AND chain as written (parenthesised groups stay whole)."""
+    if type(node) is exp.And:
+        return [*_and_terms(node.this), *_and_terms(node.expression)]
+    return [node]
+
+
+def _column_names(node: exp.Expr) -> set[str]:
+    return {c.name.casefold() for c in node.find_all(exp.Column) if c.name}
+
+
+def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
+    """The first OR whose one side is an AND chain and whose other side is one condition on
+    a column that the chain's adjacent term tests: ``a = 1 AND b IS NULL OR b = '*'``, which
+    SQL reads as ``(a = 1 AND b IS NULL) OR b = '*'`` (AND binds tighter), when
+    ``a = 1 AND (b IS NULL OR b = '*')`` was almost surely meant. Two AND chains joined by
+    OR are a condition in disjunctive form, not this.
+
+    >>> import sqlglot
+    >>> def first(sql):
+    ...     found = or_precedence(list(sqlglot.parse_one(sql).find_all(exp.Or)))
+    ...     return found.sql() if found else None
+    >>> first("SELECT x FROM t WHERE a = 1 AND b IS NULL OR b = '*'")
+    "a = 1 AND b IS NULL OR b = '*'"
+    >>> first("SELECT x FROM t WHERE a = 1 AND (b IS NULL OR b = '*')") is None
+    True
+    >>> first("SELECT x FROM t WHERE a = 1 AND b = 2 OR a = 3 AND b = 4") is None
+    True
+    """
+    for node in ors:
+        left, right = node.this, node.expression
+        for chain, other, last in ((left, right, True), (right, left, False)):
+            if type(chain) is not exp.And or type(other) in (exp.And, exp.Or):
+                continue
+            terms = _and_terms(chain)
+            if _column_names(other) & _column_names(terms[-1] if last else terms[0]):
+                return node
+    return None

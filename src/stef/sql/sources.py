@@ -267,10 +267,13 @@ class Sources:
             self.reader.aliases = {
                 e.alias.lower(): e.this for e in sel.expressions if type(e) is exp.Alias
             }
+            first = len(out.filters)
             try:
                 self.reader.read(having.this, "having", out, "inner", resolve)
             finally:
                 self.reader.aliases = {}
+            if negated_scope(sel):  # "except those with at least two": EXCEPT … HAVING >= 2
+                out.filters[first:] = [replace(f, negated=True) for f in out.filters[first:]]
 
     def _redundant_sources(
         self,

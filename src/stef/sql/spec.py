@@ -57,7 +57,7 @@ from stef.sql.outputs import (
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
-from stef.sql.predicates import Conditions, PredicateReader, cached_value
+from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
 from stef.sql.walk import Walk, search, walk_tree
@@ -425,6 +425,7 @@ class _Extractor:
             "string_literals": list(dict.fromkeys(self.raw_strings)),
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
+            "or_precedence": tt.original(found) if (found := or_precedence(w.ors)) else None,
             "divides_in_sum_only": "div" in w.functions
             and all(d.find_ancestor(exp.Sum) is not None for d in search(self.tree, _DIV)),
             "negation": w.negation

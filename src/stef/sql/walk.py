@@ -136,7 +136,7 @@ def search(node: exp.Expr, classes: tuple[type[E], ...]) -> list[E]:
 # Node kinds the walk cares about (see _NODE_INFO for the cache per class).
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
 _AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
-_AGG_CLAUSE = 15
+_AGG_CLAUSE, _OR = 15, 16
 
 
 def _kind(cls: type) -> int:
@@ -171,6 +171,8 @@ def _kind(cls: type) -> int:
         kind = _PSEUDO
     elif issubclass(cls, (exp.WithinGroup, exp.Filter)):
         kind = _AGG_CLAUSE
+    elif cls is exp.Or:
+        kind = _OR
     else:
         kind = 0
     return kind
@@ -212,6 +214,7 @@ class Walk:
     pseudocolumns: list[exp.Column] = field(default_factory=list)  # Column's subclasses
     #: an ordered-set aggregate's WITHIN GROUP or an aggregate's FILTER anywhere
     aggregate_clause: bool = False
+    ors: list[exp.Or] = field(default_factory=list)  # every OR, in reading order
 
 
 def walk_tree(
@@ -314,6 +317,8 @@ def _collect_structure(
         w.pseudocolumns.append(cast(exp.Column, node))
     elif kind == _AGG_CLAUSE:
         w.aggregate_clause = True
+    elif kind == _OR:
+        w.ors.append(cast(exp.Or, node))
 
 
 def _double_quoted_finding(strings: set[int], tt: TreeText) -> Finding:
