@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
+from stef.align.names import check_partial_names
 from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
@@ -711,6 +712,7 @@ def check_intent(
     check_requests(nl, sql, out, enriched, question)
     if question:
         check_subject(question, sql, out)
+        check_partial_names(nl, sql, out, question)
         check_enumeration(question, sql, out)
     check_negation(nl, sql, out, question, enriched)
     check_keys(sql, out)
