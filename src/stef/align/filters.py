@@ -66,17 +66,16 @@ from stef.align.matching import (
     value_in_names,
     values_match,
 )
+from stef.align.operators import DATE_PARTS, EQUALISH, one_off, ops_compatible, range_stated
 from stef.align.order import check_order_limit
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
-from stef.spec import NEGATED_OP, WEAK_CUE, Filter, Spec
+from stef.spec import WEAK_CUE, Filter, Spec
 
 #: Filter-alignment classes, best first (DESIGN.md).
 FILTER_CLASSES = ("fully_applied", "fully_applied_with_extras", "partially_applied", "not_applied")
 
-_EQUALISH = frozenset({"=", "in", "like"})
-_NEGATED = frozenset({"!=", "not in", "not like"})
 _LISTS = frozenset({"in", "not in"})
 
 
@@ -140,78 +139,6 @@ class Alignment:
 # --------------------------------------------------------------------------- filter matching
 
 
-def _ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
-    """Is the SQL operator what the NL operator asks for (given the matched values)?"""
-    n, s = nl.op, sql.op
-    if n == s:
-        return True
-    if sql.negated and ((n in _NEGATED and s in _EQUALISH) or (n in BOUNDS and NEGATED_OP[n] == s)):
-        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring' (or IN); "except
-        # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
-    if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
-        return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
-    if nl.func == "year" and n == "=":
-        return s in _EQUALISH or s in (">=", "<", "<=", ">", "between")
-    if n in _EQUALISH and s in _EQUALISH:
-        return True
-    if n in _NEGATED and s in _NEGATED:
-        return True
-    if n == "between" and s in (">=", "<=", ">", "<", "between"):
-        return True
-    if s == "between" and n in (">=", "<=", ">", "<"):
-        return True  # "below 400" kept by BETWEEN 100 AND 400 (the value is a bound)
-    ni, si = int_value(nv), int_value(sv)
-    if ni is not None and si is not None:
-        # "more than 10" == "> 10" == ">= 11"; "fewer than 5" == "< 5" == "<= 4"
-        if n == ">" and s == ">=" and si == ni + 1:
-            return True
-        if n == "<" and s == "<=" and si == ni - 1:
-            return True
-        if n == ">=" and s == ">" and si == ni - 1:
-            return True
-        if n == "<=" and s == "<" and si == ni + 1:
-            return True
-    return False
-
-
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_PARTS = frozenset({"year", "month", "day"})
-
-
-def _range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
-    """A SQL range whose bounds the question states one by one ("from race no. 50 to
-    100" read as ``= 50`` and a literal 100, against ``BETWEEN 50 AND 100``).
-
-    >>> _range_stated(Filter(None, "=", ("50",)), Filter("r", "between", ("50", "100")),
-    ...               frozenset({"50", "100"}))
-    True
-    """
-    return (
-        nl.op == "="
-        and sql.op == "between"
-        and len(sql.values) == 2
-        and set(nl.values) <= set(sql.values)
-        and set(sql.values) <= stated
-    )
-
-
-def _one_off(nl: Filter, sql: Filter) -> bool:
-    """The same bound, inclusive on one side and exclusive on the other ("at least 20"
-    as ``> 20``): at most the bound itself is in or out, not the direction.
-
-    >>> _one_off(Filter(None, ">=", ("20",)), Filter("n", ">", ("20",)))
-    True
-    >>> _one_off(Filter(None, "<", ("10",)), Filter("n", ">", ("10",)))
-    False
-    """
-    return _same_bound_side(nl.op, sql.op) and set(nl.values) == set(sql.values)
-
-
-def _same_bound_side(a: str, b: str) -> bool:
-    """Two operators bounding from the same side, one strict and one not (``>``/``>=``)."""
-    return {a, b} in ({">", ">="}, {"<", "<="})
-
-
 @dataclass
 class _Match:
     nl: Filter
@@ -222,7 +149,7 @@ class _Match:
 def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
     best: _Match | None = None
     for s in candidates:
-        if nl.func != s.func and {nl.func, s.func} <= _DATE_PARTS:
+        if nl.func != s.func and {nl.func, s.func} <= DATE_PARTS:
             continue  # "in September" is no year 9: another part of the date
         pairs = [(nv, sv) for nv in nl.values for sv in s.values if values_match(nv, sv)]
         if not pairs and nl.op != s.op and nl.op in BOUNDS and s.op in BOUNDS:
@@ -259,9 +186,9 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         if not pairs:
             continue
         nv, sv = pairs[0]
-        ok_op = _ops_compatible(nl, s, nv, sv)
+        ok_op = ops_compatible(nl, s, nv, sv)
         if not ok_op and int_value(nv) is not None and len(pairs) > 1:
-            ok_op = any(_ops_compatible(nl, s, a, b) for a, b in pairs)
+            ok_op = any(ops_compatible(nl, s, a, b) for a, b in pairs)
         col_ok = (
             nl.column is None
             or s.column is None
@@ -291,7 +218,7 @@ def _benign_match(f: Filter, patterns: Iterable[Filter]) -> bool:
     for p in patterns:
         if canon_col(p.column) != canon_col(f.column):
             continue
-        if p.op != f.op and not (p.op in _EQUALISH and f.op in _EQUALISH):
+        if p.op != f.op and not (p.op in EQUALISH and f.op in EQUALISH):
             continue
         if p.values == ("?",) or not p.values or set(p.values) == set(f.values):
             return True
@@ -517,10 +444,10 @@ def _answered_otherwise(
     if m.sql is None and counted_by_limit(req, sql):
         _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
         return True
-    if m.sql is not None and m.problem == "wrong_operator" and _range_stated(req, m.sql, stated):
+    if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
         return True
-    if m.sql is not None and m.problem == "wrong_operator" and _one_off(req, m.sql):
+    if m.sql is not None and m.problem == "wrong_operator" and one_off(req, m.sql):
         out.add(
             "filter_bound_inclusive",
             "warning",

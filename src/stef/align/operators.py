@@ -1,0 +1,89 @@
+"""Whether a SQL filter's operator is the one a question's filter asks for (pure).
+
+"more than 10" is ``> 10`` and ``>= 11``; "not in Spring 2010" is an excluded
+``semester = 'Spring'`` (EXCEPT, NOT IN); "since 2011-01-01" is ``> '2011-01-01'`` on a
+timestamp; "contains 'ee'" is no ``LIKE 'ee'`` (a pattern without a wildcard holds the whole
+value only). :func:`ops_compatible` decides; the filter alignment
+(:mod:`stef.align.filters`) reports what it refuses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import BOUNDS, int_value
+from stef.spec import NEGATED_OP, Filter
+
+EQUALISH = frozenset({"=", "in", "like"})
+NEGATED = frozenset({"!=", "not in", "not like"})
+#: Parts of a date a filter may compare on their own (``strftime('%m', d) = '09'``).
+DATE_PARTS = frozenset({"year", "month", "day"})
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
+    """Is the SQL operator what the NL operator asks for (given the matched values)?"""
+    n, s = nl.op, sql.op
+    if n == s:
+        return True
+    if sql.negated and ((n in NEGATED and s in EQUALISH) or (n in BOUNDS and NEGATED_OP[n] == s)):
+        return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring' (or IN); "except
+        # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
+    if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
+        return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
+    if nl.func == "year" and n == "=":
+        return s in EQUALISH or s in (">=", "<", "<=", ">", "between")
+    if n in EQUALISH and s in EQUALISH:
+        return True
+    if n in NEGATED and s in NEGATED:
+        return True
+    if n == "between" and s in (">=", "<=", ">", "<", "between"):
+        return True
+    if s == "between" and n in (">=", "<=", ">", "<"):
+        return True  # "below 400" kept by BETWEEN 100 AND 400 (the value is a bound)
+    ni, si = int_value(nv), int_value(sv)
+    if ni is not None and si is not None:
+        # "more than 10" == "> 10" == ">= 11"; "fewer than 5" == "< 5" == "<= 4"
+        if n == ">" and s == ">=" and si == ni + 1:
+            return True
+        if n == "<" and s == "<=" and si == ni - 1:
+            return True
+        if n == ">=" and s == ">" and si == ni - 1:
+            return True
+        if n == "<=" and s == "<" and si == ni + 1:
+            return True
+    return False
+
+
+def range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
+    """A SQL range whose bounds the question states one by one ("from race no. 50 to
+    100" read as ``= 50`` and a literal 100, against ``BETWEEN 50 AND 100``).
+
+    >>> range_stated(Filter(None, "=", ("50",)), Filter("r", "between", ("50", "100")),
+    ...               frozenset({"50", "100"}))
+    True
+    """
+    return (
+        nl.op == "="
+        and sql.op == "between"
+        and len(sql.values) == 2
+        and set(nl.values) <= set(sql.values)
+        and set(sql.values) <= stated
+    )
+
+
+def one_off(nl: Filter, sql: Filter) -> bool:
+    """The same bound, inclusive on one side and exclusive on the other ("at least 20"
+    as ``> 20``): at most the bound itself is in or out, not the direction.
+
+    >>> one_off(Filter(None, ">=", ("20",)), Filter("n", ">", ("20",)))
+    True
+    >>> one_off(Filter(None, "<", ("10",)), Filter("n", ">", ("10",)))
+    False
+    """
+    return _same_bound_side(nl.op, sql.op) and set(nl.values) == set(sql.values)
+
+
+def _same_bound_side(a: str, b: str) -> bool:
+    """Two operators bounding from the same side, one strict and one not (``>``/``>=``)."""
+    return {a, b} in ({">", ">="}, {"<", "<="})
