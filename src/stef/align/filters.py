@@ -549,10 +549,14 @@ def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
     False when ``m`` is no such near miss."""
     vals = ", ".join(req.values)
     if m.sql is not None and m.problem == "wrong_operator":
+        lost = req.op == m.sql.op == "like"  # "contains 'ee'" as LIKE 'ee' (see wildcard_lost)
         out.add(
             "filter_wrong_operator",
             "error",
-            f"question asks {req.op} {vals} but the SQL uses {m.sql.op}",
+            f"question asks for values containing {vals.strip('%')!r}; the SQL's LIKE "
+            f"{', '.join(m.sql.values)!r} has no wildcard and matches whole values only"
+            if lost
+            else f"question asks {req.op} {vals} but the SQL uses {m.sql.op}",
             req.text,
             m.sql.text,
             "filter_alignment",

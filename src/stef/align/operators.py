@@ -24,6 +24,8 @@ _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     """Is the SQL operator what the NL operator asks for (given the matched values)?"""
     n, s = nl.op, sql.op
+    if n == "like" and s == "like" and wildcard_lost(nv, sv):
+        return False
     if n == s:
         return True
     if sql.negated and ((n in NEGATED and s in EQUALISH) or (n in BOUNDS and NEGATED_OP[n] == s)):
@@ -87,3 +89,14 @@ def one_off(nl: Filter, sql: Filter) -> bool:
 def _same_bound_side(a: str, b: str) -> bool:
     """Two operators bounding from the same side, one strict and one not (``>``/``>=``)."""
     return {a, b} in ({">", ">="}, {"<", "<="})
+
+
+def wildcard_lost(nv: str, sv: str) -> bool:
+    """Does the question ask for values containing a text (``%ee%``) that the SQL's LIKE
+    pattern, having no wildcard, matches only whole (``LIKE 'ee'``)?
+
+    >>> wildcard_lost("%ee%", "ee"), wildcard_lost("%ee%", "%ee%"), wildcard_lost("ee%", "ee")
+    (True, False, False)
+    """
+    contains = len(nv) > 2 and nv.startswith("%") and nv.endswith("%")
+    return contains and "%" not in sv and "_" not in sv

@@ -82,8 +82,10 @@ AGGREGATE_WORDS = _words(
 
 #: Words that trigger the DISTINCT step.
 DISTINCT_WORDS = _words("different unique distinct kind kinds type types sort sorts")
-#: Words that trigger the one-letter pattern step ("starting with c").
-INITIAL_WORDS = _words("start starts starting begin begins beginning end ends ending")
+#: Words that trigger the one-letter pattern step ("starting with c", "containing the letter t").
+INITIAL_WORDS = _words(
+    "start starts starting begin begins beginning end ends ending contain contains containing"
+)
 
 #: Words that make an "X = Y" clause a condition, not a definition ("... where country = 'DE'").
 CONDITION_WORDS = _words("where whose having")
@@ -122,10 +124,8 @@ ADJECTIVE_SUFFIXES = ("ive", "ous", "ful", "able", "ible", "ic", "ent", "ant")
 TEMPORAL_SUPERLATIVES = _words("latest newest earliest oldest youngest recent")
 
 #: Words after "the first"/"the last" that make it no ranking ("the first name").
-NOT_RANKED = _words(
-    "name names and or half quarter time letter letters character characters word words day "
-    "days year month week season"
-)
+NOT_RANKED = _words("""name names and or half quarter time letter letters character characters
+    word words day days year month week season""")
 
 #: Words after "most"/"least" that rank by frequency ("the most common genre").
 FREQUENCY_WORDS = _words("common popular frequent frequently often used")
@@ -134,10 +134,8 @@ FREQUENCY_WORDS = _words("common popular frequent frequently often used")
 RATIO_WORDS = _words("percentage percentages percent ratio ratios proportion fraction share rate")
 
 #: Words that may precede a ratio noun when the question asks to compute it.
-RATIO_LEADS = _words(
-    "the a an what in as of and calculate compute find give show list state tell provide "
-    "return get determine identify how"
-)
+RATIO_LEADS = _words("""the a an what in as of and calculate compute find give show list state
+    tell provide return get determine identify how""")
 
 #: Words one of which NEGATION_ANY needs, unless the text has "n't".
 #: A word that ends the request's noun phrase (the phrase's qualifiers start here).
@@ -526,10 +524,11 @@ LIKE_CUES = re.compile(
     r"pattern)s?)?\s*$",
     re.I,
 )
-#: One unquoted letter or digit a name starts or ends with (``kerberos starting with c``).
+#: One letter a name starts with, ends with or contains ("containing the letter t").
 INITIAL_LIKE = re.compile(
-    r"\b(?:(?:start|begin)(?:s|ning|ing)?|end(?:s|ing)?)\s+with\s+(?:the\s+)?"
-    r"(?:(?:lower|upper)[- ]?case\s+)?(?:letter\s+)?(?P<v>[a-z0-9])(?![\w'-])(?P<next>\s*\S?)",
+    r"\b(?:(?:(?:start|begin)(?:s|ning|ing)?|end(?:s|ing)?)\s+with(?P<said>)|contain(?:s|ing)?)"
+    r"\s+(?:the\s+)?(?:(?:lower|upper)[- ]?case\s+)?(?:letter\s+|(?P=said))"
+    r"(?P<v>[a-z0-9])(?![\w'-])(?P<next>\s*\S?)",
     re.I,
 )
 NEGATION_BEFORE = re.compile(
