@@ -565,6 +565,31 @@ def _names_table(key: str, table: str) -> bool:
     return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
 
 
+def key_of_another_table(
+    left: str, right: str, tables: Sequence[str], query_tables: Sequence[str]
+) -> str | None:
+    """The third table of the query that one side of ``tables[0].left = tables[1].right``
+    refers to by its name (``connected.atom_id`` joined to ``bond.molecule_id`` while the
+    query reads ``atom``), when the other side is no key of that table: a row joined to a
+    row of a table its key does not point at. Only base tables (a derived table's columns
+    carry other tables' names) and never two keys that name one table.
+
+    >>> key_of_another_table("molecule_id", "atom_id", ["bond", "connected"],
+    ...                      ["bond", "connected", "atom"])
+    'atom'
+    >>> key_of_another_table("id", "userid", ["users", "badges"], ["users", "badges", "posts"])
+    """
+    if not all(t in query_tables for t in tables) or left.casefold() == right.casefold():
+        return None
+    for key, own, other, peer in ((left, *tables, right), (right, *tables[::-1], left)):
+        if not _id_like(key.casefold()) or _own_key(key, own) or _names_table(key, other):
+            continue
+        for t in query_tables:
+            if t not in tables and _names_table(key, t) and not _names_table(peer, t):
+                return t
+    return None
+
+
 def check_keys(sql: Spec, out: FindingCollector) -> None:
     """``x IN (SELECT y …)`` and join conditions whose two columns cannot refer to each
     other (an id compared with a name, two unrelated ids); and two tables joined on
@@ -585,7 +610,17 @@ def check_keys(sql: Spec, out: FindingCollector) -> None:
         if len(tables) != 2 or tables[0] == tables[1] or not left or not right:
             continue
         text = f"{tables[0]}.{left} = {tables[1]}.{right}"
-        if not join_keys_related(left, right, tables):
+        named = key_of_another_table(left, right, tables, sql.tables)
+        if named:
+            out.add(
+                "join_key_other_table",
+                "error",
+                f"{text} joins a key that refers to {named!r}, another table of the query",
+                None,
+                text,
+                "structure",
+            )
+        elif not join_keys_related(left, right, tables):
             out.add(
                 "key_pair_mismatch",
                 "warning",
