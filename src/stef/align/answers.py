@@ -108,6 +108,31 @@ def counted_by_limit(req: Filter, sql: Spec) -> bool:
     )
 
 
+#: Comparisons of a column with itself across two copies of one table that pair distinct rows.
+_PAIRING = frozenset({"!=", "<>", "<", ">"})
+
+
+def counted_by_pairs(req: Filter, sql: Spec) -> bool:
+    """"More than one" answered by a self-join that pairs distinct rows: ``Movie T1 JOIN Movie
+    T2 ON T1.director = T2.director WHERE T1.title != T2.title`` keeps the directors of two
+    movies or more.
+
+    >>> pairs = {"left": "title", "right": "title", "op": "!=", "tables": ["movie"]}
+    >>> counted_by_pairs(Filter(None, ">", ("1",)), Spec(joins=[pairs]))
+    True
+    >>> counted_by_pairs(Filter(None, ">", ("2",)), Spec(joins=[pairs]))
+    False
+    """
+    if req.column is not None or (req.op, req.values) not in ((">", ("1",)), (">=", ("2",))):
+        return False
+    return any(
+        j.get("op") in _PAIRING
+        and j.get("left") == j.get("right")
+        and len(j.get("tables") or ()) == 1
+        for j in sql.joins
+    )
+
+
 def number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
     """A name of the SQL that holds the question's number: a column named for it
     (``more than 1500`` as ``NumGE1500``, ``ages 5-17`` as `` `Enrollment (Ages 5-17)` ``),

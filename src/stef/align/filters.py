@@ -29,6 +29,7 @@ from typing import Any
 from stef.align.aggregation import check_aggregations
 from stef.align.answers import (
     counted_by_limit,
+    counted_by_pairs,
     hundredfold,
     number_in_code,
     number_in_names,
@@ -443,6 +444,9 @@ def _answered_otherwise(
         return True
     if m.sql is None and counted_by_limit(req, sql):
         _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
+        return True
+    if m.sql is None and counted_by_pairs(req, sql):
+        _answer_elsewhere(req, "self-join pairing distinct rows", None, matched, out)
         return True
     if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
