@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
+from typing import Any
 
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
@@ -309,15 +310,19 @@ def _fresh(spec: Spec) -> Spec:
     >>> c == s, c.columns is s.columns, c.joins[0] is s.joins[0], c.flags is s.flags
     (True, False, False, False)
     """
-    out = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
-    out.__dict__.update(
-        {k: v.copy() if type(v) in _CONTAINERS else v for k, v in vars(spec).items()}
-    )
+    # through the constructor, every field given: a Spec compiled with mypyc has no
+    # __dict__ to fill and refuses object.__new__ (docs/performance.md, session 17)
+    out = Spec(**{k: _copied(getattr(spec, k)) for k in _SPEC_FIELDS})
     out.joins = [dict(j) for j in spec.joins]
     return out
 
 
+def _copied(value: Any) -> Any:
+    return value.copy() if type(value) in _CONTAINERS else value
+
+
 _CONTAINERS = frozenset({list, dict})
+_SPEC_FIELDS = tuple(f.name for f in fields(Spec))
 
 
 def analyze_texts(
