@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stef.nl import enrichment, values
+from stef.nl import enrichment, values, words
 from stef.nl import lexicon as lx
 
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -59,3 +59,14 @@ def test_a_rewritten_pattern_matches_where_its_original_does(rx, original):
         assert _matches(rx, text) == _matches(before, text), text
         m, b = rx.search(text, 2), before.search(text, 2)  # a start past the lookbehind
         assert (m and (m.span(), m.groups())) == (b and (b.span(), b.groups())), text
+
+
+def test_plain_ascii_is_the_class_it_replaced() -> None:
+    """``words.plain_ascii`` tests four characters with ``in`` where it searched a class."""
+    before = re.compile(r"[\x1c-\x1f]")
+    rnd = random.Random(17)
+    alphabet = "a \t\n\x1b\x1c\x1d\x1e\x1f\x20é"
+    texts = ["", "plain", "a\x1cb", "x\x1f", "\x1d", "é\x1e"]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 9))) for _ in range(5000)]
+    for text in texts:
+        assert words.plain_ascii(text) == (text.isascii() and not before.search(text)), text

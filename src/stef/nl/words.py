@@ -248,10 +248,6 @@ def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
-#: The ASCII characters that ``\s`` matches in a Unicode pattern and not in an ASCII one.
-_UNICODE_ONLY_SPACE = re.compile(r"[\x1c-\x1f]")
-
-
 def plain_ascii(text: str) -> bool:
     """Is ``text`` ASCII, without the separators ``\\x1c``-``\\x1f``: a text on which an ASCII
     pattern (:func:`stef.nl.lexicon.folded`) matches as its Unicode original does?
@@ -259,7 +255,16 @@ def plain_ascii(text: str) -> bool:
     >>> plain_ascii("a\tb"), plain_ascii("café"), plain_ascii("a\x1fb")
     (True, False, False)
     """
-    return text.isascii() and not _UNICODE_ONLY_SPACE.search(text)
+    # \x1c-\x1f: what \s matches in a Unicode pattern and not in an ASCII one; four
+    # substring tests (memchr), not a class the regular-expression engine tests character
+    # by character (docs/performance.md, session 17)
+    return (
+        text.isascii()
+        and "\x1c" not in text
+        and "\x1d" not in text
+        and "\x1e" not in text
+        and "\x1f" not in text
+    )
 
 
 def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:
