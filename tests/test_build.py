@@ -115,3 +115,27 @@ def test_which_build_is_running_is_visible() -> None:
     path = Path(stef.sql.walk.__file__ or "")
     assert path.suffix in (".py", ".so", ".pyd")
     assert path.with_name("walk.py").is_file()
+
+
+def test_a_fresh_copy_of_a_spec_holds_every_field() -> None:
+    """``_fresh`` names each field of ``Spec`` (a compiled Spec has no ``__dict__``): a new
+    field must be added there too."""
+    from dataclasses import fields
+
+    from stef.nl.spec import _fresh
+    from stef.spec import Spec
+
+    values = {f.name: f.type for f in fields(Spec)}
+    spec = Spec()
+    for i, name in enumerate(values):
+        old = getattr(spec, name)
+        new = [f"v{i}"] if type(old) is list else {f"k{i}": i} if type(old) is dict else i + 1
+        setattr(spec, name, new)
+    spec.joins = [{"type": "inner"}]
+    twin = _fresh(spec)
+    assert twin == spec
+    for name in values:
+        value = getattr(spec, name)
+        if type(value) in (list, dict):
+            assert getattr(twin, name) is not value, name
+    assert twin.joins[0] is not spec.joins[0]

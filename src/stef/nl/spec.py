@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import Any
 
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
@@ -310,19 +309,30 @@ def _fresh(spec: Spec) -> Spec:
     >>> c == s, c.columns is s.columns, c.joins[0] is s.joins[0], c.flags is s.flags
     (True, False, False, False)
     """
-    # through the constructor, every field given: a Spec compiled with mypyc has no
-    # __dict__ to fill and refuses object.__new__ (docs/performance.md, session 17)
-    out = Spec(**{k: _copied(getattr(spec, k)) for k in _SPEC_FIELDS})
-    out.joins = [dict(j) for j in spec.joins]
-    return out
-
-
-def _copied(value: Any) -> Any:
-    return value.copy() if type(value) in _CONTAINERS else value
-
-
-_CONTAINERS = frozenset({list, dict})
-_SPEC_FIELDS = tuple(f.name for f in fields(Spec))
+    # every field through the constructor: a Spec compiled with mypyc has no __dict__ to
+    # fill and refuses object.__new__ (docs/performance.md, session 17)
+    return Spec(
+        projections=spec.projections.copy(),
+        aggregations=spec.aggregations.copy(),
+        filters=spec.filters.copy(),
+        group_by=spec.group_by.copy(),
+        order_by=spec.order_by.copy(),
+        limit=spec.limit,
+        offset=spec.offset,
+        distinct=spec.distinct,
+        set_operations=spec.set_operations.copy(),
+        window_functions=spec.window_functions.copy(),
+        window_aggregations=spec.window_aggregations.copy(),
+        subqueries=spec.subqueries,
+        ctes=spec.ctes,
+        tables=spec.tables.copy(),
+        joins=[dict(j) for j in spec.joins],
+        columns=spec.columns.copy(),
+        literals=spec.literals.copy(),
+        formulas=spec.formulas.copy(),
+        cues=spec.cues.copy(),
+        flags=spec.flags.copy(),
+    )
 
 
 def analyze_texts(
