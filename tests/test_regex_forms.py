@@ -70,3 +70,18 @@ def test_plain_ascii_is_the_class_it_replaced() -> None:
     texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 9))) for _ in range(5000)]
     for text in texts:
         assert words.plain_ascii(text) == (text.isascii() and not before.search(text)), text
+
+
+def test_the_unnamed_aggregate_gate_passes_every_match() -> None:
+    """``parse._may_name_aggregates`` skips the search only where it cannot match."""
+    from stef.sql import parse
+
+    rx = parse._UNNAMED_AGGREGATE_TEXT
+    rnd = random.Random(17)
+    alphabet = ["var", "VaR", "p", "stdev", "count_", "big", "(", " ", "x", "ſ", "ı", "İ", "_"]
+    texts = ["SELECT VARP (x)", "select count_big(*)", "stdevp(", "xvar(", "vaſ(", "count_bıg("]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 6))) for _ in range(20000)]
+    for text in texts:
+        script = f"DECLARE @n int = 1; {text}"
+        for upper in (text.upper(), script.upper()):
+            assert parse._may_name_aggregates(text, upper) or not rx.search(text), text
