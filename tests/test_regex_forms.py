@@ -85,3 +85,15 @@ def test_the_unnamed_aggregate_gate_passes_every_match() -> None:
         script = f"DECLARE @n int = 1; {text}"
         for upper in (text.upper(), script.upper()):
             assert parse._may_name_aggregates(text, upper) or not rx.search(text), text
+
+
+def test_word_runs_are_the_substitution_they_replaced() -> None:
+    """``matching._word_runs`` translates ASCII text where it substituted a class."""
+    from stef.align import matching
+
+    rnd = random.Random(17)
+    alphabet = [chr(c) for c in range(128)] + ["é", "ſ", "\u00a0", "\u2003", "٣", "_"]
+    texts = [" Users in 'New  York'? ", "a%b.c-d/e:f_g", "x\x1cy\x1fz", "é-1 ٣"]
+    texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
+    for text in texts:
+        assert matching._word_runs(text) == matching._WORD_CHARS.sub(" ", text).split(), text
