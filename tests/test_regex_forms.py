@@ -97,3 +97,22 @@ def test_word_runs_are_the_substitution_they_replaced() -> None:
     texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
     for text in texts:
         assert matching._word_runs(text) == matching._WORD_CHARS.sub(" ", text).split(), text
+
+
+def test_the_aggregate_finder_matches_where_the_twin_does() -> None:
+    """``cues.AGG_FINDER`` (branches by first character) has the spans of ``AGG_RE``'s
+    lower-case twin on plain ASCII text, from any start."""
+    from stef.nl.cues import AGG_FINDER
+
+    twin = lx.folded(lx.AGG_RE)
+    rnd = random.Random(17)
+    parts = ["how", " many", "total", "number", "no.", "no", " of", "#", "count", "sum"]
+    parts += ["summed", "sumed", " up", "the", "in", "average", "avg", "mean", "max", "maximum"]
+    parts += ["min", "minimum", "-", "_", "x", "1", " ", "\n", "a", "##", "of", "  "]
+    texts = ["how many users", "the total number of x", "# of cars", "x#y", "a-mean", "sum-of"]
+    texts += ["".join(rnd.choices(parts, k=rnd.randint(1, 8))) for _ in range(20000)]
+    for text in texts:
+        assert _matches(AGG_FINDER, text) == [(s, ()) for s, _ in _matches(twin, text)], text
+        for pos in (1, 3):
+            m, b = AGG_FINDER.search(text, pos), twin.search(text, pos)
+            assert (m and m.span()) == (b and b.span()), text

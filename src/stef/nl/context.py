@@ -227,9 +227,24 @@ class _Ctx:
         if start >= 0:
             self.take(start, end)
 
-    def free_matches(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        for m in self.rx(rx).finditer(self.low):
-            if self.mask[m.start()] == 0:
+    def free_matches(
+        self, rx: re.Pattern[str], finder: re.Pattern[str] | None = None
+    ) -> Iterator[re.Match[str]]:
+        """The matches of ``rx`` in ``low`` (its twin's on ASCII text) that start at a
+        character not taken. ``finder``, for the twin, matches where it does, with the
+        same spans, in a form the regular-expression engine scans fast (each branch opens
+        with its first character); the twin then reads each match (docs/performance.md,
+        session 17)."""
+        if finder is None or not self.ascii:
+            for m in self.rx(rx).finditer(self.low):
+                if self.mask[m.start()] == 0:
+                    yield m
+            return
+        twin = lx.folded(rx)
+        for f in finder.finditer(self.low):
+            if self.mask[f.start()] == 0:
+                m = twin.match(self.low, f.start())
+                assert m is not None and m.end() == f.end()
                 yield m
 
 
