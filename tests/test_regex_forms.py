@@ -116,3 +116,18 @@ def test_the_aggregate_finder_matches_where_the_twin_does() -> None:
         for pos in (1, 3):
             m, b = AGG_FINDER.search(text, pos), twin.search(text, pos)
             assert (m and m.span()) == (b and b.span()), text
+
+
+def test_name_runs_and_words_are_the_splits_they_replaced() -> None:
+    """``matching._name_runs`` translates ASCII text where it split at a class, and
+    ``name_words`` skips the camel-case split of a lower-case name."""
+    from stef.align import matching
+
+    rnd = random.Random(17)
+    alphabet = [chr(c) for c in range(128)] + ["é", "ſ", "İ", "\u00a0", "٣", "K"]
+    texts = ["GreaterManchesterCrime", "boston_crimes_2019", "ABCDef", "x\x1cy", "é-1 ٣"]
+    texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
+    for text in texts:
+        assert matching._name_runs(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
+        spaced = matching._CAMEL.sub(" ", text).casefold()
+        assert matching.name_words(text) == [w for w in matching.NAME_SPLIT.split(spaced) if w]
