@@ -131,3 +131,24 @@ def test_name_runs_and_words_are_the_splits_they_replaced() -> None:
         assert matching._name_runs(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
         spaced = matching._CAMEL.sub(" ", text).casefold()
         assert matching.name_words(text) == [w for w in matching.NAME_SPLIT.split(spaced) if w]
+
+
+def test_the_between_finder_matches_where_the_twin_does() -> None:
+    """``values.BETWEEN_FINDER`` (branches by first character) has the spans of
+    ``BETWEEN_RE``'s lower-case twin on plain ASCII text, from any start."""
+    finder = values.BETWEEN_FINDER
+    twin = lx.folded(lx.BETWEEN_RE)
+    rnd = random.Random(17)
+    parts = ["between", "from", "ranging", "in", "within", "the", "range", "of", "and", "to"]
+    parts += ["-", "through", "us$", "uss$", "usd", "$", "1", "12", "1,000", "1,00", ".5", "k"]
+    parts += ["five", "percent", "%", " ", "  ", "x", "?", ".", "/", "\n", "2020", "million"]
+    texts = ["between 5 and 10", "from $1,000 to $2,000", "ages 18-25 only", "x1 - 2 y"]
+    texts += ["in the range of 3 to 4", "within the range 1 - 2", "usd 5 through 7 x"]
+    texts += ["".join(rnd.choices(parts, k=rnd.randint(1, 9))) for _ in range(20000)]
+    for text in texts:
+        assert [m.span() for m in finder.finditer(text)] == [
+            m.span() for m in twin.finditer(text)
+        ], text
+        for pos in (1, 3):
+            m, b = finder.search(text, pos), twin.search(text, pos)
+            assert (m and m.span()) == (b and b.span()), text

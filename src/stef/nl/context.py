@@ -155,13 +155,17 @@ class _Ctx:
         case-sensitive twin when the text is ASCII."""
         return lx.folded(rx) if self.ascii else rx
 
-    def scan(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def scan(
+        self, rx: re.Pattern[str], finder: re.Pattern[str] | None = None
+    ) -> Iterator[re.Match[str]]:
         """``rx.finditer(text)`` for a case-insensitive ``rx``; on ASCII text the twin
-        finds the matches in ``low`` and ``rx`` re-reads each in the text's case."""
+        finds the matches in ``low`` and ``rx`` re-reads each in the text's case.
+        ``finder`` stands for the twin: the same spans, in a form the engine scans fast
+        (see :meth:`free_matches`)."""
         if not self.ascii:
             yield from rx.finditer(self.text)
             return
-        for m in lx.folded(rx).finditer(self.low):
+        for m in (finder or lx.folded(rx)).finditer(self.low):
             full = rx.match(self.text, m.start())
             assert full is not None and full.end() == m.end()
             yield full
