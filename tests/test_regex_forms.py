@@ -118,9 +118,10 @@ def test_the_aggregate_finder_matches_where_the_twin_does() -> None:
             assert (m and m.span()) == (b and b.span()), text
 
 
-def test_name_runs_and_words_are_the_splits_they_replaced() -> None:
-    """``matching._name_runs`` translates ASCII text where it split at a class, and
-    ``name_words`` skips the camel-case split of a lower-case name."""
+def test_word_tokens_and_name_words_are_the_forms_they_replaced() -> None:
+    """``words.word_tokens`` translates ASCII text where it split at a class or found the
+    runs of one (``NAME_SPLIT``, ``WORD_TOKEN``), and ``name_words`` skips the camel-case
+    split of a lower-case name."""
     from stef.align import matching
 
     rnd = random.Random(17)
@@ -128,7 +129,8 @@ def test_name_runs_and_words_are_the_splits_they_replaced() -> None:
     texts = ["GreaterManchesterCrime", "boston_crimes_2019", "ABCDef", "x\x1cy", "é-1 ٣"]
     texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
     for text in texts:
-        assert matching._name_runs(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
+        assert words.word_tokens(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
+        assert words.word_tokens(text) == lx.WORD_TOKEN.findall(text)
         spaced = matching._CAMEL.sub(" ", text).casefold()
         assert matching.name_words(text) == [w for w in matching.NAME_SPLIT.split(spaced) if w]
 

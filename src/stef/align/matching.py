@@ -17,7 +17,7 @@ from functools import lru_cache
 from operator import methodcaller
 
 from stef.nl.lexicon import BQ, DQ, SQ
-from stef.nl.words import TEXT_CACHE_SIZE
+from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
 
 #: Literals so common in SQL that their absence from the question says nothing.
@@ -289,7 +289,7 @@ def name_words(name: str) -> list[str]:
     (['greater', 'manchester', 'crime'], ['boston', 'crimes', '2019'])
     """
     spaced = name if name.islower() else _CAMEL.sub(" ", name)  # each match needs [A-Z]
-    return _name_runs(spaced.casefold())
+    return word_tokens(spaced.casefold())
 
 
 #: Words an acronym skips ("Center for International Studies" is CIS).
@@ -353,17 +353,6 @@ def int_value(v: str) -> int | None:
 
 
 NAME_SPLIT = re.compile(r"[^0-9a-z]+")
-#: The ASCII characters :data:`NAME_SPLIT` splits at, each to a space (``str.translate``).
-_ASCII_NON_NAME = {c: " " for c in range(128) if NAME_SPLIT.match(chr(c))}
-
-
-def _name_runs(text: str) -> list[str]:
-    """The non-empty parts of ``NAME_SPLIT.split(text)``: on ASCII text by
-    ``str.translate`` and ``str.split`` (every whitespace character is a separator), not a
-    class tested a character (docs/performance.md, session 17)."""
-    if text.isascii():
-        return text.translate(_ASCII_NON_NAME).split()
-    return [t for t in NAME_SPLIT.split(text) if t]
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -376,7 +365,7 @@ def text_stems(text: str) -> frozenset[str]:
     >>> sorted(text_stems(" list the names "))
     ['list', 'name', 'names', 'the']
     """
-    words = [t for t in _name_runs(text) if len(t) >= 3]
+    words = [t for t in word_tokens(text) if len(t) >= 3]
     return frozenset([w[:5] for w in words] + [w[:4] for w in words])
 
 

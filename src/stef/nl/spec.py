@@ -68,6 +68,7 @@ from stef.nl.words import (
     related_values,
     text_pool,
     text_words,
+    word_tokens,
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
@@ -228,7 +229,7 @@ def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
     if _search_ci(lx.HINT_STYLE, text):
         return False
-    first = (lx.WORD_TOKEN.findall(text.casefold()) or [""])[0]
+    first = (word_tokens(text.casefold()) or [""])[0]
     return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS
 
 

@@ -10,7 +10,7 @@ import re
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
-from stef.nl.words import _is_plural, _parse_number, _prev_words
+from stef.nl.words import _is_plural, _parse_number, _prev_words, word_tokens
 from stef.rules import term_key
 from stef.spec import NEGATED_OP, WEAK_CUE, Filter, normalize_number
 
@@ -139,7 +139,7 @@ def _defined_term(inner: str, low: str, end: int) -> bool:
     >>> _defined_term("Civic Duty", " badges", 0)
     False
     """
-    words = lx.WORD_TOKEN.findall(inner.casefold())
+    words = word_tokens(inner.casefold())
     if not words or all(w in lx.PHRASE_STOPS for w in words):
         return True
     return _DEFINES.match(low, end) is not None

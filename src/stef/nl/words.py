@@ -106,13 +106,30 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     return hits / len(words) >= 0.6
 
 
+#: The ASCII characters :data:`~stef.nl.lexicon.WORD_TOKEN` does not match, each to a space.
+_ASCII_NON_TOKEN = {c: " " for c in range(128) if not lx.WORD_TOKEN.match(chr(c))}
+
+
+def word_tokens(text: str) -> list[str]:
+    """``lx.WORD_TOKEN.findall(text)``: on ASCII text by ``str.translate`` and
+    ``str.split`` (every whitespace character is a separator), not a class the engine
+    tests a character (docs/performance.md, session 17).
+
+    >>> word_tokens("the 3 blonde women's  cats"), word_tokens("café-2")
+    (['the', '3', 'blonde', 'women', 's', 'cats'], ['caf', '2'])
+    """
+    if text.isascii():
+        return text.translate(_ASCII_NON_TOKEN).split()
+    return lx.WORD_TOKEN.findall(text)
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _content_words(phrase: str) -> tuple[str, ...]:
     """The words :func:`grounded` looks for (memoised: the merge and the enrichment check
     ask about the same hint phrases)."""
     return tuple(
         w
-        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        for w in word_tokens(phrase.casefold())
         if len(w) > 1 and w not in lx.PHRASE_STOPS
     )
 
@@ -126,7 +143,7 @@ def text_words(low: str) -> tuple[str, ...]:
     >>> text_words("the 3 blonde women's  cats")
     ('the', '3', 'blonde', 'women', 's', 'cats')
     """
-    return tuple(lx.WORD_TOKEN.findall(low))
+    return tuple(word_tokens(low))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
