@@ -154,3 +154,15 @@ def test_the_between_finder_matches_where_the_twin_does() -> None:
         for pos in (1, 3):
             m, b = finder.search(text, pos), twin.search(text, pos)
             assert (m and m.span()) == (b and b.span()), text
+
+
+def test_question_words_are_the_words_they_replaced() -> None:
+    """``terms.question_words`` translates ASCII text where it found ``QUESTION_WORD``."""
+    from stef.align import terms
+
+    rnd = random.Random(17)
+    alphabet = [chr(c) for c in range(128)] + ["é", "ſ", "İ", "\u00a0", "K"] + list("abz") * 20
+    texts = ["how many x's?", "a b cd", "don't", "é-ab", "ab\x1ccd"]
+    texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
+    for text in texts:
+        assert terms.question_words(text) == terms.QUESTION_WORD.findall(text), text
