@@ -166,3 +166,19 @@ def test_question_words_are_the_words_they_replaced() -> None:
     texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
     for text in texts:
         assert terms.question_words(text) == terms.QUESTION_WORD.findall(text), text
+
+
+def test_the_hint_functions_of_plain_ascii_text_are_the_pattern_s() -> None:
+    """``hints._HINT_FUNCTION_LOW`` on lower-case plain ASCII text finds the names
+    ``_HINT_FUNCTION`` finds (lower-cased), at the same places."""
+    from stef.align import hints
+
+    rnd = random.Random(17)
+    parts = ["count", "COUNT", "sum", "Sum", "avg", "min", "max", "year", "subtract", "divide"]
+    parts += ["substr", "cast", "sub", "(", " (", "\t(", "x", "_", "1", " ", "mary", "\n", "-"]
+    texts = ["SUM(x) / COUNT (y)", "xsum(1)", "DIVIDE(a, b)", "substr(a)", "cast (x as int)"]
+    texts += ["".join(rnd.choices(parts, k=rnd.randint(1, 8))) for _ in range(20000)]
+    for text in texts:
+        found = hints._HINT_FUNCTION_LOW.finditer(text.lower())
+        low = [(m.span(), m.group(0)[:-1].rstrip()) for m in found]
+        assert low == [(m.span(), m.group(1).lower()) for m in hints._HINT_FUNCTION.finditer(text)]
