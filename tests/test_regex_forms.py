@@ -136,9 +136,9 @@ def test_word_tokens_and_name_words_are_the_forms_they_replaced() -> None:
 
 
 def test_the_between_finder_matches_where_the_twin_does() -> None:
-    """``values.BETWEEN_FINDER`` (branches by first character) has the spans of
+    """``values.between_finder()`` (branches by first character) has the spans of
     ``BETWEEN_RE``'s lower-case twin on plain ASCII text, from any start."""
-    finder = values.BETWEEN_FINDER
+    finder = values.between_finder()
     twin = lx.folded(lx.BETWEEN_RE)
     rnd = random.Random(17)
     parts = ["between", "from", "ranging", "in", "within", "the", "range", "of", "and", "to"]

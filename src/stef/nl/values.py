@@ -7,6 +7,7 @@ as literals).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
@@ -296,36 +297,32 @@ def comparative_op(cue: str) -> str:
     return op + "=" if op in (">", "<") else op
 
 
-#: Where ``lx.folded(lx.BETWEEN_RE)`` matches, with the same spans: its branches by first
-#: character (the ``\b`` or lookbehind tested after it; a branch a digit), which the
-#: engine scans for (tests/test_regex_forms.py holds it to the twin).
-_BETWEEN_TAIL = rf"\s*{lx._NUM}\s+(?:and|to|-)\s+{lx._NUM}"
-_RANGE_TAIL = rf"\s*(?:-|to|through)\s*{lx._CURRENCY}{lx._DIGITS}(?=\s+[a-z]|\s*[?.!;]?\s*$)"
-BETWEEN_FINDER = lx.folded(
-    re.compile(
-        "|".join(
-            [
-                rf"b(?<!\wb)etween{_BETWEEN_TAIL}",
-                rf"f(?<!\wf)rom{_BETWEEN_TAIL}",
-                rf"r(?<!\wr)anging\s+from{_BETWEEN_TAIL}",
-                rf"i(?<!\wi)n\s+the\s+range\s+(?:of\s+)?{_BETWEEN_TAIL}",
-                rf"w(?<!\ww)ithin\s+the\s+range\s+(?:of\s+)?{_BETWEEN_TAIL}",
-                rf"u(?<![\w.$/-]u)(?:s{{1,2}}\$|sd\s?)\s?{lx._DIGITS}{_RANGE_TAIL}",
-                *(rf"\{c}(?<![\w.$/-]\{c})\s?{lx._DIGITS}{_RANGE_TAIL}" for c in "$€£"),
-                *(
-                    rf"{d}(?<![\w.$/-]{d})(?:\d{{0,2}}(?:,\d{{3}})+|\d*)(?:\.\d+)?{_RANGE_TAIL}"
-                    for d in "0123456789"
-                ),
-            ]
-        ),
-        re.I,
+@lru_cache(maxsize=1)
+def between_finder() -> re.Pattern[str]:
+    """Where ``lx.folded(lx.BETWEEN_RE)`` matches, with the same spans, in a form the
+    engine scans fast: a class of the first characters of its branches, then the branch
+    that character opens, its ``\\b`` or lookbehind tested after it
+    (tests/test_regex_forms.py holds it to the twin). Compiled on first use, as the twins
+    are."""
+    words = (
+        r"(?:(?<=b)etween|(?<=f)rom|(?<=r)anging\s+from"
+        r"|(?:(?<=i)n|(?<=w)ithin)\s+the\s+range\s+(?:of\s+)?)"
     )
-)
+    amount = (
+        rf"(?:(?<=u)(?:s{{1,2}}\$|sd\s?)\s?{lx._DIGITS}|(?<=[$€£])\s?{lx._DIGITS}"
+        r"|(?<=\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?)"
+    )
+    return re.compile(
+        rf"[bfriwu$€£0-9](?:(?<!\w.){words}\s*{lx._NUM}\s+(?:and|to|-)\s+{lx._NUM}"
+        rf"|(?<![\w.$/-].){amount}"
+        rf"\s*(?:-|to|through)\s*{lx._CURRENCY}{lx._DIGITS}(?=\s+[a-z]|\s*[?.!;]?\s*$))",
+        re.A,
+    )
 
 
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
-    for m in ctx.scan(lx.BETWEEN_RE, BETWEEN_FINDER):
+    for m in ctx.scan(lx.BETWEEN_RE, between_finder()):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if m.group("c"):
             nxt = ctx.low[m.end() : m.end() + 12].split()

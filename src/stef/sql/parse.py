@@ -319,7 +319,7 @@ def _may_name_aggregates(sql: str, upper: str) -> bool:
     """May :data:`_UNNAMED_AGGREGATE_TEXT` match ``sql``? ``upper`` is ``str.upper()`` of the
     script ``sql`` was cut from (or of ``sql``). On ASCII text ``re.IGNORECASE`` matches
     what ``str.upper()`` spells the same, so a match needs one of the words; the pattern
-    opens with ``\b`` and would be tried at every position (docs/performance.md, session
+    opens with ``\\b`` and would be tried at every position (docs/performance.md, session
     17). Other text is searched.
 
     >>> _may_name_aggregates("SELECT x FROM t", "SELECT X FROM T")
