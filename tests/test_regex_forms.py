@@ -128,6 +128,8 @@ def test_word_tokens_and_name_words_are_the_forms_they_replaced() -> None:
     alphabet = [chr(c) for c in range(128)] + ["é", "ſ", "İ", "\u00a0", "٣", "K"]
     texts = ["GreaterManchesterCrime", "boston_crimes_2019", "ABCDef", "x\x1cy", "é-1 ٣"]
     texts += ["".join(rnd.choices(alphabet, k=rnd.randint(0, 12))) for _ in range(20000)]
+    ascii_only = alphabet[:128] + list("abcxyz019") * 8
+    texts += ["".join(rnd.choices(ascii_only, k=rnd.randint(70, 200))) for _ in range(5000)]
     for text in texts:
         assert words.word_tokens(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
         assert words.word_tokens(text) == lx.WORD_TOKEN.findall(text)

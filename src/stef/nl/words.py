@@ -110,15 +110,20 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
 _ASCII_NON_TOKEN = {c: " " for c in range(128) if not lx.WORD_TOKEN.match(chr(c))}
 
 
+#: From this length on, :func:`word_tokens` translates ASCII text: ``str.translate`` pays
+#: a dictionary look-up per distinct character, the engine a class test per character.
+TRANSLATE_FROM = 80
+
+
 def word_tokens(text: str) -> list[str]:
-    """``lx.WORD_TOKEN.findall(text)``: on ASCII text by ``str.translate`` and
-    ``str.split`` (every whitespace character is a separator), not a class the engine
-    tests a character (docs/performance.md, session 17).
+    """``lx.WORD_TOKEN.findall(text)``: on a long ASCII text by ``str.translate`` and
+    ``str.split`` (every whitespace character is a separator; docs/performance.md,
+    session 17).
 
     >>> word_tokens("the 3 blonde women's  cats"), word_tokens("café-2")
     (['the', '3', 'blonde', 'women', 's', 'cats'], ['caf', '2'])
     """
-    if text.isascii():
+    if len(text) >= TRANSLATE_FROM and text.isascii():
         return text.translate(_ASCII_NON_TOKEN).split()
     return lx.WORD_TOKEN.findall(text)
 
