@@ -184,3 +184,19 @@ def test_the_hint_functions_of_plain_ascii_text_are_the_pattern_s() -> None:
         found = hints._HINT_FUNCTION_LOW.finditer(text.lower())
         low = [(m.span(), m.group(0)[:-1].rstrip()) for m in found]
         assert low == [(m.span(), m.group(1).lower()) for m in hints._HINT_FUNCTION.finditer(text)]
+
+
+def test_the_relative_period_gate_passes_every_match() -> None:
+    """``dates.relative_period`` is ``lx.RELATIVE.search``, skipped only where it cannot
+    match."""
+    from stef.align import dates
+
+    rnd = random.Random(17)
+    parts = ["last", "LAST", "this", "current", "previous", "past", "next", "prior", "recent"]
+    parts += ["today", "Yesterday", "in", "the", " ", "30", "three", "days", "year", "month"]
+    parts += ["weeks", "x", "ſ", "ı", "-", "\n"]
+    texts = ["in the last 30 days", "this year", "TODAY", "past three months", "laſt year"]
+    texts += ["".join(rnd.choices(parts, k=rnd.randint(1, 7))) for _ in range(20000)]
+    for text in texts:
+        m, b = dates.relative_period(text), lx.RELATIVE.search(text)
+        assert (m and (m.span(), m.groups())) == (b and (b.span(), b.groups())), text
