@@ -26,6 +26,7 @@ FORMS = [
     (lx.SQ, r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])"),
     (lx.YEAR_ALONE, rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)"),
     (enrichment._NUMBER, r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)"),
+    (lx.FOUR_DIGITS, r"\d{4}"),
     (
         values._CODE_NAME,
         r"(?<![\w.#+@/$'-])([A-Za-z][A-Za-z0-9]*(?:(?:\.[A-Za-z0-9]+)+|#|\+\+)"
@@ -200,3 +201,14 @@ def test_the_relative_period_gate_passes_every_match() -> None:
     for text in texts:
         m, b = dates.relative_period(text), lx.RELATIVE.search(text)
         assert (m and (m.span(), m.groups())) == (b and (b.span(), b.groups())), text
+
+
+def test_verb_forms_are_the_pattern_s_on_words() -> None:
+    """``terms._verb_form`` is ``_VERB_FORM.search`` on the words it is given (letters)."""
+    from stef.align import terms
+
+    rnd = random.Random(17)
+    words = ["reported", "need", "bed", "placed", "seed", "ed", "aed", "xxed", "opened"]
+    words += ["".join(rnd.choices("abdexz", k=rnd.randint(1, 8))) for _ in range(20000)]
+    for word in words:
+        assert terms._verb_form(word) == bool(terms._VERB_FORM.search(word)), word

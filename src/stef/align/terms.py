@@ -138,8 +138,14 @@ def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return words, tuple(
         i
         for i, w in enumerate(words)
-        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _VERB_FORM.search(w))
+        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _verb_form(w))
     )
+
+
+def _verb_form(word: str) -> bool:
+    """``_VERB_FORM.search(word)`` for a word of letters (no line break): five letters or
+    more, ending in "ed" after a letter other than "e", without the engine's search."""
+    return len(word) >= 5 and word.endswith("ed") and word[-3] != "e"
 
 
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
