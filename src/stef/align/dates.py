@@ -434,8 +434,10 @@ def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) ->
 
 
 #: A word each match of :data:`lx.RELATIVE <stef.nl.lexicon.RELATIVE>` holds, lower-case.
-_RELATIVE_WORDS = ("last", "this", "current", "previous", "past", "next", "prior", "recent")
-_RELATIVE_WORDS += ("today", "yesterday")
+_RELATIVE_WORDS = (
+    *("last", "this", "current", "previous", "past", "next", "prior", "recent"),
+    *("today", "yesterday"),
+)
 
 
 def relative_period(text: str) -> re.Match[str] | None:

@@ -247,9 +247,9 @@ class _Ctx:
         twin = lx.folded(rx)
         for f in finder.finditer(self.low):
             if self.mask[f.start()] == 0:
-                m = twin.match(self.low, f.start())
-                assert m is not None and m.end() == f.end()
-                yield m
+                full = twin.match(self.low, f.start())
+                assert full is not None and full.end() == f.end()
+                yield full
 
 
 #: Modal verbs of commentary: what will or could happen, not what to select.
