@@ -129,7 +129,10 @@ def test_a_fresh_copy_of_a_spec_holds_every_field() -> None:
     spec = Spec()
     for i, name in enumerate(values):
         old = getattr(spec, name)
-        new = [f"v{i}"] if type(old) is list else {f"k{i}": i} if type(old) is dict else i + 1
+        if type(old) in (list, dict):
+            new: object = [f"v{i}"] if type(old) is list else {f"k{i}": i}
+        else:  # a compiled Spec checks the types
+            new = True if type(old) is bool else i + 1
         setattr(spec, name, new)
     spec.joins = [{"type": "inner"}]
     twin = _fresh(spec)

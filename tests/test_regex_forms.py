@@ -1,6 +1,6 @@
-"""Patterns rewritten for speed keep their original's matches (docs/performance.md, session
-16): each rewritten pattern of stef.nl is held to the form it replaced, on tricky texts and
-on random strings of the characters its assertions test.
+"""Patterns rewritten for speed keep their original's matches (docs/performance.md, sessions
+16 and 17): each rewritten pattern of stef is held to the form it replaced, on tricky texts
+and on random strings of the characters its assertions test.
 
 A pattern that opens with a lookbehind is tried at every position of a text; the same test
 made after its first character (``'(?<![\\w']')`` for ``(?<![\\w'])'``) lets the regex engine
