@@ -23,12 +23,23 @@ from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
 
-#: Packages whose every module is compiled, and the modules left out of them: those
-#: holding frozen dataclasses that are pickled or copied (an evaluator sent to a worker
-#: process carries a PrecisionGate; mypyc's frozen classes cannot be unpickled). For the
-#: same reason stef.spec and stef.findings (Filter, Finding, ...) are not compiled.
+#: Packages whose every module is compiled, the modules left out of them, and the modules
+#: compiled outside them: the data classes, the symbolic judge and the record reader. A
+#: frozen dataclass that is pickled or copied (an evaluator sent to a worker process
+#: carries a PrecisionGate; users copy findings) defines ``__reduce__``: mypyc's frozen
+#: classes refuse the default field-by-field restore. The evaluator stays pure (its
+#: ``__getstate__`` reads ``__dict__``), and so does ``stef.judges.base`` (users subclass
+#: ``Judge``).
 COMPILED_PACKAGES = ("stef/nl", "stef/align", "stef/sql")
-LEFT_OUT = frozenset({"stef/align/precision.py"})
+LEFT_OUT: frozenset[str] = frozenset()
+COMPILED_ALSO = (
+    "stef/findings.py",
+    "stef/judges/symbolic.py",
+    "stef/judges/weights.py",
+    "stef/record.py",
+    "stef/score.py",
+    "stef/spec.py",
+)
 
 
 def compiled_modules(root: Path = ROOT) -> list[str]:
@@ -39,7 +50,7 @@ def compiled_modules(root: Path = ROOT) -> list[str]:
             rel = path.relative_to(root / "src").as_posix()
             if rel not in LEFT_OUT:
                 out.append(f"src/{rel}")
-    return out
+    return sorted([*out, *(f"src/{rel}" for rel in COMPILED_ALSO)])
 
 
 def _ext_modules() -> list[Any]:

@@ -32,6 +32,11 @@ class Finding:
     sql: str | None = None
     rule: str | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (Finding, (self.kind, self.severity, self.message, self.nl, self.sql, self.rule))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,

@@ -34,6 +34,24 @@ class Breakdown:
     base: float
     score: float
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (
+            Breakdown,
+            (
+                self.filter_status,
+                self.filter_points,
+                self.verdict,
+                self.verdict_points,
+                self.leniency_boost,
+                self.confidence,
+                self.confidence_multiplier,
+                self.base,
+                self.score,
+            ),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "filter_status": self.filter_status,

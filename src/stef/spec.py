@@ -96,6 +96,23 @@ class Filter:
     #: EXCEPT, a subquery under NOT IN / NOT EXISTS), so it answers a negated requirement.
     negated: bool = False
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (
+            Filter,
+            (
+                self.column,
+                self.op,
+                self.values,
+                self.text,
+                self.clause,
+                self.func,
+                self.cue,
+                self.negated,
+            ),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "column": self.column,
@@ -124,6 +141,11 @@ class Aggregation:
     distinct: bool = False
     text: str = ""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (Aggregation, (self.func, self.arg, self.distinct, self.text))
+
     def to_dict(self) -> dict[str, Any]:
         return {"func": self.func, "arg": self.arg, "distinct": self.distinct, "text": self.text}
 
@@ -137,6 +159,11 @@ class Projection:
     columns: tuple[str, ...] = ()
     is_aggregate: bool = False
     text: str = ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (Projection, (self.expr, self.alias, self.columns, self.is_aggregate, self.text))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -160,6 +187,11 @@ class OrderKey:
     is_aggregate: bool = False
     text: str = ""
     stated: bool = True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (OrderKey, (self.key, self.direction, self.is_aggregate, self.text, self.stated))
 
     def to_dict(self) -> dict[str, Any]:
         return {

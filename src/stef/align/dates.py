@@ -433,6 +433,29 @@ def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) ->
     )
 
 
+#: A word each match of :data:`lx.RELATIVE <stef.nl.lexicon.RELATIVE>` holds, lower-case.
+_RELATIVE_WORDS = (
+    *("last", "this", "current", "previous", "past", "next", "prior", "recent"),
+    *("today", "yesterday"),
+)
+
+
+def relative_period(text: str) -> re.Match[str] | None:
+    """``lx.RELATIVE.search(text)``, not run on ASCII text that holds none of its words
+    (on ASCII text ``re.IGNORECASE`` matches what ``str.lower()`` spells the same; the
+    pattern opens with ``\\b`` and is tried at every position; docs/performance.md,
+    session 17).
+
+    >>> relative_period("in the Last 30 days").group("n"), relative_period("in 2020")
+    ('30', None)
+    """
+    if text.isascii():
+        low = text.lower()
+        if not any(map(low.__contains__, _RELATIVE_WORDS)):
+            return None
+    return lx.RELATIVE.search(text)
+
+
 def asked_days(text: str) -> float | None:
     """How far back a question's relative period reaches, in days ("in the last 30 days",
     "past 3 months", "the past week"), or None ("last year" is a calendar year).
@@ -440,7 +463,7 @@ def asked_days(text: str) -> float | None:
     >>> asked_days("in the last 30 days"), asked_days("past week"), asked_days("last year")
     (30.0, 7.0, None)
     """
-    m = lx.RELATIVE.search(text)
+    m = relative_period(text)
     if m is None:
         return None
     if m.group("n"):
@@ -520,7 +543,7 @@ def clock_answer(
     1``) is accepted as the question's (``period_from_clock``, info: STEF does not run the
     clock arithmetic), as it is when the record has no timestamp.
     """
-    if not req.text or (rel := lx.RELATIVE.search(req.text)) is None:
+    if not req.text or (rel := relative_period(req.text)) is None:
         return None
     if (i := _open_from_start(req, rel, candidates, used)) is not None:
         used.add(i)  # "this month" as >= its first day: nothing after the record's time yet

@@ -27,7 +27,7 @@ from stef.align.matching import (
 )
 from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
-from stef.nl.words import TEXT_CACHE_SIZE
+from stef.nl.words import TEXT_CACHE_SIZE, plain_ascii
 from stef.rules import Rules
 from stef.spec import Filter, Spec, normalize_value
 
@@ -337,6 +337,14 @@ _HINT_FUNCTION = re.compile(
     r"\b(count|sum|avg|min|max|year|subtract|divide|substr|cast)\s*\(", re.I
 )
 _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
+#: :data:`_HINT_FUNCTION` for lower-case plain ASCII text, its branches by first character
+#: (the ``\b`` tested after it), which the engine scans for; a match is the name, spaces
+#: and ``(`` (tests/test_regex_forms.py holds it to the pattern).
+_HINT_FUNCTION_LOW = re.compile(
+    r"(?:c(?<!\wc)(?:ount|ast)|s(?<!\ws)(?:um|ubtract|ubstr)|a(?<!\wa)vg|m(?<!\wm)(?:in|ax)"
+    r"|y(?<!\wy)ear|d(?<!\wd)ivide)\s*\(",
+    re.A,
+)
 
 
 #: A LIKE pattern that keeps a year ('1964%'): the year of a date, as YEAR() would.
@@ -346,7 +354,11 @@ _YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _hint_functions(enriched: str) -> frozenset[str]:
     """The functions an enriched question prescribes, lower-case (``distinct`` too)."""
-    named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
+    if plain_ascii(enriched):
+        low = enriched.lower()
+        named = {m.group(0)[:-1].rstrip() for m in _HINT_FUNCTION_LOW.finditer(low)}
+    else:
+        named = {m.lower() for m in _HINT_FUNCTION.findall(enriched)}
     if _HINT_DISTINCT.search(enriched):
         named.add("distinct")
     return frozenset(named)

@@ -25,7 +25,7 @@ from functools import lru_cache
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
-from stef.align.terms import QUESTION_WORD, _Vocabulary, check_question_terms
+from stef.align.terms import _Vocabulary, check_question_terms, question_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
@@ -718,7 +718,7 @@ def check_id_only_outputs(nl: Spec, sql: Spec, out: FindingCollector, question: 
         p.is_aggregate or len(p.columns) != 1 or not _id_like(p.columns[0]) for p in sql.projections
     ):
         return
-    if _ID_WORDS & set(QUESTION_WORD.findall(question.casefold())):
+    if _ID_WORDS & set(question_words(question.casefold())):
         return
     out.add(
         "projection_id_only",

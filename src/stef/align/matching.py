@@ -17,7 +17,7 @@ from functools import lru_cache
 from operator import methodcaller
 
 from stef.nl.lexicon import BQ, DQ, SQ
-from stef.nl.words import TEXT_CACHE_SIZE
+from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
 
 #: Literals so common in SQL that their absence from the question says nothing.
@@ -68,6 +68,17 @@ def occurs(
 
 
 _WORD_CHARS = re.compile(r"[^\w%.\-/:]+", re.UNICODE)
+#: The ASCII characters :data:`_WORD_CHARS` replaces, each to a space (``str.translate``).
+_ASCII_NON_WORD = {c: " " for c in range(128) if _WORD_CHARS.match(chr(c))}
+
+
+def _word_runs(text: str) -> list[str]:
+    """``_WORD_CHARS.sub(" ", text).split()``: on ASCII text by ``str.translate``, which
+    spaces the same characters without a class test a character (no whitespace is a word
+    character, so the split finds the same words; docs/performance.md, session 17)."""
+    if text.isascii():
+        return text.translate(_ASCII_NON_WORD).split()
+    return _WORD_CHARS.sub(" ", text).split()
 
 
 #: ``t.strip(".-/:")`` as a function, for ``map``.
@@ -97,7 +108,7 @@ def searchable(*texts: str | None) -> str:
     ' users in new york since 2024 '
     """
     joined = " ".join(filter(None, texts))
-    words = _WORD_CHARS.sub(" ", joined.casefold()).split()
+    words = _word_runs(joined.casefold())
     return " " + " ".join(filter(None, map(_strip_punctuation, words))) + " "
 
 
@@ -107,7 +118,7 @@ _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}( .*)?")
 def text_mentions(value: str, text: str) -> bool:
     """Is ``value`` (normalised) mentioned in ``text`` (from :func:`searchable`)?"""
     core = value.strip("%_ ").replace("%", " ").replace("_", " ")
-    core = " ".join(_WORD_CHARS.sub(" ", core).split())
+    core = " ".join(_word_runs(core))
     if not core:
         return True
     if f" {core} " in text:
@@ -277,8 +288,8 @@ def name_words(name: str) -> list[str]:
     >>> name_words("GreaterManchesterCrime"), name_words("boston_crimes_2019")
     (['greater', 'manchester', 'crime'], ['boston', 'crimes', '2019'])
     """
-    spaced = _CAMEL.sub(" ", name)
-    return [w for w in NAME_SPLIT.split(spaced.casefold()) if w]
+    spaced = name if name.islower() else _CAMEL.sub(" ", name)  # each match needs [A-Z]
+    return word_tokens(spaced.casefold())
 
 
 #: Words an acronym skips ("Center for International Studies" is CIS).
@@ -354,7 +365,7 @@ def text_stems(text: str) -> frozenset[str]:
     >>> sorted(text_stems(" list the names "))
     ['list', 'name', 'names', 'the']
     """
-    words = [t for t in NAME_SPLIT.split(text) if len(t) >= 3]
+    words = [t for t in word_tokens(text) if len(t) >= 3]
     return frozenset([w[:5] for w in words] + [w[:4] for w in words])
 
 

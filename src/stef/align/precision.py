@@ -54,6 +54,11 @@ class Fires:
     incorrect: int
     correct: int
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (Fires, (self.on_incorrect, self.on_correct, self.incorrect, self.correct))
+
     @property
     def fires(self) -> int:
         return self.on_incorrect + self.on_correct
@@ -72,6 +77,11 @@ class PrecisionGate:
 
     demoted: Mapping[str, str] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy through the constructor: a frozen class compiled with mypyc
+        # refuses the field-by-field restore (docs/performance.md, session 17)
+        return (PrecisionGate, (self.demoted, self.meta))
 
     def reason(self, kind: str, enriched: bool) -> str | None:
         """Why ``kind`` carries no weight in this context, or None when it does."""

@@ -24,6 +24,19 @@ from stef.nl.words import TEXT_CACHE_SIZE
 from stef.spec import Spec
 
 QUESTION_WORD = re.compile(r"[a-z][a-z]+")
+_ASCII_NON_LETTER = {c: " " for c in range(128) if not "a" <= chr(c) <= "z"}
+
+
+def question_words(low: str) -> list[str]:
+    """``QUESTION_WORD.findall(low)``: on ASCII text the runs of ``[a-z]`` of two letters
+    or more, by ``str.translate`` and ``str.split`` (docs/performance.md, session 17).
+
+    >>> question_words("how's the a-b tax2 don't")
+    ['how', 'the', 'tax', 'don']
+    """
+    if low.isascii():
+        return [w for w in low.translate(_ASCII_NON_LETTER).split() if len(w) > 1]
+    return QUESTION_WORD.findall(low)
 #: Past participles ("placed", "opened"): verbs of the question, rarely a schema term.
 _VERB_FORM = re.compile(r"..[^e]ed$")
 #: At most this many unexplained question terms are reported (more add nothing).
@@ -110,7 +123,7 @@ _COMPOUND_MIN = 7
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _question_words(question: str) -> tuple[str, ...]:
-    return tuple(QUESTION_WORD.findall(question.casefold().replace("n't", " not")))
+    return tuple(question_words(question.casefold().replace("n't", " not")))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -125,8 +138,14 @@ def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return words, tuple(
         i
         for i, w in enumerate(words)
-        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _VERB_FORM.search(w))
+        if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _verb_form(w))
     )
+
+
+def _verb_form(word: str) -> bool:
+    """``_VERB_FORM.search(word)`` for a word of letters (no line break): five letters or
+    more, ending in "ed" after a letter other than "e", without the engine's search."""
+    return len(word) >= 5 and word.endswith("ed") and word[-3] != "e"
 
 
 def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:

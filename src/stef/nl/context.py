@@ -155,13 +155,17 @@ class _Ctx:
         case-sensitive twin when the text is ASCII."""
         return lx.folded(rx) if self.ascii else rx
 
-    def scan(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    def scan(
+        self, rx: re.Pattern[str], finder: re.Pattern[str] | None = None
+    ) -> Iterator[re.Match[str]]:
         """``rx.finditer(text)`` for a case-insensitive ``rx``; on ASCII text the twin
-        finds the matches in ``low`` and ``rx`` re-reads each in the text's case."""
+        finds the matches in ``low`` and ``rx`` re-reads each in the text's case.
+        ``finder`` stands for the twin: the same spans, in a form the engine scans fast
+        (see :meth:`free_matches`)."""
         if not self.ascii:
             yield from rx.finditer(self.text)
             return
-        for m in lx.folded(rx).finditer(self.low):
+        for m in (finder or lx.folded(rx)).finditer(self.low):
             full = rx.match(self.text, m.start())
             assert full is not None and full.end() == m.end()
             yield full
@@ -227,10 +231,25 @@ class _Ctx:
         if start >= 0:
             self.take(start, end)
 
-    def free_matches(self, rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
-        for m in self.rx(rx).finditer(self.low):
-            if self.mask[m.start()] == 0:
-                yield m
+    def free_matches(
+        self, rx: re.Pattern[str], finder: re.Pattern[str] | None = None
+    ) -> Iterator[re.Match[str]]:
+        """The matches of ``rx`` in ``low`` (its twin's on ASCII text) that start at a
+        character not taken. ``finder``, for the twin, matches where it does, with the
+        same spans, in a form the regular-expression engine scans fast (each branch opens
+        with its first character); the twin then reads each match (docs/performance.md,
+        session 17)."""
+        if finder is None or not self.ascii:
+            for m in self.rx(rx).finditer(self.low):
+                if self.mask[m.start()] == 0:
+                    yield m
+            return
+        twin = lx.folded(rx)
+        for f in finder.finditer(self.low):
+            if self.mask[f.start()] == 0:
+                full = twin.match(self.low, f.start())
+                assert full is not None and full.end() == f.end()
+                yield full
 
 
 #: Modal verbs of commentary: what will or could happen, not what to select.

@@ -397,6 +397,24 @@ def _plural_subject(low: str, sup_start: int) -> bool:
 _AGG_WORDS = lx._words(
     "how total number no count sum summed sumed average avg mean maximum max minimum min"
 )
+#: Where ``lx.folded(lx.AGG_RE)`` matches, with the same spans: its branches by first
+#: character (a ``\b`` or lookbehind tested after it), which the engine scans for
+#: (tests/test_regex_forms.py holds it to the twin).
+AGG_FINDER = re.compile(
+    r"h(?<!\wh)ow\s+many\b"
+    r"|t(?<!\wt)(?:otal\s+(?:number|count|no\.?)\s+of|otal\s+count)\b"
+    r"|n(?<!\wn)(?:umber\s+of|o\.\s+of)\b"
+    r"|#(?<![\w#]#)(?:\s*of\b|\s*(?=[a-z]))"
+    r"|c(?<!\wc)ount\b"
+    r"|s(?<!\ws)(?:um\s+of|umm?ed\s+up)\b"
+    r"|t(?<!\wt)(?:he\s+sum|otal)\b"
+    r"|i(?<!\wi)n\s+total\b"
+    r"|a(?<![\w-]a)(?:verage|vg)\b"
+    r"|m(?<![\w-]m)ean\b"
+    r"|m(?<!\wm)(?:aximum|ax)\b"
+    r"|m(?<!\wm)(?:inimum|in)\b",
+    re.A,
+)
 
 
 _DISTINCT_AFTER = re.compile(
@@ -408,7 +426,8 @@ def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
     found: list[tuple[int, int, str]] = []
-    for m in ctx.free_matches(lx.AGG_RE) if ctx.may_have(_AGG_WORDS) or "#" in low else ():
+    aggs = ctx.free_matches(lx.AGG_RE, AGG_FINDER)
+    for m in aggs if ctx.may_have(_AGG_WORDS) or "#" in low else ():
         func = _agg_func(ctx, m, any(f == "count" for *_, f in found))
         if func:
             found.append((_counted_start(low, m), m.end(), func))

@@ -43,6 +43,7 @@ from stef.nl.words import (
     text_pool,
     text_words,
     word_in,
+    word_tokens,
 )
 from stef.rules import Rules
 from stef.spec import Filter, normalize_number
@@ -63,7 +64,6 @@ _NOT_TOPIC = (
     | lx.REQUEST_OPENERS
     | frozenset({"many", "much", "there", "all"})
 )
-_TOKEN = lx.WORD_TOKEN
 _NUMBER = re.compile(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?!\w)")  # (?<![\w.])\d+…: see lx.BARE_NUMBER
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"")
@@ -113,7 +113,7 @@ class _Text:
             return any(_near(v, n) for n in self.numbers) if bound else v in self.numbers
         if _is_date(v):
             return self._states_date(v, literals)
-        words = _TOKEN.findall(v)
+        words = word_tokens(v)
         long_words = [w for w in words if len(w) > 2 or w.isdigit()]
         if words and all(self._has_word(w) for w in (long_words or words)):
             return True
@@ -190,15 +190,15 @@ def _restated(q: TextAnalysis, e: TextAnalysis) -> bool:
     words (its values, cue words and dates left out, since those are what may drift)?"""
     if e.style != "restatement":
         return False
-    values = {w for f in q.spec.filters for v in f.values for w in _TOKEN.findall(v)}
+    values = {w for f in q.spec.filters for v in f.values for w in word_tokens(v)}
     words = {
         w
-        for w in _TOKEN.findall(q.text.casefold())
+        for w in word_tokens(q.text.casefold())
         if len(w) > 2 and w.isalpha() and w not in values and w not in _NOT_TOPIC
     }
     if not words:
         return True
-    e_words = WordPool(_TOKEN.findall(e.text.casefold()))
+    e_words = WordPool(word_tokens(e.text.casefold()))
     shared = sum(1 for w in words if e_words.has(w))
     return shared / len(words) >= 0.25
 
@@ -270,7 +270,7 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[st
         w
         for hint in e.mappings
         if grounded(hint.phrase, q_pool) or hint.phrase.casefold() in qt.low
-        for w in _TOKEN.findall(hint.text.casefold())
+        for w in word_tokens(hint.text.casefold())
     ]
     if hint_words:
         q_pool = WordPool(qt.words + hint_words)

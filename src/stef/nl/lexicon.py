@@ -608,7 +608,7 @@ YEAR_OP = re.compile(
     r"onwards?|earlier|before)|onwards?)\b",
     re.I,
 )
-FOUR_DIGITS = re.compile(r"\d{4}")
+FOUR_DIGITS = re.compile(r"\d\d{3}")  # \d{4}, with a first character the engine scans for
 YEAR_ALONE = re.compile(r"(?:1(?<![\w/.$,-]1)[89]\d\d|2(?<![\w/.$,-]2)0\d\d)(?![\w%/-]|\.\d|,\d)")
 YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
 RANKED_BY = re.compile(r"\s+(?:by|based\s+on|in\s+terms\s+of|according\s+to)\s+", re.I)

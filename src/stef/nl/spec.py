@@ -68,6 +68,7 @@ from stef.nl.words import (
     related_values,
     text_pool,
     text_words,
+    word_tokens,
 )
 from stef.rules import Rules
 from stef.spec import Filter, Spec
@@ -228,7 +229,7 @@ def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
     if _search_ci(lx.HINT_STYLE, text):
         return False
-    first = (lx.WORD_TOKEN.findall(text.casefold()) or [""])[0]
+    first = (word_tokens(text.casefold()) or [""])[0]
     return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS
 
 
@@ -309,15 +310,30 @@ def _fresh(spec: Spec) -> Spec:
     >>> c == s, c.columns is s.columns, c.joins[0] is s.joins[0], c.flags is s.flags
     (True, False, False, False)
     """
-    out = object.__new__(Spec)  # Spec's __init__ only sets the fields (no __post_init__)
-    out.__dict__.update(
-        {k: v.copy() if type(v) in _CONTAINERS else v for k, v in vars(spec).items()}
+    # every field through the constructor: a Spec compiled with mypyc has no __dict__ to
+    # fill and refuses object.__new__ (docs/performance.md, session 17)
+    return Spec(
+        projections=spec.projections.copy(),
+        aggregations=spec.aggregations.copy(),
+        filters=spec.filters.copy(),
+        group_by=spec.group_by.copy(),
+        order_by=spec.order_by.copy(),
+        limit=spec.limit,
+        offset=spec.offset,
+        distinct=spec.distinct,
+        set_operations=spec.set_operations.copy(),
+        window_functions=spec.window_functions.copy(),
+        window_aggregations=spec.window_aggregations.copy(),
+        subqueries=spec.subqueries,
+        ctes=spec.ctes,
+        tables=spec.tables.copy(),
+        joins=[dict(j) for j in spec.joins],
+        columns=spec.columns.copy(),
+        literals=spec.literals.copy(),
+        formulas=spec.formulas.copy(),
+        cues=spec.cues.copy(),
+        flags=spec.flags.copy(),
     )
-    out.joins = [dict(j) for j in spec.joins]
-    return out
-
-
-_CONTAINERS = frozenset({list, dict})
 
 
 def analyze_texts(

@@ -7,10 +7,11 @@ as literals).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
-from stef.nl.words import _is_plural, _parse_number, _prev_words
+from stef.nl.words import _is_plural, _parse_number, _prev_words, word_tokens
 from stef.rules import term_key
 from stef.spec import NEGATED_OP, WEAK_CUE, Filter, normalize_number
 
@@ -139,7 +140,7 @@ def _defined_term(inner: str, low: str, end: int) -> bool:
     >>> _defined_term("Civic Duty", " badges", 0)
     False
     """
-    words = lx.WORD_TOKEN.findall(inner.casefold())
+    words = word_tokens(inner.casefold())
     if not words or all(w in lx.PHRASE_STOPS for w in words):
         return True
     return _DEFINES.match(low, end) is not None
@@ -308,9 +309,32 @@ def comparative_op(cue: str) -> str:
     return op + "=" if op in (">", "<") else op
 
 
+@lru_cache(maxsize=1)
+def between_finder() -> re.Pattern[str]:
+    """Where ``lx.folded(lx.BETWEEN_RE)`` matches, with the same spans, in a form the
+    engine scans fast: a class of the first characters of its branches, then the branch
+    that character opens, its ``\\b`` or lookbehind tested after it
+    (tests/test_regex_forms.py holds it to the twin). Compiled on first use, as the twins
+    are."""
+    words = (
+        r"(?:(?<=b)etween|(?<=f)rom|(?<=r)anging\s+from"
+        r"|(?:(?<=i)n|(?<=w)ithin)\s+the\s+range\s+(?:of\s+)?)"
+    )
+    amount = (
+        rf"(?:(?<=u)(?:s{{1,2}}\$|sd\s?)\s?{lx._DIGITS}|(?<=[$€£])\s?{lx._DIGITS}"
+        r"|(?<=\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?)"
+    )
+    return re.compile(
+        rf"[bfriwu$€£0-9](?:(?<!\w.){words}\s*{lx._NUM}\s+(?:and|to|-)\s+{lx._NUM}"
+        rf"|(?<![\w.$/-].){amount}"
+        rf"\s*(?:-|to|through)\s*{lx._CURRENCY}{lx._DIGITS}(?=\s+[a-z]|\s*[?.!;]?\s*$))",
+        re.A,
+    )
+
+
 def _step_comparatives(ctx: _Ctx) -> None:
     """``between 5 and 10``, ``more than 10``, ``at least 3``, ``18 or older``."""
-    for m in ctx.scan(lx.BETWEEN_RE):
+    for m in ctx.scan(lx.BETWEEN_RE, between_finder()):
         lo, hi = (m.group("a"), m.group("b")) if m.group("a") else (m.group("c"), m.group("d"))
         if m.group("c"):
             nxt = ctx.low[m.end() : m.end() + 12].split()

@@ -106,13 +106,35 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     return hits / len(words) >= 0.6
 
 
+#: The ASCII characters :data:`~stef.nl.lexicon.WORD_TOKEN` does not match, each to a space.
+_ASCII_NON_TOKEN = {c: " " for c in range(128) if not lx.WORD_TOKEN.match(chr(c))}
+
+
+#: From this length on, :func:`word_tokens` translates ASCII text: ``str.translate`` pays
+#: a dictionary look-up per distinct character, the engine a class test per character.
+TRANSLATE_FROM = 80
+
+
+def word_tokens(text: str) -> list[str]:
+    """``lx.WORD_TOKEN.findall(text)``: on a long ASCII text by ``str.translate`` and
+    ``str.split`` (every whitespace character is a separator; docs/performance.md,
+    session 17).
+
+    >>> word_tokens("the 3 blonde women's  cats"), word_tokens("café-2")
+    (['the', '3', 'blonde', 'women', 's', 'cats'], ['caf', '2'])
+    """
+    if len(text) >= TRANSLATE_FROM and text.isascii():
+        return text.translate(_ASCII_NON_TOKEN).split()
+    return lx.WORD_TOKEN.findall(text)
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _content_words(phrase: str) -> tuple[str, ...]:
     """The words :func:`grounded` looks for (memoised: the merge and the enrichment check
     ask about the same hint phrases)."""
     return tuple(
         w
-        for w in lx.WORD_TOKEN.findall(phrase.casefold())
+        for w in word_tokens(phrase.casefold())
         if len(w) > 1 and w not in lx.PHRASE_STOPS
     )
 
@@ -126,7 +148,7 @@ def text_words(low: str) -> tuple[str, ...]:
     >>> text_words("the 3 blonde women's  cats")
     ('the', '3', 'blonde', 'women', 's', 'cats')
     """
-    return tuple(lx.WORD_TOKEN.findall(low))
+    return tuple(word_tokens(low))
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -248,10 +270,6 @@ def _prev_words(low: str, pos: int, n: int = 3) -> list[str]:
     return lx.PREV_WORD.findall(low, max(0, pos - 60), pos)[-n:]
 
 
-#: The ASCII characters that ``\s`` matches in a Unicode pattern and not in an ASCII one.
-_UNICODE_ONLY_SPACE = re.compile(r"[\x1c-\x1f]")
-
-
 def plain_ascii(text: str) -> bool:
     """Is ``text`` ASCII, without the separators ``\\x1c``-``\\x1f``: a text on which an ASCII
     pattern (:func:`stef.nl.lexicon.folded`) matches as its Unicode original does?
@@ -259,7 +277,16 @@ def plain_ascii(text: str) -> bool:
     >>> plain_ascii("a\tb"), plain_ascii("café"), plain_ascii("a\x1fb")
     (True, False, False)
     """
-    return text.isascii() and not _UNICODE_ONLY_SPACE.search(text)
+    # \x1c-\x1f: what \s matches in a Unicode pattern and not in an ASCII one; four
+    # substring tests (memchr), not a class the regular-expression engine tests character
+    # by character (docs/performance.md, session 17)
+    return (
+        text.isascii()
+        and "\x1c" not in text
+        and "\x1d" not in text
+        and "\x1e" not in text
+        and "\x1f" not in text
+    )
 
 
 def _search_ci(rx: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star
-from stef.sql.walk import search
+from stef.sql.walk import contains, search
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _AGGREGATE: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
@@ -144,9 +144,9 @@ def aggregates_unshown(sel: exp.Select) -> bool:
     aggregating = (
         sel.args.get("group") is not None
         or sel.args.get("having") is not None
-        or (order is not None and bool(search(order, _AGGREGATE)))
+        or (order is not None and contains(order, _AGGREGATE))
     )
-    return aggregating and not any(search(e, _COMPUTED) for e in sel.expressions)
+    return aggregating and not any(contains(e, _COMPUTED) for e in sel.expressions)
 
 
 def unlabelled_groups(sel: exp.Select) -> bool:
@@ -174,7 +174,7 @@ def unlabelled_groups(sel: exp.Select) -> bool:
     keys = {k.name.casefold() for k in group.expressions if type(k) is exp.Column}
     cores = [e.this if isinstance(e, exp.Alias) else e for e in sel.expressions]
     for core in cores:
-        if not search(core, _AGGREGATE) or any(
+        if not contains(core, _AGGREGATE) or any(
             not c.find_ancestor(exp.AggFunc) for c in search(core, _COLUMNS)
         ):
             return False

@@ -297,7 +297,7 @@ def parse_query(sql: str, dialect: str | None = None) -> ParsedSql:
         first = first.this
     if isinstance(first, exp.Select) and not first.expressions:
         raise SqlError("sql_unparseable", "cannot parse SQL: SELECT has no output columns")
-    if _UNNAMED_AGGREGATE_TEXT.search(sql):
+    if _may_name_aggregates(sql, upper) and _UNNAMED_AGGREGATE_TEXT.search(sql):
         name_aggregates(tree)
     return ParsedSql(sql, tree, tokens, tools, dialect or None)
 
@@ -311,6 +311,23 @@ _UNNAMED_AGGREGATES: dict[str, type[exp.AggFunc]] = {
     "COUNT_BIG": exp.Count,
 }
 _UNNAMED_AGGREGATE_TEXT = re.compile(r"\b(?:STDEVP|VARP?|COUNT_BIG)\s*\(", re.IGNORECASE)
+#: A word each match of :data:`_UNNAMED_AGGREGATE_TEXT` holds, upper-cased.
+_UNNAMED_AGGREGATE_WORDS = ("VAR", "STDEVP", "COUNT_BIG")
+
+
+def _may_name_aggregates(sql: str, upper: str) -> bool:
+    """May :data:`_UNNAMED_AGGREGATE_TEXT` match ``sql``? ``upper`` is ``str.upper()`` of the
+    script ``sql`` was cut from (or of ``sql``). On ASCII text ``re.IGNORECASE`` matches
+    what ``str.upper()`` spells the same, so a match needs one of the words; the pattern
+    opens with ``\\b`` and would be tried at every position (docs/performance.md, session
+    17). Other text is searched.
+
+    >>> _may_name_aggregates("SELECT x FROM t", "SELECT X FROM T")
+    False
+    >>> _may_name_aggregates("select varp(x) from t", "SELECT VARP(X) FROM T")
+    True
+    """
+    return not sql.isascii() or any(map(upper.__contains__, _UNNAMED_AGGREGATE_WORDS))
 
 
 def name_aggregates(tree: exp.Expr) -> None:

@@ -60,7 +60,7 @@ from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
-from stef.sql.walk import Walk, search, walk_tree
+from stef.sql.walk import Walk, contains, search, walk_tree
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -456,7 +456,7 @@ class _Extractor:
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
             "addition": isinstance(eff, exp.Select)
-            and any(search(e, _ADD) for e in eff.expressions),
+            and any(contains(e, _ADD) for e in eff.expressions),
         }
 
     def _rank_windows(self, w: Walk) -> list[list[str]]:
@@ -499,7 +499,7 @@ class _Extractor:
         if not computed:
             return plain
         cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
-        if all(search(c, _AGG_OR_WINDOW) for c in cores):
+        if all(contains(c, _AGG_OR_WINDOW) for c in cores):
             return plain  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
         return [key for key in map(render, computed) if key not in shown] + plain

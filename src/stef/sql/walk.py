@@ -133,6 +133,24 @@ def search(node: exp.Expr, classes: tuple[type[E], ...]) -> list[E]:
     return out
 
 
+def contains(node: exp.Expr, classes: tuple[type[exp.Expr], ...]) -> bool:
+    """``bool(search(node, classes))``, stopping at the first node found.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT a + 1, b FROM t")
+    >>> contains(q, (exp.Add,)), contains(q, (exp.Sub,))
+    (True, False)
+    """
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, classes):
+            return True
+        if not plain_column(n):
+            stack.extend(n.iter_expressions())
+    return False
+
+
 # Node kinds the walk cares about (see _NODE_INFO for the cache per class).
 _COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
 _AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
