@@ -59,7 +59,7 @@ def check_partial_names(nl: Spec, sql: Spec, out: FindingCollector, question: st
                         f"{kept[0]!r} alone and holds {other!r} nowhere",
                         shown,
                         s.text or None,
-                        "filter",
+                        "filter_alignment",
                     )
                 break
 
