@@ -7,11 +7,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 #: Severities, from harmless to damning.
 SEVERITIES = ("info", "warning", "error")
+
+
+def by_constructor(obj: Any) -> tuple[Any, ...]:
+    """``__reduce__`` of a frozen dataclass: pickle and copy it through its constructor, its
+    fields in order. A frozen class compiled with mypyc refuses the field-by-field restore
+    (docs/performance.md, session 17).
+
+    >>> by_constructor(Finding("filter_missing", "error", "m"))[1]
+    ('filter_missing', 'error', 'm', None, None, None)
+    """
+    return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
 
 
 @dataclass(frozen=True)
@@ -33,9 +44,7 @@ class Finding:
     rule: str | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (Finding, (self.kind, self.severity, self.message, self.nl, self.sql, self.rule))
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {

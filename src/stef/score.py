@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from stef.findings import by_constructor
 from stef.rules import ConfidenceTiers, Scoring
 
 #: Bands, best first, with their lower bounds.
@@ -35,22 +36,7 @@ class Breakdown:
     score: float
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (
-            Breakdown,
-            (
-                self.filter_status,
-                self.filter_points,
-                self.verdict,
-                self.verdict_points,
-                self.leniency_boost,
-                self.confidence,
-                self.confidence_multiplier,
-                self.base,
-                self.score,
-            ),
-        )
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from stef.findings import by_constructor
+
 #: Comparison operators a :class:`Filter` may carry.
 OPERATORS = (
     "=",
@@ -97,21 +99,7 @@ class Filter:
     negated: bool = False
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (
-            Filter,
-            (
-                self.column,
-                self.op,
-                self.values,
-                self.text,
-                self.clause,
-                self.func,
-                self.cue,
-                self.negated,
-            ),
-        )
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -142,9 +130,7 @@ class Aggregation:
     text: str = ""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (Aggregation, (self.func, self.arg, self.distinct, self.text))
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {"func": self.func, "arg": self.arg, "distinct": self.distinct, "text": self.text}
@@ -161,9 +147,7 @@ class Projection:
     text: str = ""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (Projection, (self.expr, self.alias, self.columns, self.is_aggregate, self.text))
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,9 +173,7 @@ class OrderKey:
     stated: bool = True
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (OrderKey, (self.key, self.direction, self.is_aggregate, self.text, self.stated))
+        return by_constructor(self)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stef.findings import Finding
+from stef.findings import Finding, by_constructor
 
 #: A kind is judged on a corpus only where it fires at least this often.
 MIN_FIRES = 5
@@ -55,9 +55,7 @@ class Fires:
     correct: int
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (Fires, (self.on_incorrect, self.on_correct, self.incorrect, self.correct))
+        return by_constructor(self)
 
     @property
     def fires(self) -> int:
@@ -79,9 +77,7 @@ class PrecisionGate:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # pickle and copy through the constructor: a frozen class compiled with mypyc
-        # refuses the field-by-field restore (docs/performance.md, session 17)
-        return (PrecisionGate, (self.demoted, self.meta))
+        return by_constructor(self)
 
     def reason(self, kind: str, enriched: bool) -> str | None:
         """Why ``kind`` carries no weight in this context, or None when it does."""
