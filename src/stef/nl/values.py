@@ -296,6 +296,27 @@ _BOTH_SIDES = re.compile(
 )
 
 
+def _no_filter(low: str, op: str, m: re.Match[str]) -> str | None:
+    """Why a comparison ``m`` of the text ``low`` keeps no rows out, if it does not: it asks
+    for existence ("at least one order": a join), its number splits the rows ("under and over
+    15"), or an "if" clause states how to present rows ("If a student is in more than one
+    department, list …").
+
+    >>> low = "users with reputation under and over 15"
+    >>> _no_filter(low, ">", lx.CMP_RE.search(low, 32))
+    'both sides'
+    >>> _no_filter("over 15", ">", lx.CMP_RE.search("over 15")) is None
+    True
+    """
+    if (op, m.group("n").casefold()) in _EXISTENCE:
+        return "existence"
+    if _BOTH_SIDES.search(low, max(0, m.start() - 16), m.start()):
+        return "both sides"
+    if _IF_CLAUSE.search(low, max(0, m.start() - 90), m.start()):
+        return "condition"
+    return None
+
+
 def comparative_op(cue: str) -> str:
     """The operator of a comparative cue; "or equal to" after a strict one makes it
     inclusive.
@@ -348,16 +369,9 @@ def _step_comparatives(ctx: _Ctx) -> None:
             continue
         cue = " ".join(m.group("cue").casefold().split())
         op = comparative_op(cue)
-        if (op, m.group("n").casefold()) in _EXISTENCE:
-            ctx.cue(f"{m.group(0)} (existence)")  # "at least one order": a join, not a number
-            ctx.take(m.start(), m.end())
-            continue
-        if _BOTH_SIDES.search(ctx.low, max(0, m.start() - 16), m.start()):
-            ctx.cue(f"{m.group(0)} (both sides)")  # "under and over 15": a split, no filter
-            ctx.take(m.start(), m.end())
-            continue
-        if _IF_CLAUSE.search(ctx.low, max(0, m.start() - 90), m.start()):
-            ctx.cue(f"{m.group(0)} (condition)")  # "If a student has more than one …, list"
+        unfiltered = _no_filter(ctx.low, op, m)
+        if unfiltered:
+            ctx.cue(f"{m.group(0)} ({unfiltered})")
             ctx.take(m.start(), m.end())
             continue
         negated = ctx.rx(lx.NEGATION_BEFORE).search(ctx.low[max(0, m.start() - 12) : m.start()])

@@ -25,6 +25,7 @@ from sqlglot import exp
 from stef.findings import Finding
 from stef.spec import NEGATED_OP, Filter, normalize_value
 from stef.sql.text import TreeText
+from stef.sql.walk import search
 
 
 @lru_cache(maxsize=65536)
@@ -539,7 +540,7 @@ def _and_terms(node: exp.Expr) -> list[exp.Expr]:
 
 
 def _column_names(node: exp.Expr) -> set[str]:
-    return {c.name.casefold() for c in node.find_all(exp.Column) if c.name}
+    return {c.name.casefold() for c in search(node, (exp.Column,)) if c.name}
 
 
 def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
