@@ -29,6 +29,7 @@ from stef.evaluator import Evaluator, Prepared
 from stef.judges.symbolic import (
     HIGH_TIER_MIN,
     LINED_UP_MIN_CONFIDENCE,
+    SEVERAL_WARNINGS_MAX_CONFIDENCE,
     THIN_EVIDENCE_MAX_CONFIDENCE,
     SymbolicJudge,
     verdict_from_p,
@@ -225,6 +226,8 @@ class PhiTable:
         gamma = np.where(verdict < 2, p, np.maximum(1.0 - p, 0.5))
         gamma = np.where(lined_up, np.maximum(gamma, LINED_UP_MIN_CONFIDENCE), gamma)
         gamma = np.where(self.thin, np.minimum(gamma, THIN_EVIDENCE_MAX_CONFIDENCE), gamma)
+        several = (self.warnings >= 2) & (verdict < 2)
+        gamma = np.where(several, np.minimum(gamma, SEVERAL_WARNINGS_MAX_CONFIDENCE), gamma)
         warned = (self.warnings > 0) & (verdict == 0) & (gamma >= self.tiers.high_min)
         verdict = np.where(warned, 1, verdict)
         tier = np.where(

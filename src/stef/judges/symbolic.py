@@ -69,6 +69,12 @@ THIN_EVIDENCE_MAX_CONFIDENCE = 0.65
 #: questions it. Below the tier the verdict stays ``correct`` (Φ 80), which
 #: ``likely_correct`` (72) would undercut.
 HIGH_TIER_MIN: float = ConfidenceTiers.model_fields["high_min"].default
+#: γ of a pass that two weighted warnings or more question never exceeds this: the floor of
+#: the medium tier, as for a query whose question gave nothing to check. One warning keeps
+#: a query off the top score (Φ 90); a second keeps it off the high tier (Φ 80, still
+#: "good"): on the labelled files the share of incorrect rows grows with each warning a
+#: query carries, whatever the warnings are (docs/accuracy.md, session 18).
+SEVERAL_WARNINGS_MAX_CONFIDENCE = THIN_EVIDENCE_MAX_CONFIDENCE
 
 
 class SymbolicJudge(Judge):
@@ -216,7 +222,9 @@ def verdict_from_p(
     question gave something to check has its cues lined up and is judged ``correct``; one
     with a single warning and no error is at least ``likely_correct``; both with γ at
     least :data:`LINED_UP_MIN_CONFIDENCE`. A ``correct`` verdict that a warning questions
-    becomes ``likely_correct`` where γ reaches ``high_min`` (the rules' high tier of Γ).
+    becomes ``likely_correct`` where γ reaches ``high_min`` (the rules' high tier of Γ); a
+    pass that two warnings or more question has γ at most
+    :data:`SEVERAL_WARNINGS_MAX_CONFIDENCE`.
 
     >>> verdict_from_p(0.9, 3, JudgeWeights()), verdict_from_p(0.2, 0, JudgeWeights())
     (('correct', 0.9), ('incorrect', 0.65))
@@ -231,6 +239,8 @@ def verdict_from_p(
     >>> w = JudgeWeights()
     >>> verdict_from_p(0.9, 2, w, warnings=1), verdict_from_p(0.8, 2, w, warnings=1)
     (('likely_correct', 0.9), ('correct', 0.8))
+    >>> verdict_from_p(0.9, 2, w, warnings=2), verdict_from_p(0.2, 2, w, warnings=2)
+    (('correct', 0.65), ('incorrect', 0.8))
     """
     verdict = w.verdict(p)
     if has_error and verdict in ("correct", "likely_correct"):
@@ -244,6 +254,8 @@ def verdict_from_p(
         confidence = max(confidence, LINED_UP_MIN_CONFIDENCE)
     if evidence == 0:
         confidence = min(confidence, THIN_EVIDENCE_MAX_CONFIDENCE)
+    if warnings is not None and warnings >= 2 and verdict in ("correct", "likely_correct"):
+        confidence = min(confidence, SEVERAL_WARNINGS_MAX_CONFIDENCE)
     if warnings and verdict == "correct" and confidence >= high_min:
         verdict = "likely_correct"  # a weighted warning keeps a query off the top score
     return verdict, confidence

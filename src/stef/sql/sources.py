@@ -19,7 +19,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from stef.findings import Finding
 from stef.spec import normalize_column
 from stef.sql.predicates import Conditions, JoinCondition, PredicateReader
-from stef.sql.walk import Walk, search
+from stef.sql.walk import Walk, plain_column, search
 
 _COLUMNS = (exp.Column,)
 
@@ -64,6 +64,43 @@ def _resolver(tables: dict[str, str], scope: Scope | None) -> _Resolve:
         return found
 
     return resolve
+
+
+def _outer_nodes(node: exp.Expr) -> list[exp.Expr]:
+    """``node`` and the nodes under it, breadth first, without entering a subquery."""
+    queue = [node]
+    i = 0
+    while i < len(queue):
+        n = queue[i]
+        i += 1
+        if not plain_column(n):
+            queue.extend(c for c in n.iter_expressions() if not isinstance(c, exp.Query))
+    return queue
+
+
+def _one_row(query: exp.Expr | None) -> bool:
+    """Whether ``query`` returns one row at most: a SELECT without FROM, or one that
+    aggregates without GROUP BY (``SELECT CAST(MAX(x) AS FLOAT), COUNT(*) FROM t``).
+
+    >>> import sqlglot
+    >>> _one_row(sqlglot.parse_one("SELECT CAST(MAX(x) AS FLOAT) AS m, COUNT(1) FROM t"))
+    True
+    >>> _one_row(sqlglot.parse_one("SELECT MAX(x) FROM t GROUP BY y"))
+    False
+    >>> _one_row(sqlglot.parse_one("SELECT SUM(x) OVER () FROM t"))
+    False
+    """
+    if type(query) is not exp.Select or not query.expressions:
+        return False
+    if query.args.get("from_") is None:
+        return True
+    if query.args.get("group") is not None:
+        return False
+    for out in query.expressions:
+        for agg in search(out, (exp.AggFunc,)):
+            if type(agg.parent) is not exp.Window:
+                return True
+    return False
 
 
 class _Links:
@@ -188,9 +225,57 @@ class Sources:
         self._read_having(sel, out, resolve)
         if len(sources) >= 2:
             self._redundant_sources(sel, sources, joins, tables)
-        if len(sources) < 2 or linked_all:
+        if len(sources) < 2 or linked_all or links.groups() == 1:
             return False
+        self._loose_links(sel, scope, sources, index, links)
         return links.groups() > 1
+
+    def _loose_links(
+        self,
+        sel: exp.Select,
+        scope: Scope | None,
+        sources: list[exp.Expr],
+        index: dict[str, int],
+        links: _Links,
+    ) -> None:
+        """Link the sources that a condition other than a column equality ties (a
+        comparison, LIKE or IN whose operands read columns of two sources:
+        ``UPPER(a.x) = UPPER(b.y)``, ``a.x = b.y OR a.x = b.z``, ``p.tags LIKE '%' +
+        t.name + '%'``), and a source that holds one row (an aggregate without GROUP BY:
+        ``JOIN stats ON 1 = 1``), which multiplies no row."""
+        columns = self.reader.text.columns  # qualifiers as written (rendering swaps them)
+
+        def qualifier(node: exp.Expr) -> str | None:
+            info = columns.get(id(node)) if type(node) is exp.Column else None
+            return info.qualifier if info is not None else None
+
+        where = sel.args.get("where")
+        conditions = [j.args.get("on") for j in sel.args.get("joins") or []]
+        conditions.append(where.this if where is not None else None)
+        for cond in conditions:
+            if cond is None:
+                continue
+            for pred in _outer_nodes(cond):
+                if isinstance(pred, exp.Predicate) and not isinstance(pred, exp.Exists):
+                    at = {index.get(q or "") for q in map(qualifier, _outer_nodes(pred))}
+                    at.discard(None)
+                    first = next(iter(at), None)
+                    for other in at:
+                        links.link(first, other)
+        for i, src in enumerate(sources):
+            if _one_row(self._source_query(scope, src)):
+                links.link(i, 0 if i else min(1, len(sources) - 1))
+
+    def _source_query(self, scope: Scope | None, src: exp.Expr) -> exp.Expr | None:
+        """The query a derived table or CTE source reads (None for a base table)."""
+        if type(src) is exp.Subquery:
+            return src.this
+        if type(src) is exp.Table and scope is not None:
+            name = self.source_name.get(id(src), "")
+            found = scope.sources.get(name) or scope.sources.get(src.name)
+            if isinstance(found, Scope) and not isinstance(found.expression, exp.Table):
+                return found.expression
+        return None
 
     def _source_tables(self, scope: Scope | None, sources: list[exp.Expr]) -> dict[str, str]:
         """The table each source alias of a SELECT stands for (a derived table: its alias)."""
