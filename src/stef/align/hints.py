@@ -312,14 +312,32 @@ def check_schema_linking(
             )
 
 
+#: A space before closing punctuation or after an opening parenthesis.
+_LOOSE_SPACE = re.compile(r"\s+(?=[,.;:!?)])|(?<=\()\s+")
+
+
 def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: str | None) -> None:
     """String literals the question writes in another letter case: ``=`` on strings is
-    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'."""
+    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'.
+    Also string literals spaced otherwise than the question or its hints write them
+    (``'Rochester , NY'`` for "Rochester, NY", a tokenizer's habit): no stored value reads
+    so, and string comparison is exact."""
     raw = f"{question} {enriched or ''}"
     folded = raw.casefold()
     for s in sql.flags.get("string_literals") or ():
         core = s.strip("%_ ")
         if len(core) < 2 or not any(map(str.isalpha, core)) or core in raw:
+            continue
+        if " " in core and _spaced_otherwise(core, folded):
+            out.add(
+                "value_spacing_mismatch",
+                "error",
+                f"SQL literal {core!r} puts spaces where the question writes "
+                f"{_LOOSE_SPACE.sub('', core)!r}; string comparison is exact",
+                _LOOSE_SPACE.sub("", core),
+                s,
+                "literal",
+            )
             continue
         if occurs(core.casefold(), folded, _word, _word):
             out.add(
@@ -331,6 +349,21 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
                 s,
                 "literal",
             )
+
+
+def _spaced_otherwise(literal: str, folded: str) -> bool:
+    """Does ``folded`` (the question and hints, case-folded) write ``literal`` only with
+    the spaces before punctuation taken out?
+
+    >>> _spaced_otherwise("Vienna , Austria", "the city vienna, austria")
+    True
+    >>> _spaced_otherwise("Vienna , Austria", "vienna , austria or vienna, austria")
+    False
+    """
+    tight = _LOOSE_SPACE.sub("", literal).casefold()
+    if tight == literal.casefold() or literal.casefold() in folded:
+        return False
+    return occurs(tight, folded, _word, _word)
 
 
 _HINT_FUNCTION = re.compile(

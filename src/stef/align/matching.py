@@ -196,7 +196,7 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # 'Haynes, Summer' for "Professor Summer Haynes"
         if acronym(nv) == wb:
             return True  # 'EECS' for "Electrical Engineering and Computer Science"
-    return _word_variant(nv, core)
+    return word_variant(nv, core)
 
 
 def _same_words(value: str, literal: str) -> bool:
@@ -211,16 +211,16 @@ def _same_words(value: str, literal: str) -> bool:
     return len(lw) >= 2 and lw <= vw and len(vw - lw) <= 1
 
 
-def _word_variant(a: str, b: str) -> bool:
+def word_variant(a: str, b: str) -> bool:
     """Two spellings of one word: a demonym or an abbreviation of it (``america`` and
     ``american``, ``euro`` and ``eur``), or a typo of one letter in a long word
     (``europearn`` for ``european``).
 
-    >>> _word_variant("america", "american"), _word_variant("euro", "eur")
+    >>> word_variant("america", "american"), word_variant("euro", "eur")
     (True, True)
-    >>> _word_variant("europearn grand prix", "european grand prix")
+    >>> word_variant("europearn grand prix", "european grand prix")
     True
-    >>> _word_variant("male", "female"), _word_variant("iran", "iraq")
+    >>> word_variant("male", "female"), word_variant("iran", "iraq")
     (False, False)
     """
     wa, wb = a.split(), b.split()
