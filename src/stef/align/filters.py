@@ -68,7 +68,15 @@ from stef.align.matching import (
     values_match,
     word_variant,
 )
-from stef.align.operators import DATE_PARTS, EQUALISH, one_off, ops_compatible, range_stated
+from stef.align.operators import (
+    DATE_PARTS,
+    EQUALISH,
+    age_as_date,
+    one_off,
+    ops_compatible,
+    range_stated,
+    two_points,
+)
 from stef.align.order import check_order_limit
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
@@ -435,7 +443,8 @@ def _answered_otherwise(
     stated: frozenset[str] = frozenset(),
 ) -> bool:
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
-    a name, a bound one off in inclusiveness, or a near miss of a kind without weight."""
+    a name, a bound one off in inclusiveness, a range's two dates compared one by one, an
+    age kept as a date, or a near miss of a kind without weight."""
     if m.sql is None and (name := number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
@@ -453,6 +462,16 @@ def _answered_otherwise(
         return True
     if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
+        return True
+    if (point := two_points(req, [f for f in sql.filters if f.values])) is not None:
+        matched.append((req, point))  # "from 1993/3/22 to 1998/12/27" as date = each
+        message = f"the question's {req.text!r} is read as its two dates, compared one by one"
+        out.add("range_as_points", "info", message, req.text, point.text, "filter_alignment")
+        return True
+    if m.sql is not None and age_as_date(req, m.sql, sql.flags.get("clock_ages") or ()):
+        matched.append((req, m.sql))  # "older than 14 days" as created < GETDATE() - 14
+        message = f"the question's age ({req.text}) is kept as a date back from now"
+        out.add("age_as_date", "info", message, req.text, m.sql.text, "filter_alignment")
         return True
     if m.sql is not None and m.problem == "wrong_operator" and one_off(req, m.sql):
         out.add(

@@ -3,15 +3,18 @@
 "more than 10" is ``> 10`` and ``>= 11``; "not in Spring 2010" is an excluded
 ``semester = 'Spring'`` (EXCEPT, NOT IN); "since 2011-01-01" is ``> '2011-01-01'`` on a
 timestamp; "contains 'ee'" is no ``LIKE 'ee'`` (a pattern without a wildcard holds the whole
-value only). :func:`ops_compatible` decides; the filter alignment
-(:mod:`stef.align.filters`) reports what it refuses.
+value only); "older than 14 days" is ``created < GETDATE() - 14`` (an age kept as a date);
+"from 1993/3/22 to 1998/12/27" may be its two dates compared one by one.
+:func:`ops_compatible` decides; the filter alignment (:mod:`stef.align.filters`) reports
+what it refuses.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
-from stef.align.matching import BOUNDS, int_value
+from stef.align.matching import BOUNDS, canon_col, int_value
 from stef.spec import NEGATED_OP, Filter
 
 EQUALISH = frozenset({"=", "in", "like"})
@@ -100,3 +103,48 @@ def wildcard_lost(nv: str, sv: str) -> bool:
     """
     contains = len(nv) > 2 and nv.startswith("%") and nv.endswith("%")
     return contains and "%" not in sv and "_" not in sv
+
+
+#: The operators that keep the same rows of an age when it is kept as a date back from now
+#: ("older than 14 days": ``created < now - 14 days``), either bound's inclusion.
+_AGE_AS_DATE = {">": ("<", "<="), ">=": ("<=", "<"), "<": (">", ">="), "<=": (">=", ">")}
+
+
+def age_as_date(nl: Filter, sql: Filter, aged: Iterable[str]) -> bool:
+    """Does ``sql`` keep the age ``nl`` asks for as a date a constant back from now, the
+    comparison turned round (``aged``: the columns the SQL compares so, the
+    ``clock_ages`` flag of its spec)?
+
+    >>> older = Filter(None, ">", ("14",), "older than 14 days")
+    >>> age_as_date(older, Filter("creationdate", "<", ("getdate() - 14",)), ["creationdate"])
+    True
+    >>> age_as_date(older, Filter("creationdate", ">", ("getdate() - 14",)), ["creationdate"])
+    False
+    """
+    if sql.column is None or sql.op not in _AGE_AS_DATE.get(nl.op, ()):
+        return False
+    return canon_col(sql.column) in {canon_col(c) for c in aged}
+
+
+def two_points(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:
+    """The SQL equality on one of the two dates of a range the question states, when
+    another equality on the same column holds the other ("the increase of the balance from
+    1993/3/22 to 1998/12/27" as ``CASE WHEN date = '1998-12-27' …`` minus ``CASE WHEN date
+    = '1993-03-22' …``): a change between two points, not the rows between them.
+
+    >>> rng = Filter(None, "between", ("1993-03-22", "1998-12-27"), "from … to …")
+    >>> a, b = (Filter("date", "=", (v,), "", "case") for v in rng.values)
+    >>> two_points(rng, [a, b]) is a, two_points(rng, [a]) is None
+    (True, True)
+    """
+    if nl.op != "between" or len(nl.values) != 2:
+        return None
+    low, high = nl.values
+    for c in candidates:
+        if c.op != "=" or c.column is None or low not in c.values:
+            continue
+        col = canon_col(c.column)
+        for d in candidates:
+            if d.op == "=" and d.column and canon_col(d.column) == col and high in d.values:
+                return c
+    return None

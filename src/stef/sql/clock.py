@@ -164,6 +164,25 @@ def clock_windows(tree: exp.Expr, text: LiteralText = _as_written) -> list[list[
     return out
 
 
+def clock_ages(tree: exp.Expr, text: LiteralText = _as_written) -> list[str]:
+    """Columns compared, as they stand, with a time a constant back from now, by either
+    bound (``created < GETDATE() - 14``, ``birthday <= date('now', '-60 years')``): an age
+    kept as a date, where "older than 14 days" reads as ``<``.
+
+    >>> import sqlglot
+    >>> q = "SELECT 1 FROM p WHERE created < GETDATE() - 14 AND score > 1"
+    >>> clock_ages(sqlglot.parse_one(q, read="tsql"))
+    ['created']
+    """
+    out: list[str] = []
+    for cmp in tree.find_all(*_LOWER):
+        for col, bound in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
+            name = col.name.casefold() if isinstance(col, exp.Column) else ""
+            if name and name not in out and days_back(bound, text) is not None:
+                out.append(name)
+    return out
+
+
 def clock_columns(tree: exp.Expr) -> list[str]:
     """Columns of the conditions that compare a column with the clock, however they compute
     the period (``YEAR(d) = YEAR(GETDATE()) - 1``, ``d = CURRENT_DATE - 1``, ``DATEDIFF(day,

@@ -42,7 +42,7 @@ from stef.spec import (
     Projection,
     Spec,
 )
-from stef.sql.clock import clock_columns, clock_windows, parameter_columns
+from stef.sql.clock import clock_ages, clock_columns, clock_windows, parameter_columns
 from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.outputs import (
     RANKING,
@@ -446,6 +446,7 @@ class _Extractor:
             else [],
             "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
             "clock_columns": clock_columns(self.tree) if clocked else [],
+            "clock_ages": clock_ages(self.tree, self.tt.literal_value) if clocked else [],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
