@@ -32,6 +32,19 @@ def check_order_limit(
         )
         _check_inner_rank(nl, sql, out, hints)
         return
+    if nl.order_by and sql.limit is None and not sql.order_by:
+        defined = _ranking_as_filter(nl.order_by[0], hints)
+        if defined is not None:
+            out.add(
+                "ranking_by_hint",
+                "info",
+                f"a hint reads the question's {nl.order_by[0].text!r} as a condition"
+                f" ({defined}), which the SQL may apply instead of a sorted LIMIT",
+                nl.order_by[0].text,
+                None,
+                "ordering",
+            )
+            return
     named = _superlative_named(nl, sql)
     if named is not None:
         out.add(
@@ -138,6 +151,40 @@ def _hinted_direction(asked: OrderKey, hints: str | None) -> str | None:
             if m is not None:
                 return "desc" if m.group(1) == "max" else "asc"
     return None
+
+
+def _ranking_as_filter(asked: OrderKey, hints: str | None) -> str | None:
+    """The condition a hint gives the question's top-k phrase ("first 100 molecules in
+    number order refers to molecule_id between 'TR000' and 'TR099'", "top 10 refers to
+    rank < 11"): the hint clause's text after the phrase when it compares (BETWEEN, <, >,
+    =) and names no MAX, MIN or sort; else None.
+
+    >>> top = OrderKey("drivers", "desc", text="top 10 drivers")
+    >>> _ranking_as_filter(top, "top 10 refers to rank <11; AVG(fastestLapTime);")
+    'rank <11'
+    >>> _ranking_as_filter(top, "top 10 refers to MAX(points)") is None
+    True
+    """
+    words = asked.text.casefold().split()
+    if not hints or len(words) < 2:
+        return None
+    phrase = " ".join(words[:2])
+    for clause in HINT_CLAUSE.split(hints.casefold()):
+        at = clause.find(phrase)
+        m = _HINT_DEFINES.search(clause, at + len(phrase)) if at >= 0 else None
+        if m is None:
+            continue
+        said = clause[m.end() :].strip(" .,")
+        if _HINT_COMPARES.search(said) and not _HINT_RANKS.search(said):
+            return said
+    return None
+
+
+#: What a hint clause says its phrase is, the words that say so.
+_HINT_DEFINES = re.compile(r"\b(?:refers?\s+to|means|stands\s+for|is\s+defined\s+as)\b|=")
+#: A comparison in a hint's condition, and what makes it a ranking after all.
+_HINT_COMPARES = re.compile(r"\bbetween\b|[<>]|\bin\s*\(")
+_HINT_RANKS = re.compile(r"\b(?:max|min|order|top|limit|desc|asc)\b")
 
 
 #: MAX( or MIN( in a hint clause.
