@@ -66,12 +66,12 @@ from stef.align.matching import (
     text_stems,
     value_in_names,
     values_match,
-    word_variant,
 )
 from stef.align.operators import (
     DATE_PARTS,
     EQUALISH,
     age_as_date,
+    hint_value_differs,
     one_off,
     ops_compatible,
     range_stated,
@@ -211,7 +211,7 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         m = _Match(
             nl, s, None if ok_op and col_ok else ("wrong_operator" if not ok_op else "wrong_column")
         )
-        if m.problem is None and _hint_value_differs(nl, s):
+        if m.problem is None and hint_value_differs(nl, s):
             m = _Match(nl, s, "wrong_value")
         if m.problem is None:
             return m
@@ -554,41 +554,6 @@ def _weak_value(
         return
     where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
     _answer_elsewhere(req, where, literal or name, matched, out)
-
-
-def _hint_value_differs(nl: Filter, s: Filter) -> bool:
-    """Does the SQL compare the column a hint pins (``availability = 'mtgo,paper'``) with
-    another string than the hint writes (``availability = 'mtgo'``)? Both equalities of one
-    string value; letter case, surrounding spaces, the quote mark written for an
-    apostrophe (``Ancestor`s Chosen``) and a word's variant (a demonym, a one-letter typo:
-    :func:`~stef.align.matching.word_variant`) do not count.
-
-    >>> h = Filter("availability", "=", ("mtgo,paper",), "availability = 'mtgo,paper'", "enriched")
-    >>> _hint_value_differs(h, Filter("availability", "=", ("mtgo",), "availability = 'mtgo'"))
-    True
-    >>> _hint_value_differs(h, Filter("availability", "=", ("MTGO,paper",), ""))
-    False
-    """
-    if nl.clause != "enriched" or nl.op != "=" or s.op != "=" or not nl.column or not s.column:
-        return False
-    if len(nl.values) != 1 or len(s.values) != 1 or "=" not in nl.text:
-        return False
-    if canon_col(nl.column) != canon_col(s.column):
-        return False  # another column ("tag = '<humor>'" against ``tagname``)
-    a, b = nl.values[0], s.values[0]
-    if not any(q + a + q in nl.text.lower() for q in "'\"`"):
-        return False  # the hint does not quote the value it writes, or leaves it open
-    if _SIGNED_NUMBER.fullmatch(a) or _SIGNED_NUMBER.fullmatch(b):
-        return False
-    pa, pb = _plain_value(a), " ".join(_plain_value(b).replace(" ,", ",").split())
-    return pa != pb and not word_variant(pa, pb)  # "Europearn" for 'European': a typo
-
-
-_SIGNED_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
-
-
-def _plain_value(v: str) -> str:
-    return v.strip().strip("'\"`").replace("`", "'").replace("\u2019", "'").casefold()
 
 
 def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _Match:

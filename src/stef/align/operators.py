@@ -4,9 +4,9 @@
 ``semester = 'Spring'`` (EXCEPT, NOT IN); "since 2011-01-01" is ``> '2011-01-01'`` on a
 timestamp; "contains 'ee'" is no ``LIKE 'ee'`` (a pattern without a wildcard holds the whole
 value only); "older than 14 days" is ``created < GETDATE() - 14`` (an age kept as a date);
-"from 1993/3/22 to 1998/12/27" may be its two dates compared one by one.
-:func:`ops_compatible` decides; the filter alignment (:mod:`stef.align.filters`) reports
-what it refuses.
+"from 1993/3/22 to 1998/12/27" may be its two dates compared one by one; a hint's quoted
+``availability = 'mtgo,paper'`` is no ``availability = 'mtgo'``. :func:`ops_compatible`
+decides; the filter alignment (:mod:`stef.align.filters`) reports what it refuses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from stef.align.matching import BOUNDS, canon_col, int_value
+from stef.align.matching import BOUNDS, canon_col, int_value, word_variant
 from stef.spec import NEGATED_OP, Filter
 
 EQUALISH = frozenset({"=", "in", "like"})
@@ -148,3 +148,38 @@ def two_points(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:
             if d.op == "=" and d.column and canon_col(d.column) == col and high in d.values:
                 return c
     return None
+
+
+def hint_value_differs(nl: Filter, s: Filter) -> bool:
+    """Does the SQL compare the column a hint pins (``availability = 'mtgo,paper'``) with
+    another string than the hint writes (``availability = 'mtgo'``)? Both equalities of one
+    string value; letter case, surrounding spaces, the quote mark written for an
+    apostrophe (``Ancestor`s Chosen``) and a word's variant (a demonym, a one-letter typo:
+    :func:`~stef.align.matching.word_variant`) do not count.
+
+    >>> h = Filter("availability", "=", ("mtgo,paper",), "availability = 'mtgo,paper'", "enriched")
+    >>> hint_value_differs(h, Filter("availability", "=", ("mtgo",), "availability = 'mtgo'"))
+    True
+    >>> hint_value_differs(h, Filter("availability", "=", ("MTGO,paper",), ""))
+    False
+    """
+    if nl.clause != "enriched" or nl.op != "=" or s.op != "=" or not nl.column or not s.column:
+        return False
+    if len(nl.values) != 1 or len(s.values) != 1 or "=" not in nl.text:
+        return False
+    if canon_col(nl.column) != canon_col(s.column):
+        return False  # another column ("tag = '<humor>'" against ``tagname``)
+    a, b = nl.values[0], s.values[0]
+    if not any(q + a + q in nl.text.lower() for q in "'\"`"):
+        return False  # the hint does not quote the value it writes, or leaves it open
+    if _SIGNED_NUMBER.fullmatch(a) or _SIGNED_NUMBER.fullmatch(b):
+        return False
+    pa, pb = _plain_value(a), " ".join(_plain_value(b).replace(" ,", ",").split())
+    return pa != pb and not word_variant(pa, pb)  # "Europearn" for 'European': a typo
+
+
+_SIGNED_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+
+
+def _plain_value(v: str) -> str:
+    return v.strip().strip("'\"`").replace("`", "'").replace("\u2019", "'").casefold()
