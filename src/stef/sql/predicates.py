@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from stef.findings import Finding
 from stef.spec import NEGATED_OP, Filter, normalize_value
+from stef.sql.nodes import NATIVE, push_children
 from stef.sql.text import TreeText
 from stef.sql.walk import search
 
@@ -269,7 +270,10 @@ class PredicateReader:
                 continue
             if isinstance(n, exp.Query) and n is not node:
                 continue
-            stack.extend(n.iter_expressions())
+            if NATIVE:
+                push_children(n, stack)
+            else:
+                stack.extend(n.iter_expressions())
         return names
 
     def aggregate_arg(self, agg: exp.Expr) -> tuple[str, bool]:

@@ -44,6 +44,7 @@ from stef.spec import (
 )
 from stef.sql.clock import clock_columns, clock_windows, parameter_columns
 from stef.sql.keys import join_key_columns, key_counts
+from stef.sql.nodes import preorder
 from stef.sql.outputs import (
     RANKING,
     aggregate_aliases,
@@ -328,7 +329,7 @@ class _Extractor:
                 node = e.this if type(e) is exp.Alias else e
                 alias = e.alias.lower() if type(e) is exp.Alias else None
                 names: list[str] = []
-                for n in (node,) if type(node) is exp.Column else node.dfs():
+                for n in (node,) if type(node) is exp.Column else preorder(node):
                     cls = type(n)
                     if cls is exp.Column:
                         info = tt.columns.get(id(n))
@@ -605,7 +606,7 @@ class _Extractor:
                         return p.expr, p.is_aggregate
         has_agg = bool(self.w.aggs) and any(  # no aggregate in the tree: none in the key
             isinstance(n, exp.AggFunc)
-            for n in node.dfs(prune=lambda x: isinstance(x, (exp.Query, exp.Window)))
+            for n in preorder(node, (exp.Query, exp.Window))
         )
         return self.tt.render(node), has_agg
 

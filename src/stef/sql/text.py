@@ -36,6 +36,7 @@ from sqlglot.generator import Generator
 from sqlglot.tokens import Token, TokenType
 
 from stef.spec import normalize_column
+from stef.sql.nodes import NATIVE, push_children
 
 _SENTINEL = re.compile("(['\"]?)\ue000(\\d+)\ue001\\1")
 
@@ -385,7 +386,10 @@ class TreeText:
                 hi = e if hi is None or e > hi else hi
             if n is not node and isinstance(n, exp.Query):
                 has_query = True
-            stack.extend(n.iter_expressions())
+            if NATIVE:
+                push_children(n, stack)
+            else:
+                stack.extend(n.iter_expressions())
         return lo, hi, has_query
 
     def _prepare(self) -> tuple[list[int], list[int]]:

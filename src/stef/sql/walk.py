@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from stef.findings import Finding
 from stef.spec import normalize_column
+from stef.sql.nodes import NATIVE, preorder, push_children
 from stef.sql.parse import ParsedSql
 from stef.sql.text import TreeText
 
@@ -129,7 +130,10 @@ def search(node: exp.Expr, classes: tuple[type[E], ...]) -> list[E]:
         if isinstance(n, classes):
             out.append(n)
         if not plain_column(n):
-            queue.extend(n.iter_expressions())
+            if NATIVE:
+                push_children(n, queue)
+            else:
+                queue.extend(n.iter_expressions())
     return out
 
 
@@ -147,7 +151,10 @@ def contains(node: exp.Expr, classes: tuple[type[exp.Expr], ...]) -> bool:
         if isinstance(n, classes):
             return True
         if not plain_column(n):
-            stack.extend(n.iter_expressions())
+            if NATIVE:
+                push_children(n, stack)
+            else:
+                stack.extend(n.iter_expressions())
     return False
 
 
@@ -252,7 +259,7 @@ def walk_tree(
     seen_set_ops: set[int] = set()
     node_info, unseen = _NODE_INFO, _UNSEEN
     functions, columns = w.functions, w.columns
-    for node in parsed.tree.dfs():
+    for node in preorder(parsed.tree):
         cls = type(node)
         info = node_info.get(cls, unseen)
         if info is None:  # most nodes: identifiers, keywords, operators
