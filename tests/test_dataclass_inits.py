@@ -19,13 +19,19 @@ from typing import Any
 import pytest
 
 import stef
+from stef.align.dates import DateMatch, Span
 from stef.align.filters import Alignment, _Match
 from stef.findings import Finding
 from stef.nl.context import Mapping, TextAnalysis, _Ctx
+from stef.nl.enrichment import EnrichmentResult, _Text
+from stef.nl.request import RequestedItem
+from stef.nl.spec import TextsAnalysis
 from stef.record import Record
 from stef.score import Breakdown
 from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
+from stef.sql.parse import ParsedSql
 from stef.sql.predicates import Conditions, JoinCondition
+from stef.sql.spec import SqlSpecResult, _AggInfo
 from stef.sql.text import ColumnInfo
 from stef.sql.walk import Walk
 
@@ -47,6 +53,15 @@ WRITTEN_OUT: list[type] = [
     _Match,
     JoinCondition,
     Conditions,
+    TextsAnalysis,
+    EnrichmentResult,
+    _Text,
+    RequestedItem,
+    Span,
+    DateMatch,
+    ParsedSql,
+    SqlSpecResult,
+    _AggInfo,
 ]
 
 pytestmark = pytest.mark.skipif(
