@@ -16,7 +16,7 @@ a node, and a small query's nodes are mostly those identifiers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import Final, TypeVar, cast
 
 from sqlglot import exp
 
@@ -34,6 +34,13 @@ _VALUE_BINARY = frozenset(
 )
 
 _NAMES: dict[str, str] = {}
+
+#: The node classes the per-node code below tests, as constants: compiled, ``exp.Column``
+#: is a look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_EXPR: Final = exp.Expr
+_IDENTIFIER: Final = exp.Identifier
+_STAR: Final = exp.Star
 
 E = TypeVar("E", bound=exp.Expr)
 
@@ -99,11 +106,11 @@ def plain_column(node: exp.Expr) -> bool:
     """Is ``node`` a column whose parts are plain names (identifiers, strings, flags)? No
     node a search looks for lies under one, and its parts are most of a small tree's nodes.
     """
-    if not isinstance(node, exp.Column):
+    if not isinstance(node, _COLUMN):
         return False
     for v in node.args.values():
-        if isinstance(v, exp.Expr):
-            if type(v) is not exp.Identifier:
+        if isinstance(v, _EXPR):
+            if type(v) is not _IDENTIFIER:
                 return False
         elif isinstance(v, list):
             return False
@@ -158,16 +165,30 @@ def contains(node: exp.Expr, classes: tuple[type[exp.Expr], ...]) -> bool:
     return False
 
 
-# Node kinds the walk cares about (see _NODE_INFO for the cache per class).
-_COLUMN, _LITERAL, _SELECT, _TABLE, _SUBQUERY, _WINDOW, _CTE = 1, 2, 3, 4, 5, 6, 7
-_AGG, _SETOP, _CASE, _CAST, _COMPARE, _NEGATE, _PSEUDO = 8, 9, 10, 11, 12, 13, 14
-_AGG_CLAUSE, _OR = 15, 16
+# Node kinds the walk cares about (see _NODE_INFO for the cache per class); ``Final``, so
+# that compiled code reads them as constants, not from the module's dictionary.
+_COLUMN_KIND: Final = 1
+_LITERAL: Final = 2
+_SELECT: Final = 3
+_TABLE: Final = 4
+_SUBQUERY: Final = 5
+_WINDOW: Final = 6
+_CTE: Final = 7
+_AGG: Final = 8
+_SETOP: Final = 9
+_CASE: Final = 10
+_CAST: Final = 11
+_COMPARE: Final = 12
+_NEGATE: Final = 13
+_PSEUDO: Final = 14
+_AGG_CLAUSE: Final = 15
+_OR: Final = 16
 
 
 def _kind(cls: type) -> int:
     """The kind of a node class (0: none the walk collects)."""
     if cls is exp.Column:
-        kind = _COLUMN
+        kind = _COLUMN_KIND
     elif cls is exp.Literal:
         kind = _LITERAL
     elif cls is exp.Select:
@@ -314,9 +335,9 @@ def walk_tree(
             functions.add(fname)
         if not kind:
             continue
-        if kind == _COLUMN:
+        if kind == _COLUMN_KIND:
             this = node.args.get("this")
-            if type(this) is exp.Star:
+            if type(this) is _STAR:
                 continue
             raw = this.name if this is not None else ""
             if id(node) in strings:
