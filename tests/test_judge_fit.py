@@ -24,7 +24,7 @@ from stef.accuracy.judge_fit import (
 from stef.align.filters import Alignment
 from stef.cli import main
 from stef.findings import Finding
-from stef.judges.weights import JudgeWeights, features_of, fit_weights
+from stef.judges.weights import JudgeWeights, default_weights, features_of, fit_weights
 from stef.spec import Filter
 
 # the first 240 rows of ../shared/data/nl2sql_bugs.jsonl (NL2SQL-Bugs, CC BY-SA 4.0), kept here
@@ -175,3 +175,18 @@ def test_near_equal_rankings_go_to_the_thresholds_with_fewer_false_alarms() -> N
     ]
     assert pick_thresholds(tried) == (0.75, 0.5, 0.45)
     assert pick_thresholds(tried[:1] + tried[3:]) == (0.85, 0.5, 0.45)
+
+
+def test_contributions_of_some_features_are_those_of_the_full_list() -> None:
+    """The symbolic judge asks only for the kinds it found (docs/performance.md, session
+    18): the same pushes, in the same order, as the full list keeps of them."""
+    rng = random.Random(18)
+    w = default_weights()
+    assert w is not None
+    names = sorted(w.weights)
+    for _ in range(300):
+        feats = {k: rng.choice([0.0, 1.0, 2.0, 0.5]) for k in rng.sample(names, 40)}
+        feats["not_weighted"] = 1.0
+        only = set(rng.sample([*feats, "absent"], rng.randint(0, 10)))
+        full = [x for x in w.contributions(feats) if x[0] in only]
+        assert w.contributions(feats, only) == full

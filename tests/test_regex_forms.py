@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from stef.align import answers, formats
 from stef.nl import enrichment, values, words
 from stef.nl import lexicon as lx
 
@@ -212,3 +213,21 @@ def test_verb_forms_are_the_pattern_s_on_words() -> None:
     words += ["".join(rnd.choices("abdexz", k=rnd.randint(1, 8))) for _ in range(20000)]
     for word in words:
         assert terms._verb_form(word) == bool(terms._VERB_FORM.search(word)), word
+
+
+def test_number_tests_of_the_alignment_are_the_patterns_they_replaced() -> None:
+    """``answers._tagged``, ``answers.bounded_in`` and ``formats._unquoted`` test numbers by
+    string operations where a pattern was compiled for each number (session 18)."""
+    rng = random.Random(18)
+    numbers = ["1", "16", "2023", "1.5", "0", "12", "٣", "1e3"]
+    alphabet = "0123456789.az'\"Z _-٣"
+    for _ in range(20_000):
+        n = rng.choice(numbers)
+        parts = [rng.choice([n, *alphabet, "fy", "abcde"]) for _ in range(rng.randint(0, 6))]
+        text = "".join(parts)
+        tag = re.fullmatch(rf"[a-z]{{1,4}}{re.escape(n)}|{re.escape(n)}[a-z]{{1,4}}", text)
+        assert answers._tagged(text, n) == bool(tag), (text, n)
+        bounded = re.search(rf"(?<![\d.]){re.escape(n)}(?!\d|\.\d)", text)
+        assert answers.bounded_in(n, text) == bool(bounded), (text, n)
+        quoted = re.search(rf"['\"]{re.escape(n)}['\"]", text)
+        assert formats._unquoted(n, text) == (quoted is None), (text, n)

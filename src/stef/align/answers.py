@@ -81,14 +81,31 @@ def number_in_code(req: Filter, sql: Spec) -> str | None:
     """
     if req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
         return None
-    n = re.escape(req.values[0])
-    code = re.compile(rf"[a-z]{{1,4}}{n}|{n}[a-z]{{1,4}}")
+    n = req.values[0]
     for f in sql.filters:
         if f.op in ("=", "in"):
             for v in f.values:
-                if code.fullmatch(v):
+                if _tagged(v, n):
                     return v
     return None
+
+
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def _tagged(v: str, n: str) -> bool:
+    """``re.fullmatch(rf"[a-z]{{1,4}}{re.escape(n)}|{re.escape(n)}[a-z]{{1,4}}", v)``, by
+    string tests (no pattern compiled for each number; tests/test_regex_forms.py).
+
+    >>> _tagged("fy2024", "2024"), _tagged("2023fa", "2023"), _tagged("2023", "2023")
+    (True, True, False)
+    """
+    k = len(v) - len(n)
+    if not 1 <= k <= 4:
+        return False
+    return (v.endswith(n) and _LOWER.issuperset(v[:k])) or (
+        v.startswith(n) and _LOWER.issuperset(v[len(n) :])
+    )
 
 
 def counted_by_limit(req: Filter, sql: Spec) -> bool:
@@ -151,17 +168,37 @@ def number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
         return None
     names = [*sql.columns, *sql.tables]
     for v in req.values:
-        bounded = re.compile(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)")
-        found = next((n for n in names if bounded.search(n)), None)
-        found = found or hinted_column(hints, sql.columns, _searches(bounded))
+        found = next((n for n in names if bounded_in(v, n)), None)
+        found = found or hinted_column(hints, sql.columns, _searches(v))
         if found is not None:
             return found
     return None
 
 
-def _searches(rx: re.Pattern[str]) -> Callable[[str, list[str]], bool]:
-    """A clause test for :func:`hinted_column`: does ``rx`` occur in the clause?"""
-    return lambda clause, _words: rx.search(clause) is not None
+def bounded_in(v: str, text: str) -> bool:
+    r"""``re.search(rf"(?<![\d.]){re.escape(v)}(?!\d|\.\d)", text)``, by string tests (no
+    pattern compiled for each number): ``v`` in ``text`` not inside a longer number
+    (``\d`` is a Unicode decimal digit, ``str.isdecimal``; tests/test_regex_forms.py).
+
+    >>> bounded_in("16", "a16"), bounded_in("16", "a160"), bounded_in("16", "1.16")
+    (True, False, False)
+    """
+    at = text.find(v)
+    while at >= 0:
+        end = at + len(v)
+        before = text[at - 1] if at else ""
+        after = text[end : end + 1]
+        if not (before == "." or before.isdecimal()) and not (
+            after.isdecimal() or (after == "." and text[end + 1 : end + 2].isdecimal())
+        ):
+            return True
+        at = text.find(v, at + 1)
+    return False
+
+
+def _searches(v: str) -> Callable[[str, list[str]], bool]:
+    """A clause test for :func:`hinted_column`: does ``v`` occur in the clause, bounded?"""
+    return lambda clause, _words: bounded_in(v, clause)
 
 
 def parameter_answer(

@@ -144,9 +144,8 @@ class SymbolicJudge(Judge):
                 elif severity == "warning":
                     warnings += 1
         verdict, confidence = verdict_from_p(p, evidence, w, has_error, warnings, high_min)
-        reasons = [by_kind[k].message for k, c in w.contributions(feats) if c < 0 and k in by_kind][
-            :3
-        ]
+        pushes = w.contributions(feats, by_kind) if by_kind else []  # of the kinds found
+        reasons = [by_kind[k].message for k, c in pushes if c < 0][:3]
         return Judgment(
             verdict=verdict,
             confidence=round(confidence, 4),

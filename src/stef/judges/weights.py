@@ -18,7 +18,7 @@ import copy
 import functools
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import repeat
@@ -121,9 +121,17 @@ class JudgeWeights:
             return "potentially_incorrect"
         return "incorrect"
 
-    def contributions(self, features: Mapping[str, float]) -> list[tuple[str, float]]:
-        """Each feature's push on the logit, strongest first (for the rationale)."""
-        parts = list(zip(features, self._pushes(features), strict=True))
+    def contributions(
+        self, features: Mapping[str, float], only: Container[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Each feature's push on the logit, strongest first (for the rationale); with
+        ``only``, those of the features in it alone: the same pushes in the same order as
+        the full list's (the sort is stable), without computing and sorting the others."""
+        if only is None:
+            parts = list(zip(features, self._pushes(features), strict=True))
+        else:
+            get = self.weights.get
+            parts = [(k, get(k, 0.0) * v) for k, v in features.items() if k in only]
         return sorted((x for x in parts if x[1]), key=lambda x: -abs(x[1]))
 
     def to_dict(self) -> dict[str, Any]:

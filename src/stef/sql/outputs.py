@@ -14,6 +14,7 @@ import re
 
 from sqlglot import exp
 
+from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star
 from stef.sql.walk import contains, search
@@ -307,7 +308,7 @@ def ungrouped(sel: exp.Select) -> list[str]:
         return []
     aggregated, bare = False, []
     for e in sel.expressions:
-        for node in e.dfs(prune=lambda n: isinstance(n, _AGGREGATE_SCOPES)):
+        for node in preorder(e, _AGGREGATE_SCOPES):
             if isinstance(node, _AGGREGATING) and not isinstance(node.parent, exp.Window):
                 aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
             elif type(node) is exp.Column and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
