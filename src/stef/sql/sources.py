@@ -18,10 +18,13 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from stef.findings import Finding
 from stef.spec import normalize_column
+from stef.sql.nodes import preorder
 from stef.sql.predicates import Conditions, JoinCondition, PredicateReader
-from stef.sql.walk import Walk, plain_column, search
+from stef.sql.walk import Walk, search
 
 _COLUMNS = (exp.Column,)
+#: A condition's own nodes stop at a subquery (its columns are another scope's).
+_SUBQUERY = (exp.Query,)
 
 
 def first_select(node: exp.Expr) -> exp.Expr:
@@ -64,18 +67,6 @@ def _resolver(tables: dict[str, str], scope: Scope | None) -> _Resolve:
         return found
 
     return resolve
-
-
-def _outer_nodes(node: exp.Expr) -> list[exp.Expr]:
-    """``node`` and the nodes under it, breadth first, without entering a subquery."""
-    queue = [node]
-    i = 0
-    while i < len(queue):
-        n = queue[i]
-        i += 1
-        if not plain_column(n):
-            queue.extend(c for c in n.iter_expressions() if not isinstance(c, exp.Query))
-    return queue
 
 
 def _one_row(query: exp.Expr | None) -> bool:
@@ -194,18 +185,9 @@ class Sources:
         if sel.args.get("group") is not None or sel.args.get("having") is not None:
             return None
         from_ = sel.args.get("from_")
-        src = from_.this if from_ is not None else None
-        if type(src) is exp.Subquery and isinstance(src.this, exp.Query):
-            return src.this
-        if type(src) is exp.Table:
-            scope = self.scope_of.get(id(sel))
-            name = self.source_name.get(id(src), "")
-            if scope is not None:
-                for key, source in scope.sources.items():
-                    if key.lower() == name and isinstance(source, Scope):
-                        expr = source.expression
-                        return expr if isinstance(expr, exp.Query) else None
-        return None
+        if from_ is None:
+            return None
+        return self._source_query(self.scope_of.get(id(sel)), from_.this)
 
     def select_conditions(self, sel: exp.Select, out: Conditions) -> bool:
         """Read one SELECT's ON/WHERE/HAVING into ``out``; returns its cartesian flag."""
@@ -255,9 +237,9 @@ class Sources:
         for cond in conditions:
             if cond is None:
                 continue
-            for pred in _outer_nodes(cond):
+            for pred in preorder(cond, _SUBQUERY):
                 if isinstance(pred, exp.Predicate) and not isinstance(pred, exp.Exists):
-                    at = {index.get(q or "") for q in map(qualifier, _outer_nodes(pred))}
+                    at = {index.get(q or "") for q in map(qualifier, preorder(pred, _SUBQUERY))}
                     at.discard(None)
                     first = next(iter(at), None)
                     for other in at:
@@ -267,14 +249,16 @@ class Sources:
                 links.link(i, 0 if i else min(1, len(sources) - 1))
 
     def _source_query(self, scope: Scope | None, src: exp.Expr) -> exp.Expr | None:
-        """The query a derived table or CTE source reads (None for a base table)."""
-        if type(src) is exp.Subquery:
+        """The query a derived table or CTE source reads (None for a base table), the
+        source found in ``scope`` by its alias whatever its letter case."""
+        if type(src) is exp.Subquery and isinstance(src.this, exp.Query):
             return src.this
         if type(src) is exp.Table and scope is not None:
             name = self.source_name.get(id(src), "")
-            found = scope.sources.get(name) or scope.sources.get(src.name)
-            if isinstance(found, Scope) and not isinstance(found.expression, exp.Table):
-                return found.expression
+            for key, source in scope.sources.items():
+                if key.lower() == name and isinstance(source, Scope):
+                    expr = source.expression
+                    return expr if isinstance(expr, exp.Query) else None
         return None
 
     def _source_tables(self, scope: Scope | None, sources: list[exp.Expr]) -> dict[str, str]:
