@@ -141,16 +141,29 @@ def _hinted_direction(asked: OrderKey, hints: str | None) -> str | None:
     ...                   "lowest speed of lap time refers to Max(time);")
     'desc'
     """
+    for clause, end in _hint_clauses_naming(asked, hints):
+        m = _HINT_EXTREME.search(clause, end)
+        if m is not None:
+            return "desc" if m.group(1) == "max" else "asc"
+    return None
+
+
+def _hint_clauses_naming(asked: OrderKey, hints: str | None) -> list[tuple[str, int]]:
+    """Each clause of the hints (lower-cased) that holds the first two words of the
+    question's phrase, with where they end in it: what the hint says of the phrase follows.
+
+    >>> _hint_clauses_naming(OrderKey("x", "desc", text="top 10 drivers"), "Top 10 is rank<11")
+    [('top 10 is rank<11', 6)]
+    """
     words = asked.text.casefold().split()
     if not hints or len(words) < 2:
-        return None
+        return []
     phrase = " ".join(words[:2])
-    for clause in HINT_CLAUSE.split(hints.casefold()):
-        if phrase in clause:
-            m = _HINT_EXTREME.search(clause, clause.index(phrase) + len(phrase))
-            if m is not None:
-                return "desc" if m.group(1) == "max" else "asc"
-    return None
+    return [
+        (clause, at + len(phrase))
+        for clause in HINT_CLAUSE.split(hints.casefold())
+        if (at := clause.find(phrase)) >= 0
+    ]
 
 
 def _ranking_as_filter(asked: OrderKey, hints: str | None) -> str | None:
@@ -165,13 +178,8 @@ def _ranking_as_filter(asked: OrderKey, hints: str | None) -> str | None:
     >>> _ranking_as_filter(top, "top 10 refers to MAX(points)") is None
     True
     """
-    words = asked.text.casefold().split()
-    if not hints or len(words) < 2:
-        return None
-    phrase = " ".join(words[:2])
-    for clause in HINT_CLAUSE.split(hints.casefold()):
-        at = clause.find(phrase)
-        m = _HINT_DEFINES.search(clause, at + len(phrase)) if at >= 0 else None
+    for clause, end in _hint_clauses_naming(asked, hints):
+        m = _HINT_DEFINES.search(clause, end)
         if m is None:
             continue
         said = clause[m.end() :].strip(" .,")
