@@ -328,13 +328,13 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
         core = s.strip("%_ ")
         if len(core) < 2 or not any(map(str.isalpha, core)) or core in raw:
             continue
-        if " " in core and _spaced_otherwise(core, folded):
+        if " " in core and (tight := _spaced_otherwise(core, folded)) is not None:
             out.add(
                 "value_spacing_mismatch",
                 "error",
-                f"SQL literal {core!r} puts spaces where the question writes "
-                f"{_LOOSE_SPACE.sub('', core)!r}; string comparison is exact",
-                _LOOSE_SPACE.sub("", core),
+                f"SQL literal {core!r} puts spaces where the question writes {tight!r}; "
+                "string comparison is exact",
+                tight,
                 s,
                 "literal",
             )
@@ -351,19 +351,19 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
             )
 
 
-def _spaced_otherwise(literal: str, folded: str) -> bool:
-    """Does ``folded`` (the question and hints, case-folded) write ``literal`` only with
-    the spaces before punctuation taken out?
+def _spaced_otherwise(literal: str, folded: str) -> str | None:
+    """The literal with the spaces before punctuation taken out, when only so does
+    ``folded`` (the question and hints, case-folded) write it; else None.
 
     >>> _spaced_otherwise("Vienna , Austria", "the city vienna, austria")
+    'Vienna, Austria'
+    >>> _spaced_otherwise("Vienna , Austria", "vienna , austria or vienna, austria") is None
     True
-    >>> _spaced_otherwise("Vienna , Austria", "vienna , austria or vienna, austria")
-    False
     """
-    tight = _LOOSE_SPACE.sub("", literal).casefold()
-    if tight == literal.casefold() or literal.casefold() in folded:
-        return False
-    return occurs(tight, folded, _word, _word)
+    tight = _LOOSE_SPACE.sub("", literal)
+    if tight == literal or literal.casefold() in folded:
+        return None
+    return tight if occurs(tight.casefold(), folded, _word, _word) else None
 
 
 _HINT_FUNCTION = re.compile(
