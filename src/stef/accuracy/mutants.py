@@ -526,7 +526,14 @@ def _asked_words(node: exp.Expr, cues: Cues) -> set[str]:
 def _sole_answer(node: exp.Expr, outputs: list[exp.Expr], cues: Cues) -> bool:
     """``node`` holds a question word that no other output's name holds: removing it leaves
     that word of the question unanswered ("average score" stays answered by ``[Ave. score]``
-    when ``[Highest score]`` goes)."""
+    when ``[Highest score]`` goes). An output that another one repeats (``u.Id AS [User
+    Link]`` beside ``u.Id``) or that a ``*`` returns again is no sole answer: without it the
+    rows still hold the same values."""
+    if any(p.is_star for p in outputs):
+        return False
+    same = node.unalias()
+    if any(p is not node and p.unalias() == same for p in outputs):
+        return False
     asked = _asked_words(node, cues)
     others = set().union(*(_asked_words(p, cues) for p in outputs if p is not node))
     return bool(asked - others)

@@ -33,28 +33,84 @@ _STORED_AGGREGATES = {
 }
 
 
-def _stored_aggregate(func: str, sql: Spec) -> str | None:
+def _stored_aggregate(func: str, sql: Spec, noun: str | None = None, text: str = "") -> str | None:
     """An output or sort column whose name says it stores ``func`` already ("the highest
-    average score" as ``ORDER BY avgscrmath``), else None.
+    average score" as ``ORDER BY avgscrmath``), else None. With the ``noun`` a count asks
+    for and the question's searchable ``text``, a stored count of something else does not
+    stand for it: "the number of answers" is not ``viewcount``.
 
     >>> from stef.spec import OrderKey, Projection
     >>> _stored_aggregate("avg", Spec(order_by=[OrderKey("avgscrmath", "desc")]))
     'avgscrmath'
     >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
+    >>> views = Spec(projections=[Projection("viewcount", columns=("viewcount",))])
+    >>> _stored_aggregate("count", views), _stored_aggregate("count", views, "answers", " answers ")
+    ('viewcount', None)
+    >>> _stored_aggregate("count", Spec(columns=[], order_by=[OrderKey("answercount", "desc")]),
+    ...                   "answers", " number of answers ")
+    'answercount'
     """
     pattern = _STORED_AGGREGATES.get(func)
     if pattern is None:
         return None
     names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
     names += [o.key for o in sql.order_by if not o.is_aggregate]
-    return next((n for n in names if pattern.search(canon_col(n))), None)
+    for n in names:
+        name = canon_col(n)
+        rest = pattern.sub(" ", n.casefold())
+        if pattern.search(name) and (noun is None or _stored_for(rest, noun, text)):
+            return n
+    return None
 
+
+def _stored_for(rest: str, noun: str, text: str) -> bool:
+    """Does a stored count whose name is ``rest`` besides its count part count ``noun``?
+    Yes when nothing is left (``total``), when the rest names the noun (``answer`` of
+    ``answercount``), or when the question writes each of its words, shortened or as
+    initials allowed (``base set`` of ``basesetsize``, ``test takers`` of ``numtsttakr``,
+    ``free or reduced price meal`` of ``frpm count``).
+
+    >>> _stored_for("view", "answers", " number of answers "), _stored_for("", "users", "")
+    (False, True)
+    >>> _stored_for("baseset", "cards", " number of cards in the base set ")
+    True
+    >>> _stored_for("tsttakr", "sat", " the number of sat test takers ")
+    True
+    >>> _stored_for("frpm (k-12)", "meal", " free or reduced price meal count ")
+    True
+    """
+    parts = [w for w in re.findall(r"[a-z]+", rest) if len(w) >= 3]
+    if not parts:
+        return True
+    head = singular(noun.casefold())
+    if any(head[:4] in w or w[:4] in head for w in parts):
+        return True
+    words = text.split()
+    return all(_written(w, text, words) for w in parts)
+
+
+def _written(part: str, text: str, words: list[str]) -> bool:
+    """Is a name's word written in the question: as is, glued (``baseset``), as the initials
+    of a run of words (``frpm``), or shortened from one or two words (``tsttakr``)?"""
+    if part in text.replace(" ", ""):
+        return True
+    content = [w for w in words if w not in ("or", "and", "of", "the")]
+    for i, w in enumerate(content):
+        if not w.startswith(part[0]):
+            continue
+        if "".join(x[0] for x in content[i : i + len(part)]) == part:
+            return True
+        letters = iter("".join(content[i : i + 2]))
+        if all(ch in letters for ch in part[1:]) and len(part) >= 4:
+            return True
+    return False
 
 def check_aggregations(
-    nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None
+    nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None, text: str = ""
 ) -> None:
     """Each aggregate the question asks for, then DISTINCT, ratios and list questions.
-    ``hints`` (the enriched question) may say a column holds the aggregate already."""
+    ``hints`` (the enriched question) may say a column holds the aggregate already;
+    ``text`` is the question and hints as :func:`stef.align.matching.searchable` gives them."""
     aggs = sql_aggs(sql)
     for na in nl.aggregations:
         held = _column_holding(na, sql, hints) if na.func not in aggs else None
@@ -68,7 +124,9 @@ def check_aggregations(
                 "aggregation",
             )
             continue
-        _check_asked_aggregate(na, sql, aggs, out, listed=bool(nl.flags.get("list_after")))
+        _check_asked_aggregate(
+            na, sql, aggs, out, listed=bool(nl.flags.get("list_after")), text=text
+        )
     _check_distinct(nl, sql, out)
     _check_distinct_counts(nl, sql, out)
     _check_key_counts(nl, sql, out)
@@ -99,10 +157,16 @@ def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None
 
 
 def _check_asked_aggregate(
-    na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
+    na: Aggregation,
+    sql: Spec,
+    aggs: set[str],
+    out: FindingCollector,
+    *,
+    listed: bool = False,
+    text: str = "",
 ) -> None:
     """One aggregate of the question: used, stored, or checked by its function
-    (``listed``: the question asks for the rows too)."""
+    (``listed``: the question asks for the rows too; ``text``: the searchable question)."""
     f = na.func
     if f in aggs:
         if f in ("max", "min") and _ranked_other_way(f, sql):
@@ -121,7 +185,8 @@ def _check_asked_aggregate(
             "aggregation",
         )
         return
-    stored = _stored_aggregate(f, sql)
+    noun = _counted_noun(na.text) if f == "count" and text else None
+    stored = _stored_aggregate(f, sql, noun, text)
     if stored:
         out.add(
             "aggregation_stored",

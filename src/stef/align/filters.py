@@ -751,7 +751,7 @@ def align(
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
     check_relative_periods(nl, sql, out)
-    check_aggregations(nl, sql, out, enriched_question)
+    check_aggregations(nl, sql, out, enriched_question, text)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r, enriched_question)
     answered = (*extra, *benign_found, *(f for pair in matched for f in pair))
