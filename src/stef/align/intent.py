@@ -146,7 +146,7 @@ def check_requests(
         head = words[-1]
         if item.is_aggregate:
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
-            if computed or (ranked and extreme) or sql.aggregations or _stored(words, names):
+            if computed or (ranked and extreme) or _carried(sql) or _stored(words, names):
                 continue
             if ranked and _named_output(words, names):
                 continue  # "mean temperature" as a stored mean_temperature_f
@@ -189,6 +189,19 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+def _carried(sql: Spec) -> bool:
+    """May an aggregate reach the outputs through a CTE or subquery? An aggregate of the
+    outer query that only sorts or filters (``ORDER BY COUNT(*)``) outputs no number, but
+    one computed in a CTE comes out under a plain name (``num_materials``).
+
+    >>> from stef.spec import Aggregation
+    >>> count = [Aggregation("count", None, False, "COUNT(*)")]
+    >>> _carried(Spec(aggregations=count)), _carried(Spec(aggregations=count, ctes=1))
+    (False, True)
+    """
+    return bool(sql.aggregations) and bool(sql.ctes or sql.subqueries)
 
 
 def _initial_of(word: str, name: str, head: str) -> bool:
