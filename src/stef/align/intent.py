@@ -98,7 +98,7 @@ def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
     names: list[str] = []
     computed: list[Projection] = []
     for p in sql.projections:
-        if p.is_aggregate or _ARITHMETIC.search(p.expr):
+        if p.is_aggregate or _ARITHMETIC.search(p.expr) or p.expr in sql.window_functions:
             computed.append(p)
             if _EXTREME.match(p.expr):  # MIN(date) is a date
                 names += list(p.columns)

@@ -105,9 +105,21 @@ def _opener_ends(low: str) -> tuple[int, ...]:
     return tuple(m.end() for m in _OPENER.finditer(low))
 
 
+#: Words an item's "of …" qualifier may hold before the list resumes ("the name of each
+#: department and the number of its employees").
+_SKIPPED = frozenset({"and", "of", "each", "every", "all", "its", "their"})
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
-    """The items ``question`` asks to get back, in reading order (see the module doc)."""
+    """The items ``question`` asks to get back, in reading order (see the module doc). An
+    item's "of …" qualifier is skipped up to an "and" that resumes the list.
+
+    >>> [i.text for i in requested_items("Give the number of problems and the product name.")]
+    ['number', 'product name']
+    >>> [i.text for i in requested_items("What is the id of staff who live in Rome and the city?")]
+    ['id']
+    """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
         low = _NUMBER_OF.sub("number of", low)
@@ -116,13 +128,24 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     for start in _opener_ends(low):
         words: list[str] = []
         prev_end = start
+        skipping = False  # past an item's "of …" qualifier, until the list resumes
         for w in _WORD.finditer(low, start):
             between = low[prev_end : w.start()]
             if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
                 break  # a sentence ends, or a value starts
+            if skipping:
+                prev_end = w.end()
+                if w.group(0) in lx.REQUEST_STOPS and w.group(0) not in _SKIPPED:
+                    break  # "the id of the staff who …": a clause, not a list, goes on
+                if w.group(0) != "and" or not _resumes(low[w.start() :].split()[:3]):
+                    continue
+                skipping = False  # "the number of problems and the product name"
             if "," in between and words:
                 words.append(",")
             word = w.group(0).rstrip("'s") if w.group(0).endswith("'s") else w.group(0)
+            if word == "of" and words and words[-1] != ",":
+                skipping = True
+                continue
             if word in lx.REQUEST_STOPS and word != "and":
                 break
             if word == "and" and not words:
