@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -214,18 +215,26 @@ def _conjuncts(where: exp.Where) -> list[exp.Expr]:
 def filter_dropped(
     root: exp.Expr, cues: Cues, rng: random.Random, dialect: str | None = None
 ) -> str | None:
-    """Remove one WHERE conjunct that holds a literal the question states.
+    """Remove one WHERE conjunct that holds a literal the question states, and that no other
+    conjunct holds too: where the same value still filters another table or another branch
+    of a UNION, the question's cue stays answered and the change is no cue-visible error.
 
     >>> c = read_cues("Customers in Paris")
     >>> t = parse_sql("SELECT id FROM c WHERE city = 'Paris' AND active = 1", "sqlite")
     >>> mutate(t, "sqlite", "filter_dropped", c).sql
     'SELECT id FROM c WHERE active = 1'
+    >>> t = parse_sql("SELECT a.id FROM a, b WHERE a.y = 1990 AND b.y = 1990", "sqlite")
+    >>> mutate(t, "sqlite", "filter_dropped", read_cues("Awards in 1990")) is None
+    True
     """
-    candidates: list[tuple[exp.Where, exp.Expr]] = []
+    stated: list[tuple[exp.Where, exp.Expr, frozenset[str]]] = []
     for where in root.find_all(exp.Where):
         for conj in _conjuncts(where):
-            if any(cues.states_value(v) for v in _values(conj, dialect)):
-                candidates.append((where, conj))
+            values = frozenset(v for v in _values(conj, dialect) if cues.states_value(v))
+            if values:
+                stated.append((where, conj, values))
+    held = Counter(v for _, _, values in stated for v in values)
+    candidates = [(w, c) for w, c, values in stated if any(held[v] == 1 for v in values)]
     if not candidates:
         return None
     where, conj = rng.choice(candidates)
