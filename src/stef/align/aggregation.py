@@ -674,7 +674,9 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     nouns = {
         singular(n)
         for na in nl.aggregations
-        if na.func == "count" and (n := _counted_noun(na.text)) is not None
+        if na.func == "count"
+        for n in (_counted_noun(na.text), _last_word(na.text))
+        if n is not None
     }
     for count, entity, habit in keyed:
         if entity not in nouns:
@@ -692,6 +694,17 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             "aggregation",
         )
         return
+
+
+def _last_word(text: str) -> str | None:
+    """The last word of a count's phrase, the noun its modifiers lead to ("How many French
+    constructors" counts constructors).
+
+    >>> _last_word("How many French constructors"), _last_word("")
+    ('constructors', None)
+    """
+    words = text.casefold().split()
+    return words[-1].strip(",.?!;:") if words else None
 
 
 def _counts_noun(arg: str | None, noun: str) -> bool:
