@@ -674,7 +674,7 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     nouns = {
         singular(n)
         for na in nl.aggregations
-        if na.func == "count"
+        if na.func == "count" and not na.distinct  # a distinct count is the distinct checks'
         for n in (_counted_noun(na.text), _last_word(na.text))
         if n is not None
     }
