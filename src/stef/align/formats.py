@@ -84,7 +84,7 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
         ):
             out.add(
                 "date_compared_to_year",
-                "warning",
+                "error",
                 f"{f.text!r} compares a date with a bare year; no date matches it as meant",
                 None,
                 f.text,
@@ -97,7 +97,7 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
         ):
             out.add(
                 "name_compared_to_number",
-                "warning",
+                "error",
                 f"{f.text!r} compares a name by size with a number",
                 None,
                 f.text,
@@ -137,7 +137,7 @@ def check_ranges(sql: Spec, out: FindingCollector) -> None:
         if low is not None and high is not None and low > high:
             out.add(
                 "empty_range",
-                "warning",
+                "error",
                 f"{f.text!r} has its low bound above its high one; no row meets it",
                 None,
                 f.text,
