@@ -130,7 +130,7 @@ def check_requests(
             vocab.append(_Vocabulary.of(sql)[0])
         return vocab[0].accounts(word)
 
-    ranked = bool(sql.order_by) and sql.limit is not None
+    ranked = _ranked(sql)
     labelled = _labelled_by_case(sql, question)  # a CASE output writes labels it quotes
     outputs = ", ".join(p.text or p.expr for p in sql.projections)
 
@@ -189,6 +189,17 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+def _ranked(sql: Spec) -> bool:
+    """Does the SQL keep the first rows of a ranking: a sorted LIMIT, or a ranking window
+    cut to its first rows (``QUALIFY ROW_NUMBER() OVER (…) = 1``)?
+
+    >>> from stef.spec import OrderKey
+    >>> _ranked(Spec(order_by=[OrderKey("d", "desc")], limit=1)), _ranked(Spec())
+    (True, False)
+    """
+    return (bool(sql.order_by) and sql.limit is not None) or bool(sql.flags.get("rank_cuts"))
 
 
 def _carried(sql: Spec) -> bool:

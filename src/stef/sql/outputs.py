@@ -272,6 +272,9 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
     >>> q = f"SELECT SUM(v) FILTER (WHERE rk <= 5) FROM ({inner}) s"
     >>> rank_cuts(sqlglot.parse_one(q, read="postgres"))
     [5]
+    >>> q = "SELECT c, o FROM t QUALIFY ROW_NUMBER() OVER (PARTITION BY c ORDER BY d DESC) = 1"
+    >>> rank_cuts(sqlglot.parse_one(q, read="snowflake"))
+    [1]
     """
     aliases = {
         a.alias.casefold()
@@ -279,9 +282,12 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
         if isinstance(a.this, exp.Window) and isinstance(a.this.this, RANKING)
     }
     out: list[int] = []
-    for cmp in tree.find_all(exp.LTE, exp.LT, exp.EQ) if aliases else ():
+    for cmp in tree.find_all(exp.LTE, exp.LT, exp.EQ):
         col, lit = cmp.this, cmp.expression
-        if not (isinstance(col, exp.Column) and col.name.casefold() in aliases):
+        if isinstance(col, exp.Window):
+            if not isinstance(col.this, RANKING):
+                continue  # QUALIFY ROW_NUMBER() OVER (…) = 1: the window itself is cut
+        elif not (isinstance(col, exp.Column) and col.name.casefold() in aliases):
             continue
         if isinstance(lit, exp.Literal) and lit.is_int:
             out.append(int(lit.this) - (1 if isinstance(cmp, exp.LT) else 0))
