@@ -269,6 +269,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue
         if not any(o.key == key and o.direction == direction for o in spec.order_by):
             spec.order_by.append(OrderKey(key, direction, False, text))
+        if nxt == "first" and not ordinal:
+            continue  # "open tickets, newest first": an order for the list, not a top row
         if ordinal and spec.limit is None:
             o = ordinal.group("ord").casefold()
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
