@@ -541,6 +541,12 @@ class PredicateReader:
         column, func = self.describe(left, lnames)
         if isinstance(rcore, exp.Query):
             return Filter(column, op, (), self._text(src), clause, func)
+        scaled = _scaled(rcore) if rnames and type(lcore) is exp.Column else None
+        if scaled is not None:
+            # "below 10% of capacity" as units < 0.1 * capacity: units / capacity < 0.1
+            factor, base = scaled
+            ratio = f"{self.text.render(lcore)} / {self.text.render(base)}"
+            return Filter(ratio, op, (self.value(factor),), self._text(src), clause, None)
         if rnames:
             return Filter(column, op, (self.text.render(rcore),), self._text(src), clause, func)
         return Filter(column, op, (self.value(right),), self._text(src), clause, func)
@@ -564,6 +570,25 @@ class PredicateReader:
         if not values:
             return None
         return Filter(column, "in", tuple(values), self._text(src), clause, func)
+
+
+def _scaled(node: exp.Expr) -> tuple[exp.Expr, exp.Expr] | None:
+    """``(factor, column)`` of a column times a number (``0.1 * capacity``, ``cap * 0.5``),
+    the value side of a comparison with a share of another column; else None.
+
+    >>> import sqlglot
+    >>> [n.sql() for n in _scaled(sqlglot.parse_one("0.1 * capacity"))]
+    ['0.1', 'capacity']
+    >>> _scaled(sqlglot.parse_one("a * b")) is None
+    True
+    """
+    if type(node) is not exp.Mul:
+        return None
+    a, b = strip(node.this), strip(node.expression)
+    for factor, base in ((a, b), (b, a)):
+        if type(factor) is exp.Literal and not factor.is_string and type(base) is exp.Column:
+            return factor, base
+    return None
 
 
 def _and_terms(node: exp.Expr) -> list[exp.Expr]:
