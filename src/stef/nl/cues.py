@@ -277,7 +277,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
         elif (
             spec.limit is None
             and not _plural_subject(low, start)
-            and not _plural_head(target)
+            and not _plural_head(target, ctx.text[end:tend] if len(ctx.text) == len(low) else "")
             and not (base == "top" and _plural_after(low, end))
         ):
             spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
@@ -337,19 +337,30 @@ _LIST_HEAD = re.compile(
 )
 
 
-def _plural_head(target: str) -> bool:
-    """Is the superlative's target a plural noun (``top users``, ``highest bounties``)?
-    Such a question ranks a list; it does not ask for one row.
+def _plural_head(target: str, raw: str = "") -> bool:
+    """Is the superlative's target a plural noun (``top users``, ``highest bounties``, an
+    acronym's plural as written in ``raw``: ``top selling SKUs``)? Such a question ranks a
+    list; it does not ask for one row.
 
     >>> _plural_head("users from india"), _plural_head("salary"), _plural_head("")
     (True, False, False)
+    >>> _plural_head("selling skus", " selling SKUs"), _plural_head("selling skus")
+    (True, False)
     """
     words = target.split()
     if not words:
         return False
     head = next((w for w in words if w in {"of", "from", "in", "by", "for", "with"}), None)
     first = words[: words.index(head)] if head else words
+    if first and raw and first[-1].endswith("s"):
+        written = raw.split()[len(first) - 1 : len(first)]
+        if written and _ACRONYM_PLURAL.fullmatch(written[0].strip(",.?!;:")):
+            return True
     return bool(first) and _is_plural(first[-1])
+
+
+#: An acronym in the plural: ``SKUs``, ``KPIs``, ``URLs``.
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
 
 
 _PHRASE_ENDS = lx._words(
