@@ -78,6 +78,7 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
+from stef.align.places import other_place
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
@@ -530,13 +531,16 @@ def _named_column_other_value(
 ) -> Filter | None:
     """An equality on a column the question names, with a value the question never
     states, while the question's own capitalised value goes unmatched: the SQL compares
-    the right attribute with another value (``the Toys category`` → ``category = 'Books'``)."""
+    the right attribute with another value (``the Toys category`` → ``category = 'Books'``);
+    or a code of another place than the one the question names (``country = 'FR'``)."""
     if req.cue != WEAK_CUE or req.op != "=":
         return None
     for i, c in enumerate(candidates):
-        if i in used or c.op != "=" or not c.column or len(canon_col(c.column)) < 4:
+        if i in used or c.op != "=" or not c.column:
             continue
-        if f" {c.column.casefold()} " not in text:
+        if any(other_place(v, w) for v in req.values for w in c.values):
+            return c  # "in Germany" as country = 'FR': another country's code
+        if len(canon_col(c.column)) < 4 or f" {c.column.casefold()} " not in text:
             continue
         if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
             return c

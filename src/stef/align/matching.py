@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import methodcaller
 
+from stef.align.places import place_code
 from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
@@ -156,6 +157,8 @@ def values_match(nv: str, sv: str) -> bool:
     (True, True)
     >>> values_match("5", "-5"), values_match("-5", "-5.0"), values_match("c++", "%<c++>%")
     (False, True, True)
+    >>> values_match("germany", "de"), values_match("germany", "fr")
+    (True, False)
     """
     if nv == sv:
         return True
@@ -196,6 +199,8 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # 'Haynes, Summer' for "Professor Summer Haynes"
         if acronym(nv) == wb:
             return True  # 'EECS' for "Electrical Engineering and Computer Science"
+    if place_code(nv, core):
+        return True  # 'DE' for "Germany", 'TX' for "Texas": an ISO 3166 code of the place
     return word_variant(nv, core)
 
 
