@@ -318,11 +318,12 @@ def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
 
 def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec) -> bool:
     """Is an item the rows of a table the SQL reads: its one word names the table ("list
-    the circuits"), or its plural head does and an output names the rows ("the planned
-    nuclear power plants" as ``Name``)?"""
+    the circuits"), or its plural head does and an output names or identifies the rows
+    ("the planned nuclear power plants" as ``Name``, "inactive users" as ``id``)?"""
     if not any(_word_matches(head, t) for t in sql.tables):
         return False
-    return len(words) == 1 or (head.endswith("s") and any(_is_name(n) for n in names))
+    plural = words[-1].endswith("s")  # ``head`` is the singular
+    return len(words) == 1 or (plural and any(_is_name(n) or _id_like(n) for n in names))
 
 
 def _hinted_output(item: Projection, names: Sequence[str], enriched: str | None) -> bool:

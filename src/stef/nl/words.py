@@ -210,6 +210,8 @@ def _parse_number(text: str) -> tuple[str, bool] | None:
 
     >>> _parse_number("100K"), _parse_number("1.5k"), _parse_number("$1,000")
     (('100000', False), ('1500', False), ('1000', False))
+    >>> _parse_number("$1M"), _parse_number("2.5B")
+    (('1000000', False), ('2500000000', False))
     """
     m = lx.NUM_TEXT.match(text.strip())
     if not m:
@@ -219,7 +221,7 @@ def _parse_number(text: str) -> tuple[str, bool] | None:
     if num is None:
         return None
     factor = lx.MULTIPLIERS[m.group("mult").casefold()] if m.group("mult") else 1
-    factor *= 1000 if m.group("k") else 1
+    factor *= lx.SUFFIXES[m.group("k").casefold()] if m.group("k") else 1
     if factor != 1:
         val = float(num) * factor
         num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
