@@ -23,6 +23,7 @@ from dateutil import parser as date_parser
 
 from stef.nl import lexicon as lx
 from stef.nl.values import comparative_op
+from stef.nl.words import _parse_number
 from stef.spec import normalize_number
 
 _AGG_GROUPS = {
@@ -107,16 +108,10 @@ def read_cues(question: str, enriched: str | None = None) -> Cues:
 
 
 def _number(text: str) -> str | None:
-    """``"$1,000"`` → ``"1000"``; ``"five"`` → ``"5"``; ``"2 million"`` → ``"2000000"``."""
-    m = lx.NUM_TEXT.match(text.strip())
-    if not m:
-        return None
-    raw = m.group("n").casefold()
-    num = str(lx.NUMBER_WORDS[raw]) if raw in lx.NUMBER_WORDS else normalize_number(raw)
-    if num is not None and m.group("mult"):
-        val = float(num) * lx.MULTIPLIERS[m.group("mult").casefold()]
-        num = normalize_number(str(int(val)) if val.is_integer() else str(val))
-    return num
+    """``"$1,000"`` → ``"1000"``; ``"five"`` → ``"5"``; ``"2 million"`` → ``"2000000"``;
+    ``"10k"`` → ``"10000"`` (as the NL reader takes them)."""
+    parsed = _parse_number(text)
+    return parsed[0] if parsed else None
 
 
 def _prev_word(low: str, pos: int) -> str:

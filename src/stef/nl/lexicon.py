@@ -497,15 +497,10 @@ _NUM = (
     r"(?:\s?(?:%|percent\b|per\s?cent\b))?(?:\s(?:million|thousand|billion)\b)?"
 )
 NUM_TEXT = re.compile(
-    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<k>bn|mn|[kmb])?"
-    r"(?P<pct>\s?(?:%|percent|per\s?cent))?"
+    rf"^{_CURRENCY}(?P<n>{_DIGITS}|{_NUMW})(?P<k>bn|mn|[kmb])?(?P<pct>\s?(?:%|percent|per\s?cent))?"
     r"(?:\s(?P<mult>million|thousand|billion))?$",
     re.I,
 )
-MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
-#: A number's written suffix, in either case: ``10k``, ``$1M``, ``2.5B``, ``3bn`` (so ``5m``
-#: is five million, not five minutes: questions about data count money and rows).
-SUFFIXES = {"k": 1000, "m": 1_000_000, "mn": 1_000_000, "b": 1_000_000_000, "bn": 1_000_000_000}
 _SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
 BARE_NUMBER = re.compile(r"\d(?<![\w.$/-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w/%-]|\.\d)")
 NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")

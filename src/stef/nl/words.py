@@ -204,6 +204,12 @@ def related_values(a: str, b: str) -> bool:
     return len(words) > 1 and short.replace(" ", "") == "".join(w[0] for w in words)
 
 
+#: A number's spelled-out scale: ``2 million``.
+MULTIPLIERS = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+#: A number's suffix, either case: ``10k``, ``$1M``, ``2.5B``, ``3bn`` (``5m`` is 5 million).
+SUFFIXES = {"k": 1000, "m": 1_000_000, "mn": 1_000_000, "b": 1_000_000_000, "bn": 1_000_000_000}
+
+
 def _parse_number(text: str) -> tuple[str, bool] | None:
     """``"$1,000"`` → ``("1000", False)``; ``"20 %"`` → ``("20", True)``; ``"1.5k"`` →
     ``("1500", False)``.
@@ -220,8 +226,8 @@ def _parse_number(text: str) -> tuple[str, bool] | None:
     num = str(lx.NUMBER_WORDS[raw]) if raw in lx.NUMBER_WORDS else normalize_number(raw)
     if num is None:
         return None
-    factor = lx.MULTIPLIERS[m.group("mult").casefold()] if m.group("mult") else 1
-    factor *= lx.SUFFIXES[m.group("k").casefold()] if m.group("k") else 1
+    factor = MULTIPLIERS[m.group("mult").casefold()] if m.group("mult") else 1
+    factor *= SUFFIXES[m.group("k").casefold()] if m.group("k") else 1
     if factor != 1:
         val = float(num) * factor
         num = normalize_number(str(int(val)) if val.is_integer() else str(val)) or num
