@@ -454,7 +454,7 @@ def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) ->
 #: A word each match of :data:`lx.RELATIVE <stef.nl.lexicon.RELATIVE>` holds, lower-case.
 _RELATIVE_WORDS = (
     *("last", "this", "current", "previous", "past", "next", "prior", "recent"),
-    *("today", "yesterday"),
+    *("today", "yesterday", "td"),
 )
 
 
@@ -605,7 +605,7 @@ def _open_from_start(
     ("this month", "today"), with no upper bound on its column, else None."""
     which = (rel.group("which") or "").casefold()
     current = (which in {"this", "current"} and rel.group("unit")) or (
-        (rel.group("day") or "").casefold() == "today"
+        (rel.group("day") or "").casefold() == "today" or bool(rel.group("td"))  # "YTD"
     )
     if not current or req.op != "=" or len(req.values) != 1:
         return None

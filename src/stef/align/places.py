@@ -16,10 +16,26 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+#: Everyday names of countries that ISO 3166 names otherwise.
+_ALIASES = {
+    "uk": "united kingdom",
+    "britain": "united kingdom",
+    "great britain": "united kingdom",
+    "usa": "united states",
+    "america": "united states",
+    "uae": "united arab emirates",
+    "south korea": "korea, republic of",
+}
+
 
 def place_code(name: str, code: str) -> bool:
     """Is ``code`` (case-folded, two or three letters) an ISO 3166 code of the country or
-    the subdivision that ``name`` (case-folded) names?"""
+    the subdivision that ``name`` (case-folded) names?
+
+    >>> place_code("uk", "gb"), place_code("usa", "us")
+    (True, True)
+    """
+    name = _ALIASES.get(name, name)
     if not (2 <= len(code) <= 3 and code.isalpha() and len(name) >= 4):
         return False
     if not name.replace(" ", "").replace("-", "").isalpha():
@@ -31,6 +47,7 @@ def other_place(name: str, code: str) -> bool:
     """Is ``code`` the code of another place of the kind ``name`` names: a country's code for
     another country ("Germany" as ``'FR'``), a state's for another state ("Texas" as
     ``'CA'``)?"""
+    name = _ALIASES.get(name, name)
     if not (2 <= len(code) <= 3 and code.isalpha() and len(name) >= 4):
         return False
     codes = _codes().get(name)

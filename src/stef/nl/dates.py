@@ -98,13 +98,16 @@ _MONTH_STARTS = tuple(sorted({m[:3] for m in lx.MONTHS}))
 
 
 def _absolute_dates(ctx: _Ctx) -> None:
-    """Dates, date ranges, quarters, year ranges, decades, seasons, years after a temporal cue."""
+    """Dates, date ranges, quarters and halves of a year, year ranges, decades, seasons, years
+    after a temporal cue."""
     src = ctx.source
-    for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q") else ():
-        if ctx.free(m.start(), m.end()):
-            q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
-            first = date(int(m.group("y")), 3 * q - 2, 1)
-            last = first + relativedelta(months=3) - timedelta(days=1)
+    for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q", "half", "h1", "h2") else ():
+        half = (m.group("qh") or m.group("part") or "").casefold() in ("h", "half")
+        q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
+        if ctx.free(m.start(), m.end()) and not (half and q > 2):
+            months = 6 if half else 3
+            first = date(int(m.group("y")), months * (q - 1) + 1, 1)
+            last = first + relativedelta(months=months) - timedelta(days=1)
             f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     _periods(ctx)
@@ -194,16 +197,24 @@ def _months(ctx: _Ctx) -> None:
             item = lx.MONTH_NEXT.match(ctx.text, item.end())
 
 
+#: The period each ``?TD`` abbreviation runs to date over.
+_TO_DATE = {"y": "year", "m": "month", "q": "quarter", "w": "week"}
+
+
 def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
-    """``last year`` → ``year = now.year - 1``; without ``now`` a filter with no values."""
+    """``last year`` → ``year = now.year - 1``; ``YTD`` as ``this year``; without ``now`` a
+    filter with no values."""
     phrase = m.group(0)
     if m.group("day"):
         if now is None:
             return Filter(None, "=", (), phrase, src, "date")
         d = now.date() - timedelta(days=1 if m.group("day").casefold() == "yesterday" else 0)
         return Filter(None, "=", (d.isoformat(),), phrase, src, "date")
-    if m.group("unit"):
-        unit, which = m.group("unit").casefold(), m.group("which").casefold()
+    if m.group("unit") or m.group("td"):
+        if m.group("td"):  # "YTD", "MTD": this year, this month … to date
+            unit, which = _TO_DATE[m.group("td").casefold()], "this"
+        else:
+            unit, which = m.group("unit").casefold(), m.group("which").casefold()
         back = 0 if which in {"this", "current"} else -1 if which == "next" else 1
         if unit == "year":
             vals = (str(now.year - back),) if now else ()

@@ -108,8 +108,9 @@ TIME_UNITS = _words("year years month months week weeks day days quarter quarter
 #: Ordinal words of quarters ("the first quarter of 2023").
 QUARTER_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
-#: Words of relative dates ("last year", "today").
+#: Words of relative dates ("last year", "today", "YTD").
 RELATIVE_DATE_WORDS = _words("last this current previous past next prior recent today yesterday")
+RELATIVE_DATE_WORDS |= {"ytd", "mtd", "qtd", "wtd"}
 
 #: Words before "N most"/"N highest" that make N a top-k ("the 3 most", not "room 111 most").
 TOPK_LEADS = _words(
@@ -611,8 +612,9 @@ FOUR_DIGITS = re.compile(r"\d\d{3}")  # \d{4}, with a first character the engine
 YEAR_ALONE = re.compile(r"(?:1(?<![\w/.$,-]1)[89]\d\d|2(?<![\w/.$,-]2)0\d\d)(?![\w%/-]|\.\d|,\d)")
 YEAR_PREP = re.compile(r"\b(?:in|during|for|of)\s+$", re.I)
 RANKED_BY = re.compile(r"\s+(?:by|based\s+on|in\s+terms\s+of|according\s+to)\s+", re.I)
-QUARTER = re.compile(
-    rf"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
+QUARTER = re.compile(  # and halves: "Q3 2021", "the first half of 2023", "H2 2022"
+    r"\b(?:(?P<qh>[qh])(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+(?P<part>quarter|half))"
+    rf"\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
     re.I,
 )
 MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b")
@@ -621,7 +623,7 @@ RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
     r"(?P<units>days|weeks|months|years)\b"
-    r"|\b(?P<day>today|yesterday)\b",
+    r"|\b(?P<day>today|yesterday)\b|\b(?P<td>[ymqw])td\b",  # YTD: this year to date
     re.I,
 )
 
