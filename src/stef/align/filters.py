@@ -71,6 +71,7 @@ from stef.align.operators import (
     DATE_PARTS,
     EQUALISH,
     age_as_date,
+    as_of,
     hint_value_differs,
     one_off,
     ops_compatible,
@@ -501,6 +502,11 @@ def _answered_otherwise(
         matched.append((req, point))  # "from 1993/3/22 to 1998/12/27" as date = each
         message = f"the question's {req.text!r} is read as its two dates, compared one by one"
         out.add("range_as_points", "info", message, req.text, point.text, "filter_alignment")
+        return True
+    if (start := as_of(req, sql.filters)) is not None:
+        matched.append((req, start))  # "on 2024-03-31" as started <= it and ended after it
+        message = f"the question's {req.text!r} is read as the rows valid on one day of it"
+        out.add("period_as_of", "info", message, req.text, start.text, "filter_alignment")
         return True
     if m.sql is not None and age_as_date(req, m.sql, sql.flags.get("clock_ages") or ()):
         matched.append((req, m.sql))  # "older than 14 days" as created < GETDATE() - 14

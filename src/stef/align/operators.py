@@ -150,6 +150,41 @@ def two_points(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:
     return None
 
 
+def as_of(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:
+    """The SQL's start bound when it reads the rows valid at one day of the period the
+    question asks for: a start column at or before the day and an end column after it
+    (``started_at <= '2024-03-31' AND (ended_at IS NULL OR ended_at > '2024-03-31')`` for
+    "active subscriptions on 2024-03-31", or for "MRR for March 2024" at its last day), the
+    validity interval of a snapshot or of a slowly changing dimension's row.
+
+    >>> start = Filter("started_at", "<=", ("2024-03-31",), "")
+    >>> end = Filter("ended_at", ">", ("2024-03-31",), "", "or")
+    >>> month = Filter(None, "=", ("2024-03",), "March 2024", func="year_month")
+    >>> as_of(month, [start, end]) is start
+    True
+    >>> as_of(Filter(None, "=", ("2024-04-02",), "on 2024-04-02"), [start, end]) is None
+    True
+    """
+    if nl.op != "=" or len(nl.values) != 1 or not _ISO_PREFIX.match(nl.values[0]):
+        return None
+    period = nl.values[0]
+    for c in candidates:
+        if c.op not in ("<=", "<") or c.column is None or len(c.values) != 1:
+            continue
+        day = c.values[0][:10]
+        if not (_ISO_PREFIX.match(day) and day.startswith(period[:10])):
+            continue
+        for d in candidates:
+            other = d.column is not None and canon_col(d.column) != canon_col(c.column)
+            if d.op in (">", ">=") and other and d.values and d.values[0][:10] == day:
+                return c
+    return None
+
+
+#: An ISO date or its year-month or year prefix.
+_ISO_PREFIX = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
+
+
 def hint_value_differs(nl: Filter, s: Filter) -> bool:
     """Does the SQL compare the column a hint pins (``availability = 'mtgo,paper'``) with
     another string than the hint writes (``availability = 'mtgo'``)? Both equalities of one

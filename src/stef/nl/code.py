@@ -193,6 +193,8 @@ def _operand_values(
         return None
     if len(bare) > 3 or bare.casefold().endswith("id"):
         return None  # a column compared with a column (a join), or prose
+    if bare.casefold() in ("sum", "avg", "max", "min"):
+        return None  # "MRR = sum of monthly price": a definition, not a value
     return [bare], op, j + 1
 
 

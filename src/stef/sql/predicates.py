@@ -541,6 +541,11 @@ class PredicateReader:
         column, func = self.describe(left, lnames)
         if isinstance(rcore, exp.Query):
             return Filter(column, op, (), self._text(src), clause, func)
+        truncated = isinstance(lcore, (exp.DateTrunc, exp.TimestampTrunc)) and not rnames
+        if truncated and (period := _trunc_period(lcore, self.value(right))) is not None:
+            # DATE_TRUNC('month', d) = '2024-01-01': the month 2024-01, as strftime('%Y-%m', d)
+            part, value = period
+            return Filter(column, op, (value,), self._text(src), clause, part)
         scaled = _scaled(rcore) if rnames and type(lcore) is exp.Column else None
         if scaled is not None:
             # "below 10% of capacity" as units < 0.1 * capacity: units / capacity < 0.1
@@ -570,6 +575,33 @@ class PredicateReader:
         if not values:
             return None
         return Filter(column, "in", tuple(values), self._text(src), clause, func)
+
+
+#: The date part a truncation to each unit compares, and how many characters of an ISO date
+#: it keeps: ``DATE_TRUNC('month', d) = '2024-01-01'`` is ``year_month`` ``'2024-01'``.
+_TRUNC_PARTS = {"month": ("year_month", 7, "-01"), "year": ("year", 4, "-01-01")}
+
+
+def _trunc_period(node: exp.Expr, value: str) -> tuple[str, str] | None:
+    """``(part, value)`` of a date truncated to a month or a year and compared with the
+    first day of one (``DATE_TRUNC('month', d) = '2024-01-01'`` → ``("year_month",
+    "2024-01")``); else None.
+
+    >>> import sqlglot
+    >>> _trunc_period(sqlglot.parse_one("DATE_TRUNC('month', d)", read="postgres"), "2024-01-01")
+    ('year_month', '2024-01')
+    >>> _trunc_period(sqlglot.parse_one("DATE_TRUNC(d, YEAR)", read="bigquery"), "2023-01-01")
+    ('year', '2023')
+    >>> _trunc_period(sqlglot.parse_one("DATE_TRUNC('month', d)", read="postgres"), "2024-01-15")
+    """
+    if not isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)) or len(value) < 10:
+        return None
+    unit = node.args.get("unit")
+    name = unit.name.casefold() if isinstance(unit, exp.Expr) else ""
+    part = _TRUNC_PARTS.get(name)
+    if part is None or not value[:10].endswith(part[2]) or value[10:].strip(" 0:") != "":
+        return None
+    return part[0], value[: part[1]]
 
 
 def _scaled(node: exp.Expr) -> tuple[exp.Expr, exp.Expr] | None:
