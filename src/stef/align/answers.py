@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from stef.align.matching import canon_col, hinted_column, int_value, name_words
+from stef.nl.values import UNITS
 from stef.spec import Filter, Spec
 
 #: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
@@ -37,6 +38,62 @@ def hundredfold(a: str, b: str) -> bool:
     return x != 0 and (
         abs(x * 100 - y) < 1e-9 * max(1.0, abs(y)) or abs(y * 100 - x) < 1e-9 * max(1.0, abs(x))
     )
+
+
+def scaled_pairs(nl: Filter, sql: Filter) -> list[tuple[str, str]]:
+    """``(question value, SQL value)`` pairs that state one quantity in two scales: a
+    percentage as a fraction ("over 75%" as ``share > 0.75``), a duration or a size in a
+    smaller unit ("longer than 2 hours" as ``length > 120``).
+
+    >>> q = Filter(None, ">", ("2",), "longer than 2 hours")
+    >>> scaled_pairs(q, Filter("length", ">", ("120",), "length > 120"))
+    [('2', '120')]
+    >>> scaled_pairs(q, Filter("length", ">", ("100",), "length > 100"))
+    []
+    """
+    if percent_scaled(nl, sql):
+        pairs = [(nv, sv) for nv in nl.values for sv in sql.values if hundredfold(nv, sv)]
+        if pairs:
+            return pairs
+    m = _UNIT.search(nl.text)
+    if m is None:
+        return []
+    factors = _UNIT_FACTORS[m.group(1).casefold().rstrip("s")[:3]]
+    return [
+        (nv, sv)
+        for nv in nl.values
+        for sv in sql.values
+        if (a := _float(nv)) is not None
+        and (b := _float(sv)) is not None
+        and any(abs(a * f - b) < 1e-9 * max(1.0, abs(b)) for f in factors)
+    ]
+
+
+#: A number's unit in the question: the durations and sizes a column may keep in a smaller
+#: unit (``length`` in minutes, ``duration_sec``, ``distance_m``).
+_UNIT = re.compile(rf"\d\s*({UNITS})\b", re.I)
+#: What one of each unit (by its first three letters) is in the smaller units a column may
+#: keep it in.
+_UNIT_FACTORS: dict[str, tuple[float, ...]] = {
+    "hou": (60, 3600, 3_600_000),
+    "hr": (60, 3600, 3_600_000),
+    "min": (60, 60_000),
+    "sec": (1000,),
+    "day": (24, 1440, 86400),
+    "wee": (7,),
+    "yea": (12, 365, 52),
+    "km": (1000,),
+    "kil": (1000,),
+    "kg": (1000,),
+    "met": (100, 1000),
+}
+
+
+def _float(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
 
 
 #: A key column's name: ``gender_id``, ``ColourId``, ``TYPE_ID``.

@@ -30,11 +30,10 @@ from stef.align.aggregation import check_aggregations
 from stef.align.answers import (
     counted_by_limit,
     counted_by_pairs,
-    hundredfold,
     number_in_code,
     number_in_names,
     parameter_answer,
-    percent_scaled,
+    scaled_pairs,
     value_as_key,
 )
 from stef.align.dates import (
@@ -226,8 +225,7 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 for sv in s.values
                 if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
             ]
-        if not pairs and percent_scaled(nl, s):
-            pairs = [(nv, sv) for nv in nl.values for sv in s.values if hundredfold(nv, sv)]
+        pairs = pairs or scaled_pairs(nl, s)  # 75% as 0.75, 2 hours as 120 (minutes)
         if not pairs:
             continue
         nv, sv = pairs[0]

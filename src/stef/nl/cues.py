@@ -234,7 +234,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
             not prev or prev[-1] != "the" or low[end : end + 1] == "-" or nxt in lx.NOT_RANKED
         ):
             continue  # "first name", "the first half", "first-grade"
-        if word == "top" and (not nxt or nxt.isdigit() or nxt in lx.NUMBER_WORDS):
+        if word == "top" and (not nxt or nxt.rstrip("%").isdigit() or nxt in lx.NUMBER_WORDS):
             continue
         if word in {"first", "last", "latest", "earliest"} and any(
             w in _COMPARED_TO for w in _prev_words(low, start, 2)

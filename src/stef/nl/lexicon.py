@@ -667,7 +667,7 @@ BETWEEN_RE = re.compile(
 # Top-k, superlatives, ordering ----------------------------------------------------------------
 _SUP_ALT = alternation(SUPERLATIVES)
 TOPK_RE = re.compile(
-    rf"\btop[- ](?P<a>{_SMALL_NUM})\b"
+    rf"\btop[- ](?P<a>{_SMALL_NUM})\b(?!\s*(?:%|percent))"  # "the top 10%": a share, no LIMIT
     rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
     rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b"
     rf"|\b(?<!\bat\s)(?!least\b)(?P<sup2>most\s+recent|{_SUP_ALT})\s+(?P<d>{_SMALL_NUM})\s+(?=[a-z])"

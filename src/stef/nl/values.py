@@ -270,7 +270,18 @@ def _number_filter(ctx: _Ctx, op: str, nums: list[str], m: re.Match[str]) -> Non
     if any(p[1] for p in parsed if p):
         ctx.spec.flags["percent"] = True
     col = _adjacent_column(ctx, m.start(), m.end())
-    ctx.add_filter(Filter(col, op, vals, m.group(0), ctx.source), m.start(), m.end())
+    unit = _UNIT_AFTER.match(ctx.text, m.end())  # kept in the text: "2 hours" may be 120 minutes
+    text = m.group(0) + unit.group(0) if unit else m.group(0)
+    ctx.add_filter(Filter(col, op, vals, text, ctx.source), m.start(), m.end())
+
+
+#: The units of a duration or a size that a column may keep in a smaller unit.
+UNITS = (
+    r"hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|years?|km|kilomet(?:er|re)s?"
+    r"|kg|kilograms?|met(?:er|re)s?"
+)
+#: A unit right after a compared number ("longer than 2 hours").
+_UNIT_AFTER = re.compile(rf"\s*(?:{UNITS})\b", re.I)
 
 
 #: A word of each comparative cue (its longest): every word of a cue that ``CMP_RE``
