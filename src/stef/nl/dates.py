@@ -70,11 +70,13 @@ def _clock(tm: str) -> str:
 
 
 def _step_dates(ctx: _Ctx) -> None:
-    """Relative dates, dates with a year, months alone."""
+    """Relative dates, dates with a year, quarters and months alone."""
     if ctx.has(lx.RELATIVE_DATE_WORDS):
         _relative_dates(ctx)
     if lx.FOUR_DIGITS.search(ctx.text):
         _absolute_dates(ctx)
+    if ctx.may_hold("q1", "q2", "q3", "q4", "quarter"):
+        _quarters_alone(ctx)
     if ctx.has(lx.MONTH_WORDS):
         _months(ctx)
 
@@ -174,6 +176,32 @@ def _periods(ctx: _Ctx) -> None:
             continue  # "March and May 2021" names two months, not the run between them
         y = m.group("y")
         f = Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), m.group(0), src, "month")
+        ctx.add_filter(f, m.start(), m.end())
+
+
+#: A quarter named without its year ("signups for Q1", "in the third quarter").
+_QUARTER_ALONE = re.compile(
+    r"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\b(?!\s*(?:of\s+|,\s*)?\d)",
+    re.I,
+)
+
+
+def _quarters_alone(ctx: _Ctx) -> None:
+    """A quarter without a year is the latest such quarter begun by the record's time ("Q1"
+    asked in May 2024 is 2024-01-01 to 2024-03-31; "Q4" asked then is 2023's); without a
+    record time it is no value to look for, only an unresolved cue."""
+    for m in ctx.scan(_QUARTER_ALONE):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        if ctx.now is None:
+            ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+            ctx.take(m.start(), m.end())
+            continue
+        q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
+        year = ctx.now.year - (1 if 3 * q - 2 > ctx.now.month else 0)
+        first = date(year, 3 * q - 2, 1)
+        last = first + relativedelta(months=3) - timedelta(days=1)
+        f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), ctx.source)
         ctx.add_filter(f, m.start(), m.end())
 
 

@@ -173,7 +173,7 @@ REQUEST_FILLERS = _words(
 #: subtotals": rows of the report, not a column): not checked.
 REQUEST_VAGUE = _words(
     """list details detail information info record records data everything all result
-    results row rows entry entries one ones separately subtotal subtotals"""
+    results row rows entry entries one ones separately subtotal subtotals breakdown overview"""
 )
 
 #: Conjunctions and prepositions the filler list lacks: grammar, never a schema term (and
