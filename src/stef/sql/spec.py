@@ -42,7 +42,7 @@ from stef.spec import (
     Projection,
     Spec,
 )
-from stef.sql.clock import clock_ages, clock_columns, clock_windows, parameter_columns
+from stef.sql.clock import clock_reads, parameter_columns
 from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.nodes import preorder
 from stef.sql.outputs import (
@@ -468,9 +468,12 @@ class _Extractor:
             "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
             if w.aggs
             else [],
-            "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
-            "clock_columns": clock_columns(self.tree) if clocked else [],
-            "clock_ages": clock_ages(self.tree, self.tt.literal_value) if clocked else [],
+            # after the renders above, as they see the tree (one search for the three)
+            "clock_windows": (
+                clock := clock_reads(self.tree, tt.literal_value) if clocked else ([], [], [])
+            )[0],
+            "clock_columns": clock[1],
+            "clock_ages": clock[2],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
