@@ -61,7 +61,7 @@ from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
-from stef.sql.walk import Walk, contains, search, walk_tree
+from stef.sql.walk import Walk, contains, walk_tree
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -73,7 +73,7 @@ __all__ = [
 
 _NESTED = "cannot analyse SQL: it is nested too deeply (recursion limit)"
 _POSITIONAL_PARENTS = (exp.Limit, exp.Offset, exp.Fetch)
-_DIV, _ADD, _AGG_OR_WINDOW = (exp.Div,), (exp.Add,), (exp.AggFunc, exp.Window)
+_ADD, _AGG_OR_WINDOW = (exp.Add,), (exp.AggFunc, exp.Window)
 
 
 @dataclass
@@ -451,7 +451,7 @@ class _Extractor:
             "integer_division": division and self._integer_division(eff),
             "or_precedence": tt.original(found) if (found := or_precedence(w.ors)) else None,
             "divides_in_sum_only": "div" in w.functions
-            and all(d.find_ancestor(exp.Sum) is not None for d in search(self.tree, _DIV)),
+            and all(d.find_ancestor(exp.Sum) is not None for d in w.divs),
             "negation": w.negation
             or "except" in spec.set_operations
             or any(
@@ -483,7 +483,8 @@ class _Extractor:
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
-            "addition": isinstance(eff, exp.Select)
+            "addition": w.addition  # none in the tree: none in the projections
+            and isinstance(eff, exp.Select)
             and any(contains(e, _ADD) for e in eff.expressions),
         }
 
