@@ -43,6 +43,9 @@ def hundredfold(a: str, b: str) -> bool:
 _KEY_NAME = re.compile(r"(?:_id|_ID|[a-z]Id|[a-z]ID)$")
 
 
+_NON_ALNUM_RUN = re.compile(r"[^a-z0-9]+")
+
+
 def value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> int | None:
     """The position of an unused SQL filter that applies a named value by its key: the hint
     ``color = 'Blue'`` as ``eye_colour_id = 7``, ``gender = 'Female'`` as ``gender_id = 2``
@@ -57,7 +60,7 @@ def value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> i
     """
     if not req.column or req.op not in ("=", "in") or any(v.isdigit() for v in req.values):
         return None
-    stems = [w[:4] for w in re.split(r"[^a-z0-9]+", canon_col(req.column)) if len(w) >= 4]
+    stems = [w[:4] for w in _NON_ALNUM_RUN.split(canon_col(req.column)) if len(w) >= 4]
     for i, c in enumerate(candidates):
         col = canon_col(c.column or "")
         if (
@@ -201,6 +204,9 @@ def _searches(v: str) -> Callable[[str, list[str]], bool]:
     return lambda clause, _words: bounded_in(v, clause)
 
 
+_LONG_WORD = re.compile(r"[a-z]{3,}")
+
+
 def parameter_answer(
     req: Filter, sql: Spec, candidates: Sequence[Filter], used: set[int]
 ) -> int | None:
@@ -218,7 +224,7 @@ def parameter_answer(
     columns = {canon_col(c) for c in sql.flags.get("parameter_columns") or ()}
     if not columns:
         return None
-    said = {w.rstrip("s") for w in re.findall(r"[a-z]{3,}", req.text.casefold())}
+    said = {w.rstrip("s") for w in _LONG_WORD.findall(req.text.casefold())}
     for i, c in enumerate(candidates):
         col = canon_col(c.column)
         if i in used or col not in columns:

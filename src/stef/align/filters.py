@@ -189,6 +189,9 @@ class _Match:
         self.problem = problem
 
 
+_CENTURY_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
 def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
     best: _Match | None = None
     for s in candidates:
@@ -216,13 +219,13 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 for nv in nl.values
                 if bound is not None and (n := int_value(nv)) is not None and bound == n + step
             ]
-        if not pairs and s.column and re.search(r"yr|year", canon_col(s.column)):
+        if not pairs and s.column and ("yr" in (canon := canon_col(s.column)) or "year" in canon):
             # "in 2017" as yr_data = 17: a year kept as its last two digits
             pairs = [
                 (nv, sv)
                 for nv in nl.values
                 for sv in s.values
-                if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
+                if _CENTURY_YEAR.fullmatch(nv) and sv == nv[2:]
             ]
         if not pairs and percent_scaled(nl, s):
             pairs = [(nv, sv) for nv in nl.values for sv in s.values if hundredfold(nv, sv)]
@@ -336,7 +339,7 @@ def align_filters(
                 f"{c.text!r}, whose value the SQL alone cannot confirm"
             )
             _answer_elsewhere(req, f"key {c.text!r}", c.text, matched, out, message)
-        elif not _answered_otherwise(req, m, sql, hints, excused, matched, out, stated):
+        elif not _answered_otherwise(req, m, sql, candidates, hints, excused, matched, out, stated):
             bad += 1
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
@@ -469,6 +472,7 @@ def _answered_otherwise(
     req: Filter,
     m: _Match,
     sql: Spec,
+    candidates: Sequence[Filter],
     hints: str | None,
     excused: frozenset[str],
     matched: list[tuple[Filter, Filter]],
@@ -477,7 +481,8 @@ def _answered_otherwise(
 ) -> bool:
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
     a name, a bound one off in inclusiveness, a range's two dates compared one by one, an
-    age kept as a date, or a near miss of a kind without weight."""
+    age kept as a date, or a near miss of a kind without weight. ``candidates`` are the
+    SQL filters with values."""
     if m.sql is None and (name := number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
@@ -496,7 +501,7 @@ def _answered_otherwise(
     if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
         return True
-    if (point := two_points(req, [f for f in sql.filters if f.values])) is not None:
+    if (point := two_points(req, candidates)) is not None:
         matched.append((req, point))  # "from 1993/3/22 to 1998/12/27" as date = each
         message = f"the question's {req.text!r} is read as its two dates, compared one by one"
         out.add("range_as_points", "info", message, req.text, point.text, "filter_alignment")
