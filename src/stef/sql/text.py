@@ -29,7 +29,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
 from sqlglot.generator import Generator
@@ -41,7 +41,7 @@ from stef.sql.nodes import NATIVE, push_children
 _SENTINEL = re.compile("(['\"]?)\ue000(\\d+)\ue001\\1")
 
 #: Tokens that end a clause item (a projection, a WHERE conjunct, an ORDER BY key).
-_BOUNDARY = frozenset(
+_BOUNDARY: Final = frozenset(
     {
         TokenType.COMMA,
         TokenType.AND,
@@ -78,7 +78,13 @@ _BOUNDARY = frozenset(
         TokenType.STRAIGHT_JOIN,
     }
 )
-_QUERY_START = frozenset({TokenType.SELECT, TokenType.WITH})
+_QUERY_START: Final = frozenset({TokenType.SELECT, TokenType.WITH})
+#: The token types the token walks below test, as constants: compiled, ``TokenType.X`` is
+#: a look-up in the module's dictionary and then on the class at every test.
+_L_PAREN: Final = TokenType.L_PAREN
+_R_PAREN: Final = TokenType.R_PAREN
+_TOP: Final = TokenType.TOP
+_OVER: Final = TokenType.OVER
 _START = attrgetter("start")
 
 #: Aggregates whose one-argument call renders as ``name(arg)`` in every dialect.
@@ -412,7 +418,7 @@ class TreeText:
         if self._starts is None or self._match is None:
             toks = self.tokens
             starts = self._starts = list(map(_START, toks))
-            lp, rp = TokenType.L_PAREN, TokenType.R_PAREN
+            lp, rp = _L_PAREN, _R_PAREN
             sql = self.sql
             parens: list[int] = []
             for char in "()":  # find paren characters, keep those that are paren tokens
@@ -460,12 +466,12 @@ class TreeText:
                 break
             path.append(i)
             tt = toks[i - 1].token_type
-            if tt == TokenType.R_PAREN and match[i - 1] >= 0:
+            if tt == _R_PAREN and match[i - 1] >= 0:
                 i = match[i - 1]
                 continue
-            if tt == TokenType.L_PAREN or tt in _BOUNDARY:
+            if tt == _L_PAREN or tt in _BOUNDARY:
                 break
-            if i >= 2 and toks[i - 2].token_type == TokenType.TOP:
+            if i >= 2 and toks[i - 2].token_type == _TOP:
                 break
             i -= 1
         for k in path:
@@ -484,10 +490,10 @@ class TreeText:
                 break
             path.append(j)
             tt = toks[j + 1].token_type
-            if tt == TokenType.L_PAREN and match[j + 1] >= 0:
+            if tt == _L_PAREN and match[j + 1] >= 0:
                 j = match[j + 1]
                 continue
-            if tt == TokenType.R_PAREN or tt in _BOUNDARY:
+            if tt == _R_PAREN or tt in _BOUNDARY:
                 break
             j += 1
         for k in path:
@@ -513,9 +519,9 @@ class TreeText:
             s = first.meta_get("start") if isinstance(first, exp.Expr) else None
             if s is not None:
                 i = bisect_right(starts, s) - 1
-                if i + 1 < n and toks[i + 1].token_type == TokenType.L_PAREN and match[i + 1] > i:
+                if i + 1 < n and toks[i + 1].token_type == _L_PAREN and match[i + 1] > i:
                     j = match[i + 1]
-                    if mode == "window" and j + 1 < n and toks[j + 1].token_type == TokenType.OVER:
+                    if mode == "window" and j + 1 < n and toks[j + 1].token_type == _OVER:
                         j += 1
                         if j + 1 < n:
                             j = match[j + 1] if match[j + 1] >= 0 else j + 1
@@ -533,7 +539,7 @@ class TreeText:
                 if i == 0:
                     break
                 tt = toks[i - 1].token_type
-                if tt == TokenType.L_PAREN:
+                if tt == _L_PAREN:
                     if match[i - 1] == j + 1:  # parentheses around the whole fragment
                         i, j = i - 1, j + 1
                         continue
@@ -546,7 +552,7 @@ class TreeText:
                         has_query
                         and tt in _QUERY_START
                         and i >= 2
-                        and toks[i - 2].token_type == TokenType.L_PAREN
+                        and toks[i - 2].token_type == _L_PAREN
                     ):
                         i -= 2
                         continue
@@ -555,7 +561,7 @@ class TreeText:
             if i < first:
                 i, j = self._balance(i, j, match)
             j = self._right_stop(j, match)
-        elif mode == "window" and j + 1 < n and toks[j + 1].token_type == TokenType.OVER:
+        elif mode == "window" and j + 1 < n and toks[j + 1].token_type == _OVER:
             j += 1
             if j + 1 < n:
                 j = match[j + 1] if match[j + 1] >= 0 else j + 1
