@@ -85,6 +85,14 @@ _L_PAREN: Final = TokenType.L_PAREN
 _R_PAREN: Final = TokenType.R_PAREN
 _TOP: Final = TokenType.TOP
 _OVER: Final = TokenType.OVER
+#: The node classes the per-node code below tests, as constants (likewise).
+_COLUMN: Final = exp.Column
+_STAR: Final = exp.Star
+_LITERAL: Final = exp.Literal
+_IDENTIFIER: Final = exp.Identifier
+_QUERY: Final = exp.Query
+_PAREN: Final = exp.Paren
+_DISTINCT: Final = exp.Distinct
 _START = attrgetter("start")
 
 #: Aggregates whose one-argument call renders as ``name(arg)`` in every dialect.
@@ -233,13 +241,13 @@ class TreeText:
         done = self._swapped
         for node in root.dfs():
             cls = type(node)
-            if cls is exp.Column:
+            if cls is _COLUMN:
                 if id(node) in done:
                     continue
                 done.add(id(node))
                 this = node.args.get("this")
                 info = self.columns.get(id(node))
-                if isinstance(this, exp.Star):
+                if isinstance(this, _STAR):
                     self._swap(node, {"this": this})
                 elif info is not None and info.string is not None:
                     lit = exp.Literal(this=self._sentinel(info.string), is_string=True)
@@ -247,7 +255,7 @@ class TreeText:
                     self._swap(node, {"this": lit})
                 elif info is not None:
                     self._swap(node, {"this": exp.Var(this=info.name)})
-            elif cls is exp.Literal:
+            elif cls is _LITERAL:
                 if node.args.get("is_string") and id(node) not in done:
                     done.add(id(node))
                     text = str(node.this)
@@ -255,7 +263,7 @@ class TreeText:
                     args = dict(node.args)
                     args["this"] = self._sentinel(text)
                     self._swap(node, args)
-            elif cls is exp.Identifier:
+            elif cls is _IDENTIFIER:
                 if node.args.get("quoted") and id(node) not in done:
                     done.add(id(node))
                     args = dict(node.args)
@@ -307,16 +315,16 @@ class TreeText:
         dialect's generator writes them that way (sqlglot's SQLite CAST is slow).
         """
         cls = type(node)
-        if cls is exp.Column:
+        if cls is _COLUMN:
             info = self.columns.get(id(node))
             if info is None:
                 return None
             if info.string is not None:
                 return quote_string(info.string)
             return info.name
-        if cls is exp.Star:
+        if cls is _STAR:
             return "*"
-        if cls is exp.Literal:
+        if cls is _LITERAL:
             if node.args.get("is_string"):
                 return quote_string(self.literal_value(node))
             return str(node.this).lower()
@@ -329,20 +337,20 @@ class TreeText:
                 return None
             this = args.get("this")
             prefix = ""
-            if type(this) is exp.Distinct:
+            if type(this) is _DISTINCT:
                 inner = this.expressions
                 if len(inner) != 1 or any(v for k, v in this.args.items() if k != "expressions"):
                     return None
                 this, prefix = inner[0], "distinct "
             if this is None:
                 return None
-            if type(this) is exp.Literal:
+            if type(this) is _LITERAL:
                 return None
             return f"{name}({prefix}{self.render(this)})"
         op = _BINARY.get(cls)
         if op is not None:
             return self._fast_binary(node, op)
-        if cls is exp.Paren:
+        if cls is _PAREN:
             body = node.this  # one type per name (``inner`` above is a list)
             return f"({self.render(body)})" if isinstance(body, exp.Expr) else None
         if cls is exp.Cast:
@@ -392,7 +400,7 @@ class TreeText:
         stack = [node]
         while stack:
             n = stack.pop()
-            if type(n) is exp.Column:
+            if type(n) is _COLUMN:
                 info = self.columns.get(id(n))
                 if info is not None:
                     if info.span is not None:
@@ -405,7 +413,7 @@ class TreeText:
                 e = n.meta_get("end", s)
                 lo = s if lo is None or s < lo else lo
                 hi = e if hi is None or e > hi else hi
-            if n is not node and isinstance(n, exp.Query):
+            if n is not node and isinstance(n, _QUERY):
                 has_query = True
             if NATIVE:
                 push_children(n, stack)
