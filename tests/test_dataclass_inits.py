@@ -22,6 +22,7 @@ import stef
 from stef.align.dates import DateMatch, Span
 from stef.align.filters import Alignment, _Match
 from stef.findings import Finding
+from stef.nl.code import _Tok
 from stef.nl.context import Mapping, TextAnalysis, _Ctx
 from stef.nl.enrichment import EnrichmentResult, _Text
 from stef.nl.request import RequestedItem
@@ -62,6 +63,7 @@ WRITTEN_OUT: list[type] = [
     ParsedSql,
     SqlSpecResult,
     _AggInfo,
+    _Tok,
 ]
 
 pytestmark = pytest.mark.skipif(

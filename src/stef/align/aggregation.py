@@ -136,6 +136,9 @@ def check_aggregations(
     check_measures(nl, sql, out, divides=_divides(sql))
 
 
+_ALNUM_RUN = re.compile(r"[a-z0-9]+")
+
+
 def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None:
     """A column of the SQL that a clause of the hints ties to the asked aggregate's phrase
     ("A11 refers to average salary" for "average salary", "A15 … number of committed
@@ -147,7 +150,7 @@ def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None
     >>> _column_holding(na, Spec(columns=["a11"]), "A3 refers to region") is None
     True
     """
-    words = re.findall(r"[a-z0-9]+", na.text.casefold())
+    words = _ALNUM_RUN.findall(na.text.casefold())
     while words and words[0] in {"the", "what", "is", "a", "an", "of"}:
         words = words[1:]
     phrase = " ".join(words[:2])

@@ -1,7 +1,9 @@
 """Where a required filter is answered other than by a matching SQL filter: a number a
 name holds (``NumGE1500``), a code that holds a year (``'2023FA'``), a LIMIT that is the
 number of rows asked for, a value applied by its key (``eye_colour_id = 7``), a fraction the
-SQL computes as a percentage. Pure functions of the two specs, used by
+SQL computes as a percentage or a quantity in a smaller unit (:func:`scaled_pairs`); and
+where it is answered wrongly, by another value on the column the question names
+(:func:`named_column_other_value`). Pure functions of the two specs, used by
 :mod:`stef.align.filters`.
 """
 
@@ -10,9 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from stef.align.matching import canon_col, hinted_column, int_value, name_words
+from stef.align.matching import (
+    NEUTRAL_LITERALS,
+    canon_col,
+    hinted_column,
+    int_value,
+    name_words,
+    text_mentions,
+)
+from stef.align.places import other_place
 from stef.nl.values import UNITS
-from stef.spec import Filter, Spec
+from stef.spec import WEAK_CUE, Filter, Spec
 
 #: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
 _TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
@@ -100,6 +110,9 @@ def _float(v: str) -> float | None:
 _KEY_NAME = re.compile(r"(?:_id|_ID|[a-z]Id|[a-z]ID)$")
 
 
+_NON_ALNUM_RUN = re.compile(r"[^a-z0-9]+")
+
+
 def value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> int | None:
     """The position of an unused SQL filter that applies a named value by its key: the hint
     ``color = 'Blue'`` as ``eye_colour_id = 7``, ``gender = 'Female'`` as ``gender_id = 2``
@@ -114,7 +127,7 @@ def value_as_key(req: Filter, candidates: Sequence[Filter], used: set[int]) -> i
     """
     if not req.column or req.op not in ("=", "in") or any(v.isdigit() for v in req.values):
         return None
-    stems = [w[:4] for w in re.split(r"[^a-z0-9]+", canon_col(req.column)) if len(w) >= 4]
+    stems = [w[:4] for w in _NON_ALNUM_RUN.split(canon_col(req.column)) if len(w) >= 4]
     for i, c in enumerate(candidates):
         col = canon_col(c.column or "")
         if (
@@ -258,6 +271,9 @@ def _searches(v: str) -> Callable[[str, list[str]], bool]:
     return lambda clause, _words: bounded_in(v, clause)
 
 
+_LONG_WORD = re.compile(r"[a-z]{3,}")
+
+
 def parameter_answer(
     req: Filter, sql: Spec, candidates: Sequence[Filter], used: set[int]
 ) -> int | None:
@@ -275,7 +291,7 @@ def parameter_answer(
     columns = {canon_col(c) for c in sql.flags.get("parameter_columns") or ()}
     if not columns:
         return None
-    said = {w.rstrip("s") for w in re.findall(r"[a-z]{3,}", req.text.casefold())}
+    said = {w.rstrip("s") for w in _LONG_WORD.findall(req.text.casefold())}
     for i, c in enumerate(candidates):
         col = canon_col(c.column)
         if i in used or col not in columns:
@@ -285,4 +301,25 @@ def parameter_answer(
                 return i
         elif said & {w.casefold().rstrip("s") for w in name_words(c.column or "")}:
             return i
+    return None
+
+
+def named_column_other_value(
+    req: Filter, candidates: Sequence[Filter], used: set[int], text: str
+) -> Filter | None:
+    """An equality on a column the question names, with a value the question never
+    states, while the question's own capitalised value goes unmatched: the SQL compares
+    the right attribute with another value (``the Toys category`` → ``category = 'Books'``);
+    or a code of another place than the one the question names (``country = 'FR'``)."""
+    if req.cue != WEAK_CUE or req.op != "=":
+        return None
+    for i, c in enumerate(candidates):
+        if i in used or c.op != "=" or not c.column:
+            continue
+        if any(other_place(v, w) for v in req.values for w in c.values):
+            return c  # "in Germany" as country = 'FR': another country's code
+        if len(canon_col(c.column)) < 4 or f" {c.column.casefold()} " not in text:
+            continue
+        if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
+            return c
     return None

@@ -211,10 +211,14 @@ def table_span(table: str) -> Span | None:
     return period(m.group("d")) if m else None
 
 
+#: The digits before a wildcard table's ``*`` (``ga_sessions_2017*``).
+_WILDCARD_DIGITS = re.compile(r"_(\d*)\*$")
+
+
 def suffix_filters(filters: Sequence[Filter], tables: Sequence[str]) -> list[Filter]:
     """``_TABLE_SUFFIX`` conditions with the digits of the wildcard table they complete
     (``ga_sessions_2017*`` and ``_TABLE_SUFFIX BETWEEN '0101' AND '0331'``)."""
-    prefix = next((m.group(1) for t in tables if (m := re.search(r"_(\d*)\*$", t))), "")
+    prefix = next((m.group(1) for t in tables if (m := _WILDCARD_DIGITS.search(t))), "")
     return [replace(f, values=tuple(_complete(prefix, v) for v in f.values)) for f in filters]
 
 

@@ -30,6 +30,7 @@ from stef.align.aggregation import check_aggregations
 from stef.align.answers import (
     counted_by_limit,
     counted_by_pairs,
+    named_column_other_value,
     number_in_code,
     number_in_names,
     parameter_answer,
@@ -55,6 +56,7 @@ from stef.align.hints import (
 from stef.align.intent import check_intent
 from stef.align.matching import (
     BOUNDS,
+    CENTURY_YEAR,
     NEUTRAL_LITERALS,
     canon_col,
     checked_cues,
@@ -78,7 +80,6 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
-from stef.align.places import other_place
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
@@ -217,13 +218,13 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
                 for nv in nl.values
                 if bound is not None and (n := int_value(nv)) is not None and bound == n + step
             ]
-        if not pairs and s.column and re.search(r"yr|year", canon_col(s.column)):
+        if not pairs and s.column and ("yr" in (canon := canon_col(s.column)) or "year" in canon):
             # "in 2017" as yr_data = 17: a year kept as its last two digits
             pairs = [
                 (nv, sv)
                 for nv in nl.values
                 for sv in s.values
-                if re.fullmatch(r"(?:19|20)\d\d", nv) and sv == nv[2:]
+                if CENTURY_YEAR.fullmatch(nv) and sv == nv[2:]
             ]
         pairs = pairs or scaled_pairs(nl, s)  # 75% as 0.75, 2 hours as 120 (minutes)
         if not pairs:
@@ -309,7 +310,7 @@ def align_filters(
         elif m.sql is None and (
             req.cue == WEAK_CUE or (literal := _stated_literal(req, sql)) is not None
         ):
-            wrong = _named_column_other_value(req, candidates, used, text)
+            wrong = named_column_other_value(req, candidates, used, text)
             if wrong is not None:
                 bad += 1
                 _report_wrong_filter(req, _Match(req, wrong, "wrong_value"), out)
@@ -336,7 +337,7 @@ def align_filters(
                 f"{c.text!r}, whose value the SQL alone cannot confirm"
             )
             _answer_elsewhere(req, f"key {c.text!r}", c.text, matched, out, message)
-        elif not _answered_otherwise(req, m, sql, hints, excused, matched, out, stated):
+        elif not _answered_otherwise(req, m, sql, candidates, hints, excused, matched, out, stated):
             bad += 1
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
@@ -469,6 +470,7 @@ def _answered_otherwise(
     req: Filter,
     m: _Match,
     sql: Spec,
+    candidates: Sequence[Filter],
     hints: str | None,
     excused: frozenset[str],
     matched: list[tuple[Filter, Filter]],
@@ -477,7 +479,8 @@ def _answered_otherwise(
 ) -> bool:
     """A required filter no SQL filter applies as asked, answered anyway: a number held by
     a name, a bound one off in inclusiveness, a range's two dates compared one by one, an
-    age kept as a date, or a near miss of a kind without weight."""
+    age kept as a date, a snapshot, or a near miss of a kind without weight (``candidates``:
+    the SQL filters with values)."""
     if m.sql is None and (name := number_in_names(req, sql, hints)) is not None:
         _answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
@@ -496,15 +499,15 @@ def _answered_otherwise(
     if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
         return True
-    if (point := two_points(req, [f for f in sql.filters if f.values])) is not None:
+    if (point := two_points(req, candidates)) is not None:
         matched.append((req, point))  # "from 1993/3/22 to 1998/12/27" as date = each
         message = f"the question's {req.text!r} is read as its two dates, compared one by one"
         out.add("range_as_points", "info", message, req.text, point.text, "filter_alignment")
         return True
-    if (start := as_of(req, sql.filters)) is not None:
+    if (start := as_of(req, candidates)) is not None:
         matched.append((req, start))  # "on 2024-03-31" as started <= it and ended after it
-        message = f"the question's {req.text!r} is read as the rows valid on one day of it"
-        out.add("period_as_of", "info", message, req.text, start.text, "filter_alignment")
+        why = f"the question's {req.text!r} is read as the rows valid on one day of it"
+        out.add("period_as_of", "info", why, req.text, start.text, "filter_alignment")
         return True
     if m.sql is not None and age_as_date(req, m.sql, sql.flags.get("clock_ages") or ()):
         matched.append((req, m.sql))  # "older than 14 days" as created < GETDATE() - 14
@@ -528,27 +531,6 @@ def _answered_otherwise(
         matched.append((req, m.sql))
         return True
     return False
-
-
-def _named_column_other_value(
-    req: Filter, candidates: Sequence[Filter], used: set[int], text: str
-) -> Filter | None:
-    """An equality on a column the question names, with a value the question never
-    states, while the question's own capitalised value goes unmatched: the SQL compares
-    the right attribute with another value (``the Toys category`` → ``category = 'Books'``);
-    or a code of another place than the one the question names (``country = 'FR'``)."""
-    if req.cue != WEAK_CUE or req.op != "=":
-        return None
-    for i, c in enumerate(candidates):
-        if i in used or c.op != "=" or not c.column:
-            continue
-        if any(other_place(v, w) for v in req.values for w in c.values):
-            return c  # "in Germany" as country = 'FR': another country's code
-        if len(canon_col(c.column)) < 4 or f" {c.column.casefold()} " not in text:
-            continue
-        if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
-            return c
-    return None
 
 
 def _stated_literal(req: Filter, sql: Spec) -> str | None:

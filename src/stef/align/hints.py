@@ -184,6 +184,10 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+#: A decimal number as written (``-3``, ``2.5``).
+_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+
+
 def check_literals_and_hints(
     nl: Spec,
     sql: Spec,
@@ -225,7 +229,7 @@ def check_literals_and_hints(
     for v in nl.literals:
         if normalize_value(v) != v:
             continue
-        if int_value(v) is None and not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if int_value(v) is None and not _DECIMAL.fullmatch(v):
             continue
         if v in NEUTRAL_LITERALS or v in reported:
             continue

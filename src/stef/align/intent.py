@@ -576,6 +576,9 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     )
 
 
+_ID_SUFFIX = re.compile(r"_?id$")
+
+
 def _names_table(key: str, table: str) -> bool:
     """Does a key column name ``table`` (``owneruserid`` → ``users``, ``hero_id`` →
     ``superhero``), so that it may refer to that table's own key?
@@ -583,7 +586,7 @@ def _names_table(key: str, table: str) -> bool:
     >>> _names_table("owneruserid", "users"), _names_table("account_id", "client")
     (True, False)
     """
-    stem = NAME_WORDS.sub("", re.sub(r"_?id$", "", key.casefold()))
+    stem = NAME_WORDS.sub("", _ID_SUFFIX.sub("", key.casefold()))
     name = NAME_WORDS.sub("", table.casefold())
     if _share_a_word(key.casefold(), table.casefold()):
         return True

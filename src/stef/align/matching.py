@@ -140,6 +140,9 @@ def canon_col(name: str | None) -> str:
     return _canon_col_cached(name) if name else ""
 
 
+#: A year of the 20th or 21st century, written in full.
+CENTURY_YEAR = re.compile(r"(?:19|20)\d\d")
+
 #: A plain number, perhaps negative: compared by value, never as a word of another.
 _SIGNED = re.compile(r"-?\d+(?:\.\d+)?")
 

@@ -81,6 +81,9 @@ def _check_inner_rank(nl: Spec, sql: Spec, out: FindingCollector, hints: str | N
         )
 
 
+_VERB_OR_PLURAL_END = re.compile(r"(?:ed|s)$")
+
+
 def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     """The SQL literal a question's superlative is part of ("the most valuable player"
     against ``award = 'Most Valuable Player'``), or None.
@@ -105,7 +108,7 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     if literal is not None:
         return literal
     # "the last edit date" as the column lasteditdate: the word names a column
-    joined = words[0] + re.sub(r"(?:ed|s)$", "", words[1])
+    joined = words[0] + _VERB_OR_PLURAL_END.sub("", words[1])
     if len(joined) < 7:
         return None
     return next((c for c in sql.columns if canon(c).startswith(joined)), None)
@@ -114,6 +117,9 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
 #: Superlatives of age, read as dates (the youngest has the latest birth date), by the
 #: direction they ask of a column that holds an age.
 _AGE_SUPERLATIVES = {"youngest": "asc", "oldest": "desc", "eldest": "desc"}
+
+
+_LETTER_RUN = re.compile(r"[a-z]+")
 
 
 def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
@@ -125,7 +131,7 @@ def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
     >>> _wanted(OrderKey("date", "desc", text="youngest editor"), OrderKey("birthday", "desc"))
     'desc'
     """
-    key_words = set(re.findall(r"[a-z]+", sorted_by.key.casefold()))
+    key_words = set(_LETTER_RUN.findall(sorted_by.key.casefold()))
     if "age" in key_words:
         for w in asked.text.casefold().split():
             if w in _AGE_SUPERLATIVES:

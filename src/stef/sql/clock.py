@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from stef.sql.walk import search
+
 #: The text of a literal as written (the SQL spec passes the reader that sees through its
 #: canonical swaps).
 LiteralText = Callable[[exp.Expr], str]
@@ -43,10 +45,14 @@ _CLOCK_CALLS = frozenset(
 )
 _CLOCK_NODES = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentDatetime, exp.CurrentTime)
 _LOWER = {exp.GT: "left", exp.GTE: "left", exp.LT: "right", exp.LTE: "right"}
+_BOUNDS = tuple(_LOWER)
 _CONDITIONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #: Calls that move a time by an amount of a unit, and those of them that add it.
 _ADDS = (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd)
 _SHIFTS = (*_ADDS, exp.DateSub, exp.TimestampSub, exp.DatetimeSub)
+#: The nodes :func:`_clock_call` may accept, and columns, for :func:`search`.
+_CLOCK_READERS = (*_CLOCK_NODES, exp.Anonymous)
+_COLUMNS = (exp.Column,)
 
 
 def _unit_days(unit: str) -> float | None:
@@ -60,11 +66,6 @@ def _clock_call(node: exp.Expr | None) -> bool:
     if isinstance(node, _CLOCK_NODES):
         return True
     return isinstance(node, exp.Anonymous) and str(node.this).casefold() in _CLOCK_CALLS
-
-
-def _reads_clock(node: exp.Expr) -> bool:
-    """Does ``node`` hold a call that reads the clock anywhere inside it?"""
-    return any(map(_clock_call, node.walk()))
 
 
 def _is_clock(node: exp.Expr | None) -> bool:
@@ -152,16 +153,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
 def clock_windows(tree: exp.Expr, text: LiteralText = _as_written) -> list[list[str | float]]:
     """``[column, days]`` of each lower bound that reaches back from now (``created >=
     now - 30 days``), in the order they stand; ``text`` reads a literal as written."""
-    out: list[list[str | float]] = []
-    for cmp in tree.find_all(*_LOWER):
-        side = _LOWER[type(cmp)]
-        col, bound = (cmp.left, cmp.right) if side == "left" else (cmp.right, cmp.left)
-        if not isinstance(col, exp.Column):
-            continue
-        back = days_back(bound, text)
-        if back is not None:
-            out.append([col.name.casefold(), round(back, 4)])
-    return out
+    return clock_reads(tree, text)[0]
 
 
 def clock_ages(tree: exp.Expr, text: LiteralText = _as_written) -> list[str]:
@@ -174,13 +166,7 @@ def clock_ages(tree: exp.Expr, text: LiteralText = _as_written) -> list[str]:
     >>> clock_ages(sqlglot.parse_one(q, read="tsql"))
     ['created']
     """
-    out: list[str] = []
-    for cmp in tree.find_all(*_LOWER):
-        for col, bound in ((cmp.left, cmp.right), (cmp.right, cmp.left)):
-            name = col.name.casefold() if isinstance(col, exp.Column) else ""
-            if name and name not in out and days_back(bound, text) is not None:
-                out.append(name)
-    return out
+    return clock_reads(tree, text)[2]
 
 
 def clock_columns(tree: exp.Expr) -> list[str]:
@@ -193,15 +179,44 @@ def clock_columns(tree: exp.Expr) -> list[str]:
     >>> clock_columns(sqlglot.parse_one(q, read="tsql"))
     ['d']
     """
-    out: list[str] = []
-    for cond in tree.find_all(*_CONDITIONS):
-        if not _reads_clock(cond):
-            continue
-        for col in cond.find_all(exp.Column):
-            name = col.name.casefold()
-            if name not in out:
-                out.append(name)
-    return out
+    return clock_reads(tree)[1]
+
+
+def clock_reads(
+    tree: exp.Expr, text: LiteralText = _as_written
+) -> tuple[list[list[str | float]], list[str], list[str]]:
+    """:func:`clock_windows`, :func:`clock_columns` and :func:`clock_ages` of ``tree`` from
+    one search of its conditions (breadth first, as ``find_all`` gives them), each bound's
+    :func:`days_back` read once.
+
+    >>> import sqlglot
+    >>> q = "SELECT 1 FROM p WHERE created >= GETDATE() - 14 AND YEAR(d) = YEAR(GETDATE())"
+    >>> clock_reads(sqlglot.parse_one(q, read="tsql"))
+    ([['created', 14.0]], ['created', 'd'], ['created'])
+    """
+    windows: list[list[str | float]] = []
+    columns: list[str] = []
+    ages: list[str] = []
+    for cond in search(tree, _CONDITIONS):
+        if isinstance(cond, _BOUNDS):
+            left, right = cond.left, cond.right
+            # how far back each side lies, where the other side is a column
+            right_back = days_back(right, text) if isinstance(left, exp.Column) else None
+            left_back = days_back(left, text) if isinstance(right, exp.Column) else None
+            col, back = (left, right_back) if _LOWER[type(cond)] == "left" else (right, left_back)
+            if back is not None:
+                windows.append([col.name.casefold(), round(back, 4)])
+            for side, side_back in ((left, right_back), (right, left_back)):
+                if side_back is not None:
+                    name = side.name.casefold()
+                    if name and name not in ages:
+                        ages.append(name)
+        if any(map(_clock_call, search(cond, _CLOCK_READERS))):
+            for c in search(cond, _COLUMNS):
+                name = c.name.casefold()
+                if name not in columns:
+                    columns.append(name)
+    return windows, columns, ages
 
 
 #: Conditions whose value may be a parameter bound when the query runs.

@@ -29,10 +29,17 @@ molecules"). Flags of the SQL spec (:mod:`stef.sql.spec`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from sqlglot import exp
 
 from stef.sql.walk import search
+
+#: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
+#: look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_SELECT: Final = exp.Select
+_TABLE: Final = exp.Table
 
 _EQ, _COUNT = (exp.EQ,), (exp.Count,)
 _KEY_ENDS = ("_id", "id")
@@ -74,14 +81,14 @@ def _tables(sel: exp.Select) -> dict[str, str]:
     sources = [from_.this] if from_ is not None else []
     sources += [j.this for j in sel.args.get("joins") or ()]
     for src in sources:
-        if isinstance(src, exp.Table) and src.name:
+        if isinstance(src, _TABLE) and src.name:
             out[(src.alias_or_name).casefold()] = src.name.casefold()
     return out
 
 
 def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
     """The two sides of each equality in the ON conditions of a SELECT's joins."""
-    for join in sel.args.get("joins") or () if isinstance(sel, exp.Select) else ():
+    for join in sel.args.get("joins") or () if isinstance(sel, _SELECT) else ():
         on = join.args.get("on")
         for eq in search(on, _EQ) if on is not None else ():
             yield eq.this, eq.expression
@@ -91,7 +98,7 @@ def _fans_out(sel: exp.Select, alias: str, column: str, tables: dict[str, str]) 
     """Is ``alias.column`` joined by equality to another table's column that refers to it
     (not that table's own key): one row of ``alias`` to many of the other?"""
     for left, right in _join_equalities(sel):
-        if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+        if isinstance(left, _COLUMN) and isinstance(right, _COLUMN):
             for mine, other in ((left, right), (right, left)):
                 if mine.table.casefold() != alias or mine.name.casefold() != column:
                     continue
@@ -110,7 +117,7 @@ def key_counts(
     rendered: rendering folds the columns' qualifiers for a while. ``counts``: the
     SELECT's own COUNTs in ``find_all``'s (breadth-first) order, when the caller knows
     them (else they are searched for)."""
-    if not isinstance(sel, exp.Select):
+    if not isinstance(sel, _SELECT):
         return []
     tables = _tables(sel)
     if not tables:
@@ -118,7 +125,7 @@ def key_counts(
     out: list[tuple[exp.Count, str, str]] = []
     for count in search(sel, _COUNT) if counts is None else counts:
         col = count.this
-        if not isinstance(col, exp.Column) or count.find_ancestor(exp.Select) is not sel:
+        if not isinstance(col, _COLUMN) or count.find_ancestor(exp.Select) is not sel:
             continue
         alias = col.table.casefold() or (next(iter(tables)) if len(tables) == 1 else "")
         table = tables.get(alias)
@@ -153,6 +160,6 @@ def join_key_columns(sel: exp.Expr) -> list[str]:
         for side in sides:
             while isinstance(side, _KEY_WRAPPERS):
                 side = side.this
-            if isinstance(side, exp.Column):
+            if isinstance(side, _COLUMN):
                 out.append(side.name.casefold())
     return out

@@ -11,6 +11,7 @@ leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from sqlglot import exp
 
@@ -18,6 +19,16 @@ from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star
 from stef.sql.walk import contains, search
+
+#: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
+#: look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_LITERAL: Final = exp.Literal
+_SELECT: Final = exp.Select
+_ALIAS: Final = exp.Alias
+_EXPR: Final = exp.Expr
+_TABLE: Final = exp.Table
+_WINDOW: Final = exp.Window
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _AGGREGATE: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
@@ -43,11 +54,11 @@ def unwrapped_aggregate(node: exp.Expr) -> exp.AggFunc | None:
     while True:
         if isinstance(node, (exp.Cast, exp.Paren, exp.Round, exp.Coalesce, exp.Ceil, exp.Floor)):
             node = node.this
-        elif isinstance(node, (exp.Mul, exp.Div)) and isinstance(node.expression, exp.Literal):
+        elif isinstance(node, (exp.Mul, exp.Div)) and isinstance(node.expression, _LITERAL):
             node = node.this  # SUM(x) / 5.1, AVG(x) * 100: scaled, still that aggregate
         else:
             break
-    if isinstance(node, exp.AggFunc) and not isinstance(node.parent, exp.Window):
+    if isinstance(node, exp.AggFunc) and not isinstance(node.parent, _WINDOW):
         return node
     return None
 
@@ -67,14 +78,14 @@ def branch_aggregates(op: exp.SetOperation) -> list[list[str]]:
     first, later = op.this, op.expression
     while isinstance(first, (exp.SetOperation, exp.Subquery)):
         first = first.this
-    if not isinstance(first, exp.Select) or not isinstance(later, exp.Select):
+    if not isinstance(first, _SELECT) or not isinstance(later, _SELECT):
         return []
     names = [e.alias_or_name for e in first.expressions]
     out = []
     for name, e in zip(names, later.expressions, strict=False):
-        agg = None if isinstance(e, exp.Alias) else unwrapped_aggregate(e)
+        agg = None if isinstance(e, _ALIAS) else unwrapped_aggregate(e)
         if agg is not None and name:
-            arg = agg.this.sql().casefold() if isinstance(agg.this, exp.Expr) else ""
+            arg = agg.this.sql().casefold() if isinstance(agg.this, _EXPR) else ""
             out.append([name_key(name), agg.sql_name().lower(), arg])
     return out
 
@@ -97,9 +108,9 @@ def carried_aliases(sel: exp.Select) -> list[str]:
         return []
     out = []
     for e in sel.expressions:
-        node = unwrapped_aggregate(e.this) if isinstance(e, exp.Alias) and e.alias else None
+        node = unwrapped_aggregate(e.this) if isinstance(e, _ALIAS) and e.alias else None
         arg = node.this if isinstance(node, (exp.Avg, exp.Max, exp.Min)) else None
-        if isinstance(arg, exp.Column) and arg.name.casefold() == e.alias.casefold():
+        if isinstance(arg, _COLUMN) and arg.name.casefold() == e.alias.casefold():
             out.append(name_key(e.alias))  # folded as aggregate_aliases folds it
     return out
 
@@ -114,11 +125,11 @@ def aggregate_aliases(sel: exp.Select) -> list[list[str]]:
     """
     out = []
     for e in sel.expressions:
-        if not isinstance(e, exp.Alias) or not e.alias:
+        if not isinstance(e, _ALIAS) or not e.alias:
             continue
         node = unwrapped_aggregate(e.this)
         if node is not None:
-            arg = node.this.sql().casefold() if isinstance(node.this, exp.Expr) else ""
+            arg = node.this.sql().casefold() if isinstance(node.this, _EXPR) else ""
             out.append([name_key(e.alias), node.sql_name().lower(), arg])
     return out
 
@@ -170,10 +181,10 @@ def unlabelled_groups(sel: exp.Select) -> bool:
     if group is None or not group.expressions or not sel.expressions:
         return False
     bound = getattr(sel.args.get("limit"), "expression", None)
-    if isinstance(bound, exp.Literal) and bound.name == "1":
+    if isinstance(bound, _LITERAL) and bound.name == "1":
         return False
-    keys = {k.name.casefold() for k in group.expressions if type(k) is exp.Column}
-    cores = [e.this if isinstance(e, exp.Alias) else e for e in sel.expressions]
+    keys = {k.name.casefold() for k in group.expressions if type(k) is _COLUMN}
+    cores = [e.this if isinstance(e, _ALIAS) else e for e in sel.expressions]
     for core in cores:
         if not contains(core, _AGGREGATE) or any(
             not c.find_ancestor(exp.AggFunc) for c in search(core, _COLUMNS)
@@ -189,7 +200,7 @@ def _key_picked(core: exp.Expr, keys: set[str]) -> bool:
     """Is ``core`` MIN, MAX or ANY_VALUE of a plain column the rows are grouped by (one
     value per group: the key itself)?"""
     arg = core.this if type(core) in (exp.Min, exp.Max, exp.AnyValue) else None
-    return type(arg) is exp.Column and arg.name.casefold() in keys
+    return type(arg) is _COLUMN and arg.name.casefold() in keys
 
 
 def _qualifier(col: exp.Column) -> str:
@@ -203,7 +214,7 @@ def _equated_sources(sel: exp.Select) -> dict[tuple[str, str], set[str]]:
     out: dict[tuple[str, str], set[str]] = {}
     for eq in search(sel, _EQ):
         a, b = eq.this, eq.expression
-        if type(a) is exp.Column and type(b) is exp.Column:
+        if type(a) is _COLUMN and type(b) is _COLUMN:
             out.setdefault((_qualifier(a), a.name.casefold()), set()).add(_qualifier(b))
             out.setdefault((_qualifier(b), b.name.casefold()), set()).add(_qualifier(a))
     return out
@@ -231,10 +242,10 @@ def unshown_plain_keys(sel: exp.Select) -> list[exp.Column]:
     group = sel.args.get("group")
     if group is None or not sel.expressions or any(map(is_star, sel.expressions)):
         return []
-    keys = [k for k in group.expressions if type(k) is exp.Column and k.name]
+    keys = [k for k in group.expressions if type(k) is _COLUMN and k.name]
     if not keys:
         return []
-    names = {e.alias.casefold() for e in sel.expressions if isinstance(e, exp.Alias)}
+    names = {e.alias.casefold() for e in sel.expressions if isinstance(e, _ALIAS)}
     labels: set[str] = set()
     for e in sel.expressions:
         for col in search(e, _COLUMNS):
@@ -279,17 +290,17 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
     aliases = {
         a.alias.casefold()
         for a in tree.find_all(exp.Alias)
-        if isinstance(a.this, exp.Window) and isinstance(a.this.this, RANKING)
+        if isinstance(a.this, _WINDOW) and isinstance(a.this.this, RANKING)
     }
     out: list[int] = []
     for cmp in tree.find_all(exp.LTE, exp.LT, exp.EQ):
         col, lit = cmp.this, cmp.expression
-        if isinstance(col, exp.Window):
+        if isinstance(col, _WINDOW):
             if not isinstance(col.this, RANKING):
                 continue  # QUALIFY ROW_NUMBER() OVER (…) = 1: the window itself is cut
-        elif not (isinstance(col, exp.Column) and col.name.casefold() in aliases):
+        elif not (isinstance(col, _COLUMN) and col.name.casefold() in aliases):
             continue
-        if isinstance(lit, exp.Literal) and lit.is_int:
+        if isinstance(lit, _LITERAL) and lit.is_int:
             out.append(int(lit.this) - (1 if isinstance(cmp, exp.LT) else 0))
     return out
 
@@ -315,9 +326,9 @@ def ungrouped(sel: exp.Select) -> list[str]:
     aggregated, bare = False, []
     for e in sel.expressions:
         for node in preorder(e, _AGGREGATE_SCOPES):
-            if isinstance(node, _AGGREGATING) and not isinstance(node.parent, exp.Window):
+            if isinstance(node, _AGGREGATING) and not isinstance(node.parent, _WINDOW):
                 aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
-            elif type(node) is exp.Column and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
+            elif type(node) is _COLUMN and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
                 bare.append(node)
     if not aggregated or not bare:
         return []
@@ -339,7 +350,7 @@ def _source_tables(sel: exp.Select) -> dict[str, str]:
     from_ = sel.args.get("from")
     joins = sel.args.get("joins") or ()
     tables = [from_.this if from_ else None, *(j.this for j in joins)]
-    named = [t for t in tables if type(t) is exp.Table]
+    named = [t for t in tables if type(t) is _TABLE]
     out = {t.alias_or_name.casefold(): t.name.casefold() for t in named}
     if len(tables) == 1 and named:
         out[""] = named[0].name.casefold()
@@ -381,9 +392,9 @@ def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
         if type(part) is not exp.EQ:
             continue
         col, lit = part.this, part.expression
-        if type(col) is exp.Literal:
+        if type(col) is _LITERAL:
             col, lit = lit, col
-        if type(col) is exp.Column and type(lit) is exp.Literal and (col.table or not joined):
+        if type(col) is _COLUMN and type(lit) is _LITERAL and (col.table or not joined):
             out.add((col.table.casefold(), col.name.casefold()))
     return out
 

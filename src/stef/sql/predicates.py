@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
+from typing import Final
 
 from dateutil.relativedelta import relativedelta
 from sqlglot import exp
@@ -50,6 +51,18 @@ _FLIP = {"=": "=", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 #: Nodes that only change a value's type; a filter looks through them to the column.
 TRANSPARENT = (exp.Paren, exp.Cast, exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime)
+
+#: The node classes the per-node code below tests, as constants: compiled, ``exp.Column``
+#: is a look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_LITERAL: Final = exp.Literal
+_EXPR: Final = exp.Expr
+_QUERY: Final = exp.Query
+_STAR: Final = exp.Star
+_PAREN: Final = exp.Paren
+_OR: Final = exp.Or
+_NEG: Final = exp.Neg
+_FUNC: Final = exp.Func
 
 #: strftime / DATE_FORMAT / TO_CHAR formats that mean a date part.
 _FORMAT_PARTS = {
@@ -92,7 +105,7 @@ def shift_date(anchor: str, sign: int, amount: str, unit: str) -> str | None:
 
 def strip(node: exp.Expr) -> exp.Expr:
     """``node`` without parentheses, casts and sqlglot's date-coercion wrappers."""
-    while isinstance(node, TRANSPARENT) and isinstance(node.this, exp.Expr):
+    while isinstance(node, TRANSPARENT) and isinstance(node.this, _EXPR):
         node = node.this
     return node
 
@@ -104,7 +117,7 @@ def _flatten(condition: exp.Expr, connector: type[exp.Connector]) -> list[exp.Ex
     stack = [condition]
     while stack:
         node = stack.pop()
-        while isinstance(node, exp.Paren) and isinstance(node.this, exp.Expr):
+        while isinstance(node, _PAREN) and isinstance(node.this, _EXPR):
             node = node.this
         if isinstance(node, connector):
             stack.append(node.expression)
@@ -159,9 +172,9 @@ def _substring_part(node: exp.Substring) -> str | None:
     True
     """
     col, start, length = node.this, node.args.get("start"), node.args.get("length")
-    if not isinstance(col, exp.Column) or not DATE_LIKE_NAME.search(col.name.casefold()):
+    if not isinstance(col, _COLUMN) or not DATE_LIKE_NAME.search(col.name.casefold()):
         return None
-    if not (isinstance(start, exp.Literal) and isinstance(length, exp.Literal)):
+    if not (isinstance(start, _LITERAL) and isinstance(length, _LITERAL)):
         return None
     if not (start.is_int and length.is_int):
         return None
@@ -179,15 +192,15 @@ def function_name(node: exp.Expr, literal: Callable[[exp.Expr], str] | None = No
     """
     read = literal or (lambda n: n.name)
     if isinstance(node, exp.Extract):
-        return read(node.this).lower() if isinstance(node.this, exp.Expr) else "extract"
+        return read(node.this).lower() if isinstance(node.this, _EXPR) else "extract"
     if isinstance(node, exp.TimeToStr):
         fmt = node.args.get("format")
-        return _FORMAT_PARTS.get(read(fmt) if isinstance(fmt, exp.Expr) else "", "strftime")
+        return _FORMAT_PARTS.get(read(fmt) if isinstance(fmt, _EXPR) else "", "strftime")
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
     if isinstance(node, exp.Substring) and (part := _substring_part(node)) is not None:
         return part
-    if isinstance(node, exp.Func):
+    if isinstance(node, _FUNC):
         return node.sql_name().lower()
     return node.key
 
@@ -270,16 +283,16 @@ class PredicateReader:
         return self.text.original(src) if src is not None else ""
 
     def _literal(self, node: exp.Expr) -> str:
-        return self.text.literal_value(node) if type(node) is exp.Literal else node.name
+        return self.text.literal_value(node) if type(node) is _LITERAL else node.name
 
     # ------------------------------------------------------------------ helpers
     def side_columns(self, node: exp.Expr) -> list[str]:
         """Distinct canonical columns a side reads, not looking into subqueries."""
         cols = self.text.columns
         cls = type(node)
-        if cls is exp.Literal:
+        if cls is _LITERAL:
             return []
-        if cls is exp.Column:
+        if cls is _COLUMN:
             info = cols.get(id(node))
             if info is not None:
                 return [] if info.string is not None else [info.name]
@@ -287,18 +300,18 @@ class PredicateReader:
         stack = [node]
         while stack:
             n = stack.pop()
-            if type(n) is exp.Column:
+            if type(n) is _COLUMN:
                 info = cols.get(id(n))
                 if info is None:
                     name = self.text.canonical_column(n)
-                elif info.string is not None or isinstance(n.this, exp.Star):
+                elif info.string is not None or isinstance(n.this, _STAR):
                     continue
                 else:
                     name = info.name
                 if name not in names:
                     names.append(name)
                 continue
-            if isinstance(n, exp.Query) and n is not node:
+            if isinstance(n, _QUERY) and n is not node:
                 continue
             if NATIVE:
                 push_children(n, stack)
@@ -308,11 +321,11 @@ class PredicateReader:
 
     def aggregate_arg(self, agg: exp.Expr) -> tuple[str, bool]:
         """``(arg, distinct)`` of an aggregate call: a column, ``"*"`` or expression text."""
-        this = agg.this if isinstance(agg.this, exp.Expr) else None
+        this = agg.this if isinstance(agg.this, _EXPR) else None
         if isinstance(this, exp.Distinct):
             parts = [self.text.render(strip(e)) for e in this.expressions]
             return ", ".join(parts) or "*", True
-        if this is None or isinstance(this, exp.Star):
+        if this is None or isinstance(this, _STAR):
             return "*", False
         return self.text.render(strip(this)), False
 
@@ -327,11 +340,11 @@ class PredicateReader:
         of several columns give their canonical text and no function.
         """
         core = strip(node)
-        if type(core) is exp.Column:
+        if type(core) is _COLUMN:
             info = self.text.columns.get(id(core))
             if info is not None and info.qualifier is None and info.raw in self.aliases:
                 target = self.aliases[info.raw]
-                if not (type(target) is exp.Column and target.name.lower() == info.raw):
+                if not (type(target) is _COLUMN and target.name.lower() == info.raw):
                     saved, self.aliases = self.aliases, {}
                     try:
                         return self.describe(target)
@@ -346,7 +359,7 @@ class PredicateReader:
         if not names:
             return None, None
         if len(names) == 1:
-            if isinstance(core, exp.Func) and not isinstance(core, (exp.Case, exp.If)):
+            if isinstance(core, _FUNC) and not isinstance(core, (exp.Case, exp.If)):
                 return names[0], function_name(core, self._literal)
             return names[0], self.text.render(core)
         return self.text.render(core), None
@@ -355,9 +368,9 @@ class PredicateReader:
         """Normalised literal value of a value-side node (canonical text otherwise)."""
         core = strip(node)
         cls = type(core)
-        if cls is exp.Literal:
+        if cls is _LITERAL:
             return cached_value(self.text.literal_value(core))
-        if cls is exp.Neg and type(core.this) is exp.Literal:
+        if cls is _NEG and type(core.this) is _LITERAL:
             return cached_value("-" + self.text.literal_value(core.this))
         if cls is exp.Boolean:
             return "true" if core.this else "false"
@@ -365,7 +378,7 @@ class PredicateReader:
             return "null"
         if cls is exp.Placeholder:
             return f":{core.name}" if core.name not in ("", "?") else "?"
-        if cls is exp.Column:
+        if cls is _COLUMN:
             info = self.text.columns.get(id(core))
             if info is not None and info.string is not None:
                 return cached_value(info.string)
@@ -383,15 +396,15 @@ class PredicateReader:
         if isinstance(amount, exp.Interval):
             unit, amount = amount.args.get("unit"), amount.this
         sign = -1 if isinstance(node, (exp.DateSub, exp.Sub)) else 1
-        if isinstance(amount, exp.Neg):
+        if isinstance(amount, _NEG):
             sign, amount = -sign, amount.this
-        if not isinstance(anchor, exp.Literal) or not isinstance(amount, exp.Literal):
+        if not isinstance(anchor, _LITERAL) or not isinstance(amount, _LITERAL):
             return None
         return shift_date(
             cached_value(self.text.literal_value(anchor)),
             sign,
             amount.name,
-            unit.name if isinstance(unit, exp.Expr) else "",
+            unit.name if isinstance(unit, _EXPR) else "",
         )
 
     # --------------------------------------------------------------------- read
@@ -439,7 +452,7 @@ class PredicateReader:
         question stating either bound finds it here. They answer requirements; being one
         condition together, they are never extras one by one."""
         core = strip(node)
-        if not isinstance(core, exp.Or):
+        if not isinstance(core, _OR):
             return []
         found: list[Filter] = []
         for part in _disjuncts(core):
@@ -456,9 +469,9 @@ class PredicateReader:
         negate = False
         core = node
         while True:
-            if isinstance(core, exp.Paren) and isinstance(core.this, exp.Expr):
+            if isinstance(core, _PAREN) and isinstance(core.this, _EXPR):
                 core = core.this
-            elif isinstance(core, exp.Not) and isinstance(core.this, exp.Expr):
+            elif isinstance(core, exp.Not) and isinstance(core.this, _EXPR):
                 negate = not negate
                 core = core.this
             else:
@@ -469,7 +482,7 @@ class PredicateReader:
         op = COMPARISONS.get(cls)
         if op is not None:
             return self._comparison(core, op, negate, clause, src, kind)
-        if cls is exp.Or:
+        if cls is _OR:
             return None if negate else self._or(core, clause, src)
         if cls is exp.Exists:
             return Filter(None, "not exists" if negate else "exists", (), self._text(src), clause)
@@ -505,7 +518,7 @@ class PredicateReader:
                 value = ("true" if rhs.this else "false",)
                 return Filter(column, "!=" if negate else "=", value, self._text(src), clause, func)
             return None
-        if cls is exp.Column:
+        if cls is _COLUMN:
             info = self.text.columns.get(id(core))
             if info is None or info.string is None:
                 flag = ("false" if negate else "true",)
@@ -522,11 +535,11 @@ class PredicateReader:
         rnames = self.side_columns(right)
         lcore, rcore = strip(left), strip(right)
         if (not lnames and rnames) or (
-            isinstance(lcore, exp.Query) and not isinstance(rcore, exp.Query)
+            isinstance(lcore, _QUERY) and not isinstance(rcore, _QUERY)
         ):
             left, right, lnames, rnames, lcore, rcore = right, left, rnames, lnames, rcore, lcore
             op = _FLIP[op]
-        if lnames and rnames and type(lcore) is exp.Column and type(rcore) is exp.Column:
+        if lnames and rnames and type(lcore) is _COLUMN and type(rcore) is _COLUMN:
             linfo = self.text.columns.get(id(lcore))
             rinfo = self.text.columns.get(id(rcore))
             if self.allow_joins:
@@ -539,7 +552,7 @@ class PredicateReader:
                     right_qualifier=rinfo.qualifier if rinfo else None,
                 )
         column, func = self.describe(left, lnames)
-        if isinstance(rcore, exp.Query):
+        if isinstance(rcore, _QUERY):
             return Filter(column, op, (), self._text(src), clause, func)
         truncated = isinstance(lcore, (exp.DateTrunc, exp.TimestampTrunc)) and not rnames
         if truncated and (period := _trunc_period(lcore, self.value(right))) is not None:

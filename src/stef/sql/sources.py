@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Final
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
@@ -22,19 +23,30 @@ from stef.sql.nodes import preorder
 from stef.sql.predicates import Conditions, JoinCondition, PredicateReader
 from stef.sql.walk import Walk, search
 
+#: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
+#: look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_SELECT: Final = exp.Select
+_ALIAS: Final = exp.Alias
+_STAR: Final = exp.Star
+_EXPR: Final = exp.Expr
+_QUERY: Final = exp.Query
+_TABLE: Final = exp.Table
+_WINDOW: Final = exp.Window
+
 _COLUMNS = (exp.Column,)
 #: A condition's own nodes stop at a subquery (its columns are another scope's).
 _SUBQUERY = (exp.Query,)
 
 
 def first_select(node: exp.Expr) -> exp.Expr:
-    while isinstance(node, (exp.Subquery, exp.SetOperation)) and isinstance(node.this, exp.Expr):
+    while isinstance(node, (exp.Subquery, exp.SetOperation)) and isinstance(node.this, _EXPR):
         node = node.this
     return node
 
 
 def is_star(node: exp.Expr) -> bool:
-    return type(node) is exp.Star or (type(node) is exp.Column and type(node.this) is exp.Star)
+    return type(node) is _STAR or (type(node) is _COLUMN and type(node.this) is _STAR)
 
 
 def _join_kind(join: exp.Join) -> str:
@@ -61,7 +73,7 @@ def _resolver(tables: dict[str, str], scope: Scope | None) -> _Resolve:
         while found is None and outer is not None:  # correlated: an outer query's source
             for name, src in outer.sources.items():
                 if name.lower() == q:
-                    found = src.name.lower() if isinstance(src, exp.Table) else q
+                    found = src.name.lower() if isinstance(src, _TABLE) else q
                     break
             outer = outer.parent
         return found
@@ -81,7 +93,7 @@ def _one_row(query: exp.Expr | None) -> bool:
     >>> _one_row(sqlglot.parse_one("SELECT SUM(x) OVER () FROM t"))
     False
     """
-    if type(query) is not exp.Select or not query.expressions:
+    if type(query) is not _SELECT or not query.expressions:
         return False
     if query.args.get("from_") is None:
         return True
@@ -89,7 +101,7 @@ def _one_row(query: exp.Expr | None) -> bool:
         return False
     for out in query.expressions:
         for agg in search(out, (exp.AggFunc,)):
-            if type(agg.parent) is not exp.Window:
+            if type(agg.parent) is not _WINDOW:
                 return True
     return False
 
@@ -157,7 +169,7 @@ class Sources:
         for scope in self.scopes:
             expr = scope.expression
             self.scope_of[id(expr)] = scope
-            if isinstance(expr, exp.Subquery) and isinstance(expr.this, exp.Expr):
+            if isinstance(expr, exp.Subquery) and isinstance(expr.this, _EXPR):
                 self.scope_of.setdefault(id(expr.this), scope)
 
     def effective(self, root: exp.Expr) -> tuple[list[exp.Expr], exp.Expr]:
@@ -165,7 +177,7 @@ class Sources:
         SELECT whose projections the query returns."""
         chain: list[exp.Expr] = [root]
         node = root
-        while isinstance(node, exp.Subquery) and isinstance(node.this, exp.Expr):
+        while isinstance(node, exp.Subquery) and isinstance(node.this, _EXPR):
             node = node.this
             chain.append(node)
         eff = first_select(node)
@@ -178,7 +190,7 @@ class Sources:
         return chain, eff
 
     def _pass_through(self, sel: exp.Expr) -> exp.Expr | None:
-        if type(sel) is not exp.Select or len(sel.expressions) != 1:
+        if type(sel) is not _SELECT or len(sel.expressions) != 1:
             return None
         if not is_star(sel.expressions[0]) or sel.args.get("joins"):
             return None
@@ -228,7 +240,7 @@ class Sources:
         columns = self.reader.text.columns  # qualifiers as written (rendering swaps them)
 
         def qualifier(node: exp.Expr) -> str | None:
-            info = columns.get(id(node)) if type(node) is exp.Column else None
+            info = columns.get(id(node)) if type(node) is _COLUMN else None
             return info.qualifier if info is not None else None
 
         where = sel.args.get("where")
@@ -251,14 +263,14 @@ class Sources:
     def _source_query(self, scope: Scope | None, src: exp.Expr) -> exp.Expr | None:
         """The query a derived table or CTE source reads (None for a base table), the
         source found in ``scope`` by its alias whatever its letter case."""
-        if type(src) is exp.Subquery and isinstance(src.this, exp.Query):
+        if type(src) is exp.Subquery and isinstance(src.this, _QUERY):
             return src.this
-        if type(src) is exp.Table and scope is not None:
+        if type(src) is _TABLE and scope is not None:
             name = self.source_name.get(id(src), "")
             for key, source in scope.sources.items():
                 if key.lower() == name and isinstance(source, Scope):
                     expr = source.expression
-                    return expr if isinstance(expr, exp.Query) else None
+                    return expr if isinstance(expr, _QUERY) else None
         return None
 
     def _source_tables(self, scope: Scope | None, sources: list[exp.Expr]) -> dict[str, str]:
@@ -267,12 +279,12 @@ class Sources:
         if scope is not None:
             for name, src in scope.sources.items():
                 tables[name.lower()] = (
-                    src.name.lower() if isinstance(src, exp.Table) else name.lower()
+                    src.name.lower() if isinstance(src, _TABLE) else name.lower()
                 )
         else:
             for node in sources:
                 alias = self.source_name.get(id(node), "")
-                tables[alias] = node.name.lower() if type(node) is exp.Table else alias
+                tables[alias] = node.name.lower() if type(node) is _TABLE else alias
         return tables
 
     def _read_joins(
@@ -334,7 +346,7 @@ class Sources:
         having = sel.args.get("having")
         if having is not None:
             self.reader.aliases = {
-                e.alias.lower(): e.this for e in sel.expressions if type(e) is exp.Alias
+                e.alias.lower(): e.this for e in sel.expressions if type(e) is _ALIAS
             }
             first = len(out.filters)
             try:
@@ -369,20 +381,20 @@ class Sources:
                 quals: set[str] = set()
                 for n in search(on, _COLUMNS):
                     in_on.add(id(n))
-                    if type(n) is exp.Column and n.table:
+                    if type(n) is _COLUMN and n.table:
                         quals.add(n.table.lower())
                 for q in quals:
                     neighbours.setdefault(q, set()).update(quals - {q})
         used: set[str] = set()
         for col in self._columns_under(sel):
-            if id(col) in in_on or type(col.this) is exp.Star:
+            if id(col) in in_on or type(col.this) is _STAR:
                 continue
             q = col.table.lower()
             if not q:
                 return
             used.add(q)
         for src in sources:
-            if type(src) is not exp.Table:
+            if type(src) is not _TABLE:
                 continue
             alias = self.source_name.get(id(src), "")
             if alias and alias not in used:
@@ -400,7 +412,7 @@ class Sources:
         w = self.walk
         if sel is not self.root or w is None:
             return search(sel, _COLUMNS)
-        strings = [n for n in w.literals if type(n) is exp.Column]
+        strings = [n for n in w.literals if type(n) is _COLUMN]
         if not strings and not w.pseudocolumns:
             return w.columns
         return [*w.columns, *w.pseudocolumns, *strings]
@@ -412,7 +424,7 @@ class Sources:
                 id(src)
                 for scope in self.scopes
                 for src in scope.sources.values()
-                if isinstance(src, exp.Table)
+                if isinstance(src, _TABLE)
             }
         cte_names = {c.alias.lower() for c in w.ctes}
         out: dict[str, None] = {}  # ordered set

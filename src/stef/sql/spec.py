@@ -28,7 +28,7 @@ stef.errors.SqlError: SQL is empty
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
@@ -42,7 +42,7 @@ from stef.spec import (
     Projection,
     Spec,
 )
-from stef.sql.clock import clock_ages, clock_columns, clock_windows, parameter_columns
+from stef.sql.clock import clock_reads, parameter_columns
 from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.nodes import preorder
 from stef.sql.outputs import (
@@ -61,7 +61,18 @@ from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
-from stef.sql.walk import Walk, contains, search, walk_tree
+from stef.sql.walk import Walk, contains, walk_tree
+
+#: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
+#: look-up in the module's dictionary each time; a ``Final`` name is a C global.
+_COLUMN: Final = exp.Column
+_LITERAL: Final = exp.Literal
+_SELECT: Final = exp.Select
+_ALIAS: Final = exp.Alias
+_EXPR: Final = exp.Expr
+_QUERY: Final = exp.Query
+_SUBQUERY: Final = exp.Subquery
+_WINDOW: Final = exp.Window
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -73,7 +84,7 @@ __all__ = [
 
 _NESTED = "cannot analyse SQL: it is nested too deeply (recursion limit)"
 _POSITIONAL_PARENTS = (exp.Limit, exp.Offset, exp.Fetch)
-_DIV, _ADD, _AGG_OR_WINDOW = (exp.Div,), (exp.Add,), (exp.AggFunc, exp.Window)
+_ADD, _AGG_OR_WINDOW = (exp.Add,), (exp.AggFunc, exp.Window)
 
 
 @dataclass
@@ -152,7 +163,7 @@ def canonical_expression(
 
 
 def _int_literal(node: exp.Expr | None) -> int | None:
-    if type(node) is exp.Literal and not node.args.get("is_string"):
+    if type(node) is _LITERAL and not node.args.get("is_string"):
         try:
             return int(float(node.this))
         except (TypeError, ValueError, OverflowError):
@@ -170,7 +181,7 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
     """The nearest query above ``node`` and the child of it that holds ``node``."""
     child = node
     parent = node.parent
-    while parent is not None and not isinstance(parent, exp.Query):
+    while parent is not None and not isinstance(parent, _QUERY):
         child = parent
         parent = parent.parent
     return parent, child
@@ -257,7 +268,7 @@ class _Extractor:
         out: list[tuple[exp.Count, str, str]] = []
         for s in w.selects if own else ():
             counts = own.get(id(s))
-            if counts and any(isinstance(c.this, exp.Column) for c in counts):
+            if counts and any(isinstance(c.this, _COLUMN) for c in counts):
                 out += key_counts(s, sorted(counts, key=_depth) if len(counts) > 1 else counts)
         return out
 
@@ -346,15 +357,15 @@ class _Extractor:
         """The projections of the query's result into ``spec``; True when one divides."""
         tt = self.tt
         division = False
-        if isinstance(eff, exp.Select):
+        if isinstance(eff, _SELECT):
             eff_aggs = {id(a.top) for a in aggs_in.get(id(eff), ()) if a.clause == "expressions"}
             for e in eff.expressions:
-                node = e.this if type(e) is exp.Alias else e
-                alias = e.alias.lower() if type(e) is exp.Alias else None
+                node = e.this if type(e) is _ALIAS else e
+                alias = e.alias.lower() if type(e) is _ALIAS else None
                 names: list[str] = []
-                for n in (node,) if type(node) is exp.Column else preorder(node):
+                for n in (node,) if type(node) is _COLUMN else preorder(node):
                     cls = type(n)
-                    if cls is exp.Column:
+                    if cls is _COLUMN:
                         info = tt.columns.get(id(n))
                         if info is not None and info.string is None and info.name not in names:
                             names.append(info.name)
@@ -387,7 +398,7 @@ class _Extractor:
     def _group_order_limit(self, eff: exp.Expr, chain: list[exp.Expr], spec: Spec) -> None:
         """GROUP BY of the result's SELECT, the outermost ORDER BY, LIMIT, OFFSET, DISTINCT."""
         tt = self.tt
-        if isinstance(eff, exp.Select):
+        if isinstance(eff, _SELECT):
             group = eff.args.get("group")
             if group is not None:
                 for g in group.expressions:
@@ -407,7 +418,7 @@ class _Extractor:
         spec.limit = self._limit(chain, "limit")
         spec.offset = self._limit(chain, "offset")
         spec.distinct = any(
-            type(q) is exp.Select and q.args.get("distinct") is not None for q in [*chain, eff]
+            type(q) is _SELECT and q.args.get("distinct") is not None for q in [*chain, eff]
         )
 
     def _flags(
@@ -429,7 +440,7 @@ class _Extractor:
         branch_aggs = [t for op in w.set_ops for t in branch_aggregates(op)]
         clocked = bool(_MAY_READ_CLOCK & w.functions)
         return {
-            "select_star": isinstance(eff, exp.Select) and any(map(is_star, eff.expressions)),
+            "select_star": isinstance(eff, _SELECT) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
             "identical_set_sides": bool(w.set_ops)
             and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
@@ -451,7 +462,7 @@ class _Extractor:
             "integer_division": division and self._integer_division(eff),
             "or_precedence": tt.original(found) if (found := or_precedence(w.ors)) else None,
             "divides_in_sum_only": "div" in w.functions
-            and all(d.find_ancestor(exp.Sum) is not None for d in search(self.tree, _DIV)),
+            and all(d.find_ancestor(exp.Sum) is not None for d in w.divs),
             "negation": w.negation
             or "except" in spec.set_operations
             or any(
@@ -468,19 +479,23 @@ class _Extractor:
             "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
             if w.aggs
             else [],
-            "clock_windows": clock_windows(self.tree, self.tt.literal_value) if clocked else [],
-            "clock_columns": clock_columns(self.tree) if clocked else [],
-            "clock_ages": clock_ages(self.tree, self.tt.literal_value) if clocked else [],
+            # after the renders above, as they see the tree (one search for the three)
+            "clock_windows": (
+                clock := clock_reads(self.tree, tt.literal_value) if clocked else ([], [], [])
+            )[0],
+            "clock_columns": clock[1],
+            "clock_ages": clock[2],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
-            "unlabelled_groups": isinstance(eff, exp.Select) and unlabelled_groups(eff),
-            "aggregates_unshown": isinstance(eff, exp.Select) and aggregates_unshown(eff),
+            "unlabelled_groups": isinstance(eff, _SELECT) and unlabelled_groups(eff),
+            "aggregates_unshown": isinstance(eff, _SELECT) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
-            "addition": isinstance(eff, exp.Select)
+            "addition": w.addition  # none in the tree: none in the projections
+            and isinstance(eff, _SELECT)
             and any(contains(e, _ADD) for e in eff.expressions),
         }
 
@@ -515,15 +530,15 @@ class _Extractor:
         >>> extract_sql_spec(q).spec.flags["unshown_group_keys"]
         ['label']
         """
-        if not isinstance(eff, exp.Select) or (group := eff.args.get("group")) is None:
+        if not isinstance(eff, _SELECT) or (group := eff.args.get("group")) is None:
             return []
         render = self.tt.render
         plain = [render(k) for k in unshown_plain_keys(eff)]
         keys = [k.unnest() for k in group.expressions]
-        computed = [k for k in keys if type(k) is not exp.Column and not isinstance(k, exp.Literal)]
+        computed = [k for k in keys if type(k) is not _COLUMN and not isinstance(k, _LITERAL)]
         if not computed:
             return plain
-        cores = [e.this if type(e) is exp.Alias else e for e in eff.expressions]
+        cores = [e.this if type(e) is _ALIAS else e for e in eff.expressions]
         if all(contains(c, _AGG_OR_WINDOW) for c in cores):
             return plain  # no label at all: groups_unlabelled says it
         shown = {render(n) for c in cores for n in c.dfs()}
@@ -534,8 +549,8 @@ class _Extractor:
         ``case`` (``SUM(CASE WHEN score > 50 THEN 1 END)`` applies ``score > 50`` to what
         it counts); a simple ``CASE x WHEN v`` has values, not conditions."""
         for e in sel.expressions:
-            for node in e.dfs(prune=lambda n: isinstance(n, exp.Query)):
-                if type(node) is not exp.If or not isinstance(node.this, exp.Expr):
+            for node in e.dfs(prune=lambda n: isinstance(n, _QUERY)):
+                if type(node) is not exp.If or not isinstance(node.this, _EXPR):
                     continue
                 parent = node.parent
                 if type(parent) is exp.Case and parent.this is not None:
@@ -550,13 +565,13 @@ class _Extractor:
         cols = self.tt.columns
         for node in w.in_queries:
             query = node.args.get("query")
-            inner = query.this if isinstance(query, exp.Subquery) else query
+            inner = query.this if isinstance(query, _SUBQUERY) else query
             outer = node.this
-            if not isinstance(inner, exp.Select) or len(inner.expressions) != 1:
+            if not isinstance(inner, _SELECT) or len(inner.expressions) != 1:
                 continue
             sel = inner.expressions[0]
-            sel = sel.this if isinstance(sel, exp.Alias) else sel
-            if type(outer) is exp.Column and type(sel) is exp.Column:
+            sel = sel.this if isinstance(sel, _ALIAS) else sel
+            if type(outer) is _COLUMN and type(sel) is _COLUMN:
                 a, b = cols.get(id(outer)), cols.get(id(sel))
                 if a is not None and b is not None and a.name and b.name:
                     out.append([a.name, b.name])
@@ -571,7 +586,7 @@ class _Extractor:
             exact = False
             for n in div.walk():
                 if isinstance(n, exp.Cast) or (
-                    type(n) is exp.Literal and not n.is_string and "." in n.this
+                    type(n) is _LITERAL and not n.is_string and "." in n.this
                 ):
                     exact = True
                     break
@@ -580,12 +595,12 @@ class _Extractor:
         return False
 
     def _agg_info(self, agg: exp.AggFunc) -> _AggInfo:
-        windowed = isinstance(agg.parent, exp.Window)
+        windowed = isinstance(agg.parent, _WINDOW)
         nested = False
         child: exp.Expr = agg
         parent = agg.parent
-        while parent is not None and not isinstance(parent, exp.Query):
-            if isinstance(parent, exp.AggFunc) and not isinstance(parent.parent, exp.Window):
+        while parent is not None and not isinstance(parent, _QUERY):
+            if isinstance(parent, exp.AggFunc) and not isinstance(parent.parent, _WINDOW):
                 nested = True
             child = parent
             parent = parent.parent
@@ -596,7 +611,7 @@ class _Extractor:
         aliases: dict[int, dict[str, exp.Expr]] = {}
         every: set[str] = set()
         for sel in w.selects:
-            names = {e.alias.lower(): e.this for e in sel.expressions if type(e) is exp.Alias}
+            names = {e.alias.lower(): e.this for e in sel.expressions if type(e) is _ALIAS}
             if names:
                 aliases[id(sel)] = names
                 every.update(names)
@@ -611,7 +626,7 @@ class _Extractor:
             if query is None or child.arg_key not in ("order", "having", "group"):
                 continue
             target = aliases.get(id(first_select(query)), {}).get(info.raw)
-            if target is None or (type(target) is exp.Column and target.name.lower() == info.raw):
+            if target is None or (type(target) is _COLUMN and target.name.lower() == info.raw):
                 continue
             out.add(id(col))
         return out
@@ -622,7 +637,7 @@ class _Extractor:
         if pos is not None and 1 <= pos <= len(projections):
             p = projections[pos - 1]
             return p.expr, p.is_aggregate
-        if type(node) is exp.Column:
+        if type(node) is _COLUMN:
             info = self.tt.columns.get(id(node))
             if info is not None and info.qualifier is None:
                 for p in projections:
@@ -661,7 +676,7 @@ class _Extractor:
         out: dict[str, None] = {}  # ordered set
         tt = self.tt
         for node in w.literals:
-            if type(node) is exp.Column:
+            if type(node) is _COLUMN:
                 text = tt.columns[id(node)].string or ""
                 self.raw_strings.append(text)
             else:
@@ -762,7 +777,7 @@ def _sorted_limit(sel: exp.Select) -> list[int]:
     []
     """
     bound = getattr(sel.args.get("limit"), "expression", None)
-    if sel.args.get("order") is None or not isinstance(bound, exp.Literal):
+    if sel.args.get("order") is None or not isinstance(bound, _LITERAL):
         return []
     return [int(bound.name)] if bound.name.isdigit() else []
 

@@ -29,7 +29,7 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
 from sqlglot.generator import Generator
@@ -41,7 +41,7 @@ from stef.sql.nodes import NATIVE, push_children
 _SENTINEL = re.compile("(['\"]?)\ue000(\\d+)\ue001\\1")
 
 #: Tokens that end a clause item (a projection, a WHERE conjunct, an ORDER BY key).
-_BOUNDARY = frozenset(
+_BOUNDARY: Final = frozenset(
     {
         TokenType.COMMA,
         TokenType.AND,
@@ -78,7 +78,21 @@ _BOUNDARY = frozenset(
         TokenType.STRAIGHT_JOIN,
     }
 )
-_QUERY_START = frozenset({TokenType.SELECT, TokenType.WITH})
+_QUERY_START: Final = frozenset({TokenType.SELECT, TokenType.WITH})
+#: The token types the token walks below test, as constants: compiled, ``TokenType.X`` is
+#: a look-up in the module's dictionary and then on the class at every test.
+_L_PAREN: Final = TokenType.L_PAREN
+_R_PAREN: Final = TokenType.R_PAREN
+_TOP: Final = TokenType.TOP
+_OVER: Final = TokenType.OVER
+#: The node classes the per-node code below tests, as constants (likewise).
+_COLUMN: Final = exp.Column
+_STAR: Final = exp.Star
+_LITERAL: Final = exp.Literal
+_IDENTIFIER: Final = exp.Identifier
+_QUERY: Final = exp.Query
+_PAREN: Final = exp.Paren
+_DISTINCT: Final = exp.Distinct
 _START = attrgetter("start")
 
 #: Aggregates whose one-argument call renders as ``name(arg)`` in every dialect.
@@ -227,13 +241,13 @@ class TreeText:
         done = self._swapped
         for node in root.dfs():
             cls = type(node)
-            if cls is exp.Column:
+            if cls is _COLUMN:
                 if id(node) in done:
                     continue
                 done.add(id(node))
                 this = node.args.get("this")
                 info = self.columns.get(id(node))
-                if isinstance(this, exp.Star):
+                if isinstance(this, _STAR):
                     self._swap(node, {"this": this})
                 elif info is not None and info.string is not None:
                     lit = exp.Literal(this=self._sentinel(info.string), is_string=True)
@@ -241,7 +255,7 @@ class TreeText:
                     self._swap(node, {"this": lit})
                 elif info is not None:
                     self._swap(node, {"this": exp.Var(this=info.name)})
-            elif cls is exp.Literal:
+            elif cls is _LITERAL:
                 if node.args.get("is_string") and id(node) not in done:
                     done.add(id(node))
                     text = str(node.this)
@@ -249,7 +263,7 @@ class TreeText:
                     args = dict(node.args)
                     args["this"] = self._sentinel(text)
                     self._swap(node, args)
-            elif cls is exp.Identifier:
+            elif cls is _IDENTIFIER:
                 if node.args.get("quoted") and id(node) not in done:
                     done.add(id(node))
                     args = dict(node.args)
@@ -301,16 +315,16 @@ class TreeText:
         dialect's generator writes them that way (sqlglot's SQLite CAST is slow).
         """
         cls = type(node)
-        if cls is exp.Column:
+        if cls is _COLUMN:
             info = self.columns.get(id(node))
             if info is None:
                 return None
             if info.string is not None:
                 return quote_string(info.string)
             return info.name
-        if cls is exp.Star:
+        if cls is _STAR:
             return "*"
-        if cls is exp.Literal:
+        if cls is _LITERAL:
             if node.args.get("is_string"):
                 return quote_string(self.literal_value(node))
             return str(node.this).lower()
@@ -323,20 +337,20 @@ class TreeText:
                 return None
             this = args.get("this")
             prefix = ""
-            if type(this) is exp.Distinct:
+            if type(this) is _DISTINCT:
                 inner = this.expressions
                 if len(inner) != 1 or any(v for k, v in this.args.items() if k != "expressions"):
                     return None
                 this, prefix = inner[0], "distinct "
             if this is None:
                 return None
-            if type(this) is exp.Literal:
+            if type(this) is _LITERAL:
                 return None
             return f"{name}({prefix}{self.render(this)})"
         op = _BINARY.get(cls)
         if op is not None:
             return self._fast_binary(node, op)
-        if cls is exp.Paren:
+        if cls is _PAREN:
             body = node.this  # one type per name (``inner`` above is a list)
             return f"({self.render(body)})" if isinstance(body, exp.Expr) else None
         if cls is exp.Cast:
@@ -386,7 +400,7 @@ class TreeText:
         stack = [node]
         while stack:
             n = stack.pop()
-            if type(n) is exp.Column:
+            if type(n) is _COLUMN:
                 info = self.columns.get(id(n))
                 if info is not None:
                     if info.span is not None:
@@ -399,7 +413,7 @@ class TreeText:
                 e = n.meta_get("end", s)
                 lo = s if lo is None or s < lo else lo
                 hi = e if hi is None or e > hi else hi
-            if n is not node and isinstance(n, exp.Query):
+            if n is not node and isinstance(n, _QUERY):
                 has_query = True
             if NATIVE:
                 push_children(n, stack)
@@ -412,7 +426,7 @@ class TreeText:
         if self._starts is None or self._match is None:
             toks = self.tokens
             starts = self._starts = list(map(_START, toks))
-            lp, rp = TokenType.L_PAREN, TokenType.R_PAREN
+            lp, rp = _L_PAREN, _R_PAREN
             sql = self.sql
             parens: list[int] = []
             for char in "()":  # find paren characters, keep those that are paren tokens
@@ -460,12 +474,12 @@ class TreeText:
                 break
             path.append(i)
             tt = toks[i - 1].token_type
-            if tt == TokenType.R_PAREN and match[i - 1] >= 0:
+            if tt == _R_PAREN and match[i - 1] >= 0:
                 i = match[i - 1]
                 continue
-            if tt == TokenType.L_PAREN or tt in _BOUNDARY:
+            if tt == _L_PAREN or tt in _BOUNDARY:
                 break
-            if i >= 2 and toks[i - 2].token_type == TokenType.TOP:
+            if i >= 2 and toks[i - 2].token_type == _TOP:
                 break
             i -= 1
         for k in path:
@@ -484,10 +498,10 @@ class TreeText:
                 break
             path.append(j)
             tt = toks[j + 1].token_type
-            if tt == TokenType.L_PAREN and match[j + 1] >= 0:
+            if tt == _L_PAREN and match[j + 1] >= 0:
                 j = match[j + 1]
                 continue
-            if tt == TokenType.R_PAREN or tt in _BOUNDARY:
+            if tt == _R_PAREN or tt in _BOUNDARY:
                 break
             j += 1
         for k in path:
@@ -513,9 +527,9 @@ class TreeText:
             s = first.meta_get("start") if isinstance(first, exp.Expr) else None
             if s is not None:
                 i = bisect_right(starts, s) - 1
-                if i + 1 < n and toks[i + 1].token_type == TokenType.L_PAREN and match[i + 1] > i:
+                if i + 1 < n and toks[i + 1].token_type == _L_PAREN and match[i + 1] > i:
                     j = match[i + 1]
-                    if mode == "window" and j + 1 < n and toks[j + 1].token_type == TokenType.OVER:
+                    if mode == "window" and j + 1 < n and toks[j + 1].token_type == _OVER:
                         j += 1
                         if j + 1 < n:
                             j = match[j + 1] if match[j + 1] >= 0 else j + 1
@@ -533,7 +547,7 @@ class TreeText:
                 if i == 0:
                     break
                 tt = toks[i - 1].token_type
-                if tt == TokenType.L_PAREN:
+                if tt == _L_PAREN:
                     if match[i - 1] == j + 1:  # parentheses around the whole fragment
                         i, j = i - 1, j + 1
                         continue
@@ -546,7 +560,7 @@ class TreeText:
                         has_query
                         and tt in _QUERY_START
                         and i >= 2
-                        and toks[i - 2].token_type == TokenType.L_PAREN
+                        and toks[i - 2].token_type == _L_PAREN
                     ):
                         i -= 2
                         continue
@@ -555,7 +569,7 @@ class TreeText:
             if i < first:
                 i, j = self._balance(i, j, match)
             j = self._right_stop(j, match)
-        elif mode == "window" and j + 1 < n and toks[j + 1].token_type == TokenType.OVER:
+        elif mode == "window" and j + 1 < n and toks[j + 1].token_type == _OVER:
             j += 1
             if j + 1 < n:
                 j = match[j + 1] if match[j + 1] >= 0 else j + 1
