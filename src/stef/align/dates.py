@@ -365,12 +365,20 @@ def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
     >>> april = Filter(None, "=", ("4",), func="month")
     >>> month_answered(april, [Filter("d", "like", ("2009-04%",))]).values
     ('2009-04%',)
+    >>> lo, hi = Filter("d", ">=", ("2024-04-01",)), Filter("d", "<", ("2024-05-01",))
+    >>> month_answered(april, [lo, hi]) is lo
+    True
     """
     if req.func != "month" or req.op != "=" or len(req.values) != 1 or not req.values[0].isdigit():
         return None
     month = int(req.values[0])
+    by_column: dict[str, list[Filter]] = {}
     for c in candidates:
-        span = filter_span(c)
+        if c.column and c.func is None and c.op in (">", ">=", "<", "<="):
+            by_column.setdefault(canon_col(c.column), []).append(c)  # d >= a AND d < b
+    spans = [(c, filter_span(c)) for c in candidates]
+    spans += [(fs[0], _met(None, fs)) for fs in by_column.values() if len(fs) == 2]
+    for c, span in spans:
         if (
             span is not None
             and span.start is not None

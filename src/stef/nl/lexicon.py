@@ -172,8 +172,8 @@ REQUEST_FILLERS = _words(
 #: Items that name no particular output ("the details", "the list of …", "include
 #: subtotals": rows of the report, not a column): not checked.
 REQUEST_VAGUE = _words(
-    """list details detail information info record records data everything all result
-    results row rows entry entries one ones separately subtotal subtotals breakdown overview"""
+    """list details detail information info record records data everything all result results
+    row rows entry entries one ones separately subtotal subtotals breakdown overview split"""
 )
 
 #: Conjunctions and prepositions the filler list lacks: grammar, never a schema term (and
