@@ -181,6 +181,7 @@ def _word(ch: str) -> bool:
 #: Words no hint names as a column.
 _FUNCTION_WORDS = frozenset(
     {"with", "for", "and", "or", "the", "of", "in", "on", "by", "to", "from", "per", "a", "an"}
+    | {"minus", "plus", "times"}  # "% promoters minus % detractors": arithmetic, no column
 )
 
 
@@ -370,8 +371,8 @@ def _spaced_otherwise(literal: str, folded: str) -> str | None:
     return tight if occurs(tight.casefold(), folded, _word, _word) else None
 
 
-_HINT_FUNCTION = re.compile(
-    r"\b(count|sum|avg|min|max|year|subtract|divide|substr|cast)\s*\(", re.I
+_HINT_FUNCTION = re.compile(  # not "the calendar year (2024)": a year in parentheses
+    r"\b(count|sum|avg|min|max|year|subtract|divide|substr|cast)\s*\((?!\s*\d{4}\s*\))", re.I
 )
 _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 #: :data:`_HINT_FUNCTION` for lower-case plain ASCII text, its branches by first character
@@ -379,7 +380,7 @@ _HINT_DISTINCT = re.compile(r"\bdistinct\b", re.I)
 #: and ``(`` (tests/test_regex_forms.py holds it to the pattern).
 _HINT_FUNCTION_LOW = re.compile(
     r"(?:c(?<!\wc)(?:ount|ast)|s(?<!\ws)(?:um|ubtract|ubstr)|a(?<!\wa)vg|m(?<!\wm)(?:in|ax)"
-    r"|y(?<!\wy)ear|d(?<!\wd)ivide)\s*\(",
+    r"|y(?<!\wy)ear|d(?<!\wd)ivide)\s*\((?!\s*\d{4}\s*\))",
     re.A,
 )
 
