@@ -56,9 +56,9 @@ def _stored_aggregate(func: str, sql: Spec, noun: str | None = None, text: str =
     names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
     names += [o.key for o in sql.order_by if not o.is_aggregate]
     for n in names:
-        name = canon_col(n)
-        rest = pattern.sub(" ", n.casefold())
-        if pattern.search(name) and (noun is None or _stored_for(rest, noun, text)):
+        if not pattern.search(canon_col(n)):
+            continue
+        if noun is None or _stored_for(pattern.sub(" ", n.casefold()), noun, text):
             return n
     return None
 
@@ -66,8 +66,8 @@ def _stored_aggregate(func: str, sql: Spec, noun: str | None = None, text: str =
 def _stored_for(rest: str, noun: str, text: str) -> bool:
     """Does a stored count whose name is ``rest`` besides its count part count ``noun``?
     Yes when nothing is left (``total``), when the rest names the noun (``answer`` of
-    ``answercount``), or when the question writes each of its words, shortened or as
-    initials allowed (``base set`` of ``basesetsize``, ``test takers`` of ``numtsttakr``,
+    ``answercount``), or when the question writes each of its words: as is, glued, shortened
+    or as initials (``base set`` of ``basesetsize``, ``test takers`` of ``numtsttakr``,
     ``free or reduced price meal`` of ``frpm count``).
 
     >>> _stored_for("view", "answers", " number of answers "), _stored_for("", "users", "")
@@ -85,16 +85,14 @@ def _stored_for(rest: str, noun: str, text: str) -> bool:
     head = singular(noun.casefold())
     if any(head[:4] in w or w[:4] in head for w in parts):
         return True
-    words = text.split()
-    return all(_written(w, text, words) for w in parts)
+    glued = text.replace(" ", "")
+    content = [w for w in text.split() if w not in ("or", "and", "of", "the")]
+    return all(part in glued or _shortened(part, content) for part in parts)
 
 
-def _written(part: str, text: str, words: list[str]) -> bool:
-    """Is a name's word written in the question: as is, glued (``baseset``), as the initials
-    of a run of words (``frpm``), or shortened from one or two words (``tsttakr``)?"""
-    if part in text.replace(" ", ""):
-        return True
-    content = [w for w in words if w not in ("or", "and", "of", "the")]
+def _shortened(part: str, content: list[str]) -> bool:
+    """Is a name's word the initials of a run of the question's content words (``frpm``),
+    or shortened from one or two of them (``tsttakr``)?"""
     for i, w in enumerate(content):
         if not w.startswith(part[0]):
             continue
@@ -104,6 +102,7 @@ def _written(part: str, text: str, words: list[str]) -> bool:
         if all(ch in letters for ch in part[1:]) and len(part) >= 4:
             return True
     return False
+
 
 def check_aggregations(
     nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None, text: str = ""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from stef.align.matching import (
     NEUTRAL_LITERALS,
     canon_col,
+    float_value,
     hinted_column,
     int_value,
     name_words,
@@ -41,13 +42,15 @@ def hundredfold(a: str, b: str) -> bool:
     >>> hundredfold("0.3", "30"), hundredfold("75", "0.75"), hundredfold("3", "30")
     (True, True, False)
     """
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
+    x, y = float_value(a), float_value(b)
+    if x is None or y is None:
         return False
-    return x != 0 and (
-        abs(x * 100 - y) < 1e-9 * max(1.0, abs(y)) or abs(y * 100 - x) < 1e-9 * max(1.0, abs(x))
-    )
+    return x != 0 and (_times(x, y, 100) or _times(y, x, 100))
+
+
+def _times(x: float, y: float, factor: float) -> bool:
+    """Is ``y`` ``factor`` times ``x``, up to rounding?"""
+    return abs(x * factor - y) < 1e-9 * max(1.0, abs(y))
 
 
 def scaled_pairs(nl: Filter, sql: Filter) -> list[tuple[str, str]]:
@@ -73,9 +76,9 @@ def scaled_pairs(nl: Filter, sql: Filter) -> list[tuple[str, str]]:
         (nv, sv)
         for nv in nl.values
         for sv in sql.values
-        if (a := _float(nv)) is not None
-        and (b := _float(sv)) is not None
-        and any(abs(a * f - b) < 1e-9 * max(1.0, abs(b)) for f in factors)
+        if (a := float_value(nv)) is not None
+        and (b := float_value(sv)) is not None
+        and any(_times(a, b, f) for f in factors)
     ]
 
 
@@ -97,13 +100,6 @@ _UNIT_FACTORS: dict[str, tuple[float, ...]] = {
     "kg": (1000,),
     "met": (100, 1000),
 }
-
-
-def _float(v: str) -> float | None:
-    try:
-        return float(v)
-    except ValueError:
-        return None
 
 
 #: A key column's name: ``gender_id``, ``ColourId``, ``TYPE_ID``.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.matching import float_value
 from stef.findings import FindingCollector
 from stef.spec import Spec
 from stef.sql.predicates import DATE_LIKE_NAME
@@ -108,13 +109,6 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
-def _number(v: str) -> float | None:
-    try:
-        return float(v)
-    except ValueError:
-        return None
-
-
 def check_ranges(sql: Spec, out: FindingCollector) -> None:
     """Conditions no row can meet or sorts that cannot order anything:
 
@@ -133,7 +127,7 @@ def check_ranges(sql: Spec, out: FindingCollector) -> None:
     for f in sql.filters:
         if f.op != "between" or len(f.values) != 2:
             continue
-        low, high = (_number(v) for v in f.values)
+        low, high = (float_value(v) for v in f.values)
         if low is not None and high is not None and low > high:
             out.add(
                 "empty_range",

@@ -17,6 +17,7 @@ from stef.align.matching import (
     BOUNDS,
     NAME_SPLIT,
     NEUTRAL_LITERALS,
+    SIGNED_NUMBER,
     canon_col,
     int_value,
     name_mentioned,
@@ -185,10 +186,6 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-#: A decimal number as written (``-3``, ``2.5``).
-_DECIMAL = re.compile(r"-?\d+(\.\d+)?")
-
-
 def check_literals_and_hints(
     nl: Spec,
     sql: Spec,
@@ -230,7 +227,7 @@ def check_literals_and_hints(
     for v in nl.literals:
         if normalize_value(v) != v:
             continue
-        if int_value(v) is None and not _DECIMAL.fullmatch(v):
+        if int_value(v) is None and not SIGNED_NUMBER.fullmatch(v):
             continue
         if v in NEUTRAL_LITERALS or v in reported:
             continue

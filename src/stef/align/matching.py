@@ -144,7 +144,7 @@ def canon_col(name: str | None) -> str:
 CENTURY_YEAR = re.compile(r"(?:19|20)\d\d")
 
 #: A plain number, perhaps negative: compared by value, never as a word of another.
-_SIGNED = re.compile(r"-?\d+(?:\.\d+)?")
+SIGNED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def values_match(nv: str, sv: str) -> bool:
@@ -183,7 +183,7 @@ def values_match(nv: str, sv: str) -> bool:
         return True
     if _FOUR_DIGITS.fullmatch(core) and nv.startswith(core) and _year_end(nv[4:], "-"):
         return True
-    if _SIGNED.fullmatch(nv) and _SIGNED.fullmatch(core):
+    if SIGNED_NUMBER.fullmatch(nv) and SIGNED_NUMBER.fullmatch(core):
         return float(nv) == float(core)  # '5' is not '-5'
     if nv.isdigit() and occurs(nv, core, _word_or_dot, _word_or_dot):
         return True  # '13' of 'Agent 13'
@@ -352,12 +352,17 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
 BOUNDS = frozenset({"<", ">", "<=", ">="})
 
 
-def int_value(v: str) -> int | None:
+def float_value(v: str) -> float | None:
+    """A number as written, or None (``"2.5"`` → 2.5, ``"north"`` → None)."""
     try:
-        f = float(v)
+        return float(v)
     except ValueError:
         return None
-    return int(f) if f.is_integer() else None
+
+
+def int_value(v: str) -> int | None:
+    f = float_value(v)
+    return int(f) if f is not None and f.is_integer() else None
 
 
 NAME_SPLIT = re.compile(r"[^0-9a-z]+")

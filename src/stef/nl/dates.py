@@ -108,9 +108,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
         if ctx.free(m.start(), m.end()) and not (half and q > 2):
             months = 6 if half else 3
-            first = date(int(m.group("y")), months * (q - 1) + 1, 1)
-            last = first + relativedelta(months=months) - timedelta(days=1)
-            f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), src)
+            f = _part_of_year(int(m.group("y")), q, months, m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     _periods(ctx)
     for m in ctx.scan(lx.DATE_RANGE) if ctx.may_have(_RANGE_WORDS) else ():
@@ -199,10 +197,19 @@ def _quarters_alone(ctx: _Ctx) -> None:
             continue
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
         year = ctx.now.year - (1 if 3 * q - 2 > ctx.now.month else 0)
-        first = date(year, 3 * q - 2, 1)
-        last = first + relativedelta(months=3) - timedelta(days=1)
-        f = Filter(None, "between", (first.isoformat(), last.isoformat()), m.group(0), ctx.source)
-        ctx.add_filter(f, m.start(), m.end())
+        ctx.add_filter(_part_of_year(year, q, 3, m.group(0), ctx.source), m.start(), m.end())
+
+
+def _part_of_year(year: int, nth: int, months: int, text: str, src: str) -> Filter:
+    """The days of the ``nth`` part of ``year`` that is ``months`` long: a quarter (3) or a
+    half (6).
+
+    >>> _part_of_year(2023, 2, 6, "H2 2023", "question").values
+    ('2023-07-01', '2023-12-31')
+    """
+    first = date(year, months * (nth - 1) + 1, 1)
+    last = first + relativedelta(months=months) - timedelta(days=1)
+    return Filter(None, "between", (first.isoformat(), last.isoformat()), text, src)
 
 
 def _relative_dates(ctx: _Ctx) -> None:
