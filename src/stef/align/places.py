@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-#: Everyday names of countries that ISO 3166 names otherwise.
+#: Everyday names of countries that ISO 3166 names otherwise (pycountry's common names,
+#: "South Korea", are read as they are).
 _ALIASES = {
     "uk": "united kingdom",
     "britain": "united kingdom",
@@ -24,7 +25,6 @@ _ALIASES = {
     "usa": "united states",
     "america": "united states",
     "uae": "united arab emirates",
-    "south korea": "korea, republic of",
 }
 
 
@@ -32,63 +32,58 @@ def place_code(name: str, code: str) -> bool:
     """Is ``code`` (case-folded, two or three letters) an ISO 3166 code of the country or
     the subdivision that ``name`` (case-folded) names?
 
-    >>> place_code("uk", "gb"), place_code("usa", "us")
-    (True, True)
+    >>> place_code("uk", "gb"), place_code("usa", "us"), place_code("south korea", "kr")
+    (True, True, True)
     """
-    name = _ALIASES.get(name, name)
-    if not (2 <= len(code) <= 3 and code.isalpha() and len(name) >= 4):
-        return False
-    if not name.replace(" ", "").replace("-", "").isalpha():
-        return False
-    return code in _codes().get(name, ())
+    name, kinds = _kinds_named(name, code)
+    return any(code in kind.codes[name] for kind in kinds)
 
 
 def other_place(name: str, code: str) -> bool:
     """Is ``code`` the code of another place of the kind ``name`` names: a country's code for
     another country ("Germany" as ``'FR'``), a state's for another state ("Texas" as
     ``'CA'``)?"""
+    name, kinds = _kinds_named(name, code)
+    if any(code in kind.codes[name] for kind in kinds):
+        return False
+    return any(code in kind.all_codes for kind in kinds)
+
+
+class _Kind:
+    """The places of one kind (countries, or the subdivisions of every country): each
+    case-folded name's codes, and every code of the kind."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, set[str]] = {}
+        self.all_codes: set[str] = set()
+
+    def add(self, name: str, codes: set[str]) -> None:
+        self.codes.setdefault(name.casefold(), set()).update(codes)
+        self.all_codes |= codes
+
+
+def _kinds_named(name: str, code: str) -> tuple[str, list[_Kind]]:
+    """``name`` with its alias resolved, and the kinds of place it names when ``code`` can
+    be a code at all (none otherwise)."""
     name = _ALIASES.get(name, name)
     if not (2 <= len(code) <= 3 and code.isalpha() and len(name) >= 4):
-        return False
-    codes = _codes().get(name)
-    if not codes or code in codes:
-        return False
-    kinds = _kinds()
-    return any(code in kinds[kind] for kind in ("country", "subdivision") if name in kinds[kind])
+        return name, []
+    return name, [kind for kind in _places() if name in kind.codes]
 
 
 @lru_cache(maxsize=1)
-def _kinds() -> dict[str, frozenset[str]]:
-    """The names and the codes of each kind of place: ``country`` and ``subdivision``."""
-    import pycountry
-
-    countries = {c.alpha_2.casefold() for c in pycountry.countries}
-    countries |= {c.alpha_3.casefold() for c in pycountry.countries}
-    countries |= {
-        str(getattr(c, a)).casefold()
-        for c in pycountry.countries
-        for a in ("name", "official_name", "common_name")
-        if getattr(c, a, None)
-    }
-    subs = {s.code.split("-", 1)[1].casefold() for s in pycountry.subdivisions}
-    subs |= {s.name.casefold() for s in pycountry.subdivisions}
-    return {"country": frozenset(countries), "subdivision": frozenset(subs)}
-
-
-@lru_cache(maxsize=1)
-def _codes() -> dict[str, frozenset[str]]:
-    """Case-folded place name → the case-folded codes it goes by: a country's alpha-2 and
-    alpha-3 codes under its name, official name and common name; a subdivision's code
-    within its country (``tx`` of ``US-TX``) under its name."""
+def _places() -> tuple[_Kind, _Kind]:
+    """Countries (alpha-2 and alpha-3 codes under the name, official name and common name)
+    and subdivisions (the code within its country, ``tx`` of ``US-TX``, under the name), read
+    from pycountry's tables in one pass."""
     import pycountry  # ~0.1 s with its data: only when a code meets a place name
 
-    out: dict[str, set[str]] = {}
+    countries, subdivisions = _Kind(), _Kind()
     for c in pycountry.countries:
         codes = {c.alpha_2.casefold(), c.alpha_3.casefold()}
         for attr in ("name", "official_name", "common_name"):
-            label = getattr(c, attr, None)
-            if label:
-                out.setdefault(label.casefold(), set()).update(codes)
+            if label := getattr(c, attr, None):
+                countries.add(label, codes)
     for s in pycountry.subdivisions:
-        out.setdefault(s.name.casefold(), set()).add(s.code.split("-", 1)[1].casefold())
-    return {k: frozenset(v) for k, v in out.items()}
+        subdivisions.add(s.name, {s.code.split("-", 1)[1].casefold()})
+    return countries, subdivisions
