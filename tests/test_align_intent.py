@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from case_files import load_sql_cases
-from stef.align.intent import join_keys_related, keys_related
+from stef.align.join_keys import join_keys_related, keys_related
 from stef.align.terms import question_terms_unexplained
 from stef.evaluator import Evaluator
 from stef.nl.request import requested_items

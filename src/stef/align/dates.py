@@ -45,6 +45,23 @@ class Span:
         object.__setattr__(self, "start", start)
         object.__setattr__(self, "end", end)
 
+    def holds(self, other: Span) -> bool:
+        """Does this span hold every day of ``other`` (both closed)?
+
+        >>> Span(date(2023, 1, 1), date(2024, 1, 1)).holds(Span(date(2023, 11, 24), None))
+        False
+        """
+        a, b, c, d = self.start, self.end, other.start, other.end
+        if a is None or b is None or c is None or d is None:
+            return False
+        return a <= c <= d <= b
+
+    def days(self) -> float:
+        """How many days the span holds (infinite when unbounded)."""
+        if self.start is None or self.end is None:
+            return float("inf")
+        return float((self.end - self.start).days)
+
     def meet(self, other: Span) -> Span:
         """The days both spans select."""
         starts = [d for d in (self.start, other.start) if d is not None]
@@ -166,6 +183,12 @@ def column_span(filters: Sequence[Filter]) -> Span | None:
         y, (lo, hi) = int(years[0].values[0]), (int(v) for v in ranged[0].values)
         span = Span(date(y, lo, 1), date(y, hi, 1) + relativedelta(months=1))
         return _met(span, [f for f in filters if f is not years[0] and f is not ranged[0]])
+    quarters = [f for f in filters if f.func == "quarter" and f.op == "=" and len(f.values) == 1]
+    if len(years) == 1 and len(quarters) == 1 and not months and quarters[0].values[0] in "1234":
+        # EXTRACT(QUARTER FROM d) = 2 beside the year: that quarter's three months
+        first = date(int(years[0].values[0]), 3 * int(quarters[0].values[0]) - 2, 1)
+        span = Span(first, first + relativedelta(months=3))
+        return _met(span, [f for f in filters if f is not years[0] and f is not quarters[0]])
     days = [f for f in filters if f.func == "day" and f.op == "=" and len(f.values) == 1]
     rest = [f for f in filters if f not in months and f not in days]
     if months and len(years) == 1 and len(months) == 1 and months[0].values[0].isdigit():
@@ -293,7 +316,7 @@ def date_match(
         dated = [
             (i, f)
             for i, f in zip(positions, filters, strict=True)
-            if f.func in ("month", "day") or filter_span(f) is not None
+            if f.func in ("month", "day", "quarter") or filter_span(f) is not None
         ]
         if not dated:
             continue
@@ -325,7 +348,7 @@ def _bound_applied(want: Span, candidates: Sequence[Filter], used: set[int]) -> 
         return None
     by_column: dict[str, list[int]] = {}
     for i, c in enumerate(candidates):
-        if c.column and (c.func in ("month", "day") or filter_span(c) is not None):
+        if c.column and (c.func in ("month", "day", "quarter") or filter_span(c) is not None):
             by_column.setdefault(c.column.casefold(), []).append(i)
     for positions in by_column.values():
         got = column_span([candidates[i] for i in positions])
@@ -591,23 +614,31 @@ def clock_answer(
             return 0
         _report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
         return 1
-    for column in sql.flags.get("clock_columns") or ():
+    clocked = sql.flags.get("clock_columns") or ()
+    for column in clocked:
         i = _unused_on(candidates, used, column, bound=False)
         if i is None:
             continue
         used.add(i)
         matched.append((req, candidates[i]))
-        out.add(
-            "period_from_clock",
-            "info",
-            f"question asks for {req.text!r}; the SQL computes that period from the clock"
-            " (not evaluated)",
-            req.text,
-            candidates[i].text,
-            "filter_alignment",
-        )
+        _from_clock(out, req, candidates[i].text)
+        return 0
+    if clocked:  # compared with the clock inside an expression: CASE WHEN m = <this month>
+        _from_clock(out, req, None)
         return 0
     return None
+
+
+def _from_clock(out: FindingCollector, req: Filter, sql_text: str | None) -> None:
+    out.add(
+        "period_from_clock",
+        "info",
+        f"question asks for {req.text!r}; the SQL computes that period from the clock"
+        " (not evaluated)",
+        req.text,
+        sql_text,
+        "filter_alignment",
+    )
 
 
 def _open_from_start(

@@ -38,6 +38,7 @@ from stef.align.answers import (
     value_as_key,
 )
 from stef.align.dates import (
+    Span,
     absorb_year_bounds,
     check_relative_periods,
     clock_answer,
@@ -383,8 +384,8 @@ def _date_answer(
     if dated is None or (dated.got is not None and number_in_names(req, sql, hints)):
         return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
-    if dated.got is None:
-        matched.append((req, dated.sql))
+    if dated.got is None or (req.cue == "event" and _event_days(dated.want, dated.got)):
+        matched.append((req, dated.sql))  # "on Black Friday 2023": a day of that year
         return 0
     out.add(
         "filter_wrong_value",
@@ -396,6 +397,11 @@ def _date_answer(
         "filter_alignment",
     )
     return 1
+
+
+def _event_days(year: Span, got: Span) -> bool:
+    """A week or less inside the year an event's name dates ("Black Friday 2023")."""
+    return year.holds(got) and got.days() <= 7
 
 
 #: A question that asks whether something holds ("… carcinogenic or not?").

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.join_keys import _id_like, _words, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
@@ -33,7 +34,7 @@ from stef.nl.lexicon import (
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
-from stef.spec import Projection, Spec
+from stef.spec import Filter, Projection, Spec
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
@@ -46,16 +47,6 @@ _EXTREME = re.compile(r"\s*(?:min|max)\s*\(", re.I)
 _NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
 
 SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
-
-
-@lru_cache(maxsize=16384)
-def _words(name: str) -> tuple[str, ...]:
-    """The words of a schema name, singular (memoised: names come back with every record).
-
-    >>> _words("Store_Names")
-    ('store', 'name')
-    """
-    return tuple(singular(w) for w in NAME_WORDS.split(name.casefold()) if w)
 
 
 @lru_cache(maxsize=65536)
@@ -163,22 +154,14 @@ def check_requests(
             continue  # "list the circuits" (by their names): the rows of the table it names
         if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
             continue
-        if not heads and labelled:
-            continue  # "the current status ('CURRENT' if yes …)" as a CASE output
+        if not heads and (labelled or _group_measure(item, question, nl, sql)):
+            continue  # a CASE output's labels; "revenue by quarter" as SUM(amount)
         if not heads:
             missing(item, "no output is named like it")
             continue
         if any(_id_like(n) for n in heads) and any(_word_matches(head, t) for t in sql.tables):
             continue  # "unanswered posts" listed by their ids: the modifiers pick the rows
-        others = [
-            w
-            for w in (x.rstrip("'") for x in words[:-1])
-            if len(w) >= 3
-            and not any(_word_matches(w, n) for n in names)
-            and not any(_word_matches(w, t) for t in sql.tables)
-            and not accounted(w)  # a value or another name ("the Italian flavor text")
-            and not any(_initial_of(w, n, head) for n in heads)
-        ]
+        others = [w for w in _modifiers(words, heads, names, sql) if not accounted(w)]
         if others:
             out.add(
                 "projection_request_partial",
@@ -189,6 +172,27 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+#: Modifiers a HAVING (``COUNT(*) > 1``) expresses: "duplicate email addresses".
+_REPEATED = frozenset({"duplicate", "duplicated", "repeated"})
+
+
+def _modifiers(
+    words: Sequence[str], heads: Sequence[str], names: Sequence[str], sql: Spec
+) -> list[str]:
+    """The words before an item's head that neither its output nor another name, table or
+    HAVING of the SQL says (a value or another name is checked by the caller)."""
+    head = words[-1]
+    return [
+        w
+        for w in (x.rstrip("'") for x in words[:-1])
+        if len(w) >= 3
+        and not any(_word_matches(w, n) for n in names)
+        and not any(_word_matches(w, t) for t in sql.tables)
+        and not any(_initial_of(w, n, head) for n in heads)
+        and not (w in _REPEATED and any(f.clause == "having" for f in sql.filters))
+    ]
 
 
 def _ranked(sql: Spec) -> bool:
@@ -359,6 +363,36 @@ def _labelled_by_case(sql: Spec, question: str) -> bool:
     return any(lit.casefold() in quoted for lit in sql.literals)
 
 
+def _group_measure(item: Projection, question: str, nl: Spec, sql: Spec) -> bool:
+    """A measure the question asks per group ("revenue by product line") that an aggregate
+    output of the grouped SQL computes under another name (``SUM(amount)``): an aggregate
+    output no computed item of the question claims. Names and ids are no measure, nor is
+    an item named after the grouping cue (the key itself).
+
+    >>> from stef.spec import Projection
+    >>> sql = Spec(projections=[Projection("line"), Projection("sum(amount)", is_aggregate=True)],
+    ...            group_by=["line"])
+    >>> revenue = Projection("revenue", text="revenue", columns=("revenue",))
+    >>> _group_measure(revenue, "show revenue by product line", Spec(), sql)
+    True
+    >>> _group_measure(revenue, "show revenue and product line", Spec(), sql)
+    False
+    """
+    head = singular(item.columns[-1]) if item.columns else ""
+    if not sql.group_by or head in ("", "name", "title", "id") or _id_like(head):
+        return False
+    low = question.casefold()
+    at = low.find(item.text.casefold()) if item.text else -1
+    cue = _GROUP_CUE.search(low, at + len(item.text or "")) if at >= 0 else None
+    if cue is None or head in low[cue.end() :]:
+        return False
+    asked = max(sum(i.is_aggregate for i in nl.projections), len(nl.aggregations))
+    return sum(p.is_aggregate for p in sql.projections) > asked
+
+
+_GROUP_CUE = re.compile(r"\b(?:by|per|for each|for every)\b")
+
+
 def _is_name(name: str) -> bool:
     """Is an output a name or a title (``Name``, ``store_name``, ``TITLE``)?"""
     return name.casefold().rsplit("_", 1)[-1] in ("name", "title")
@@ -406,8 +440,8 @@ def check_negation(
     "… or not?"."""
     if not nl.flags.get("negation") or sql.flags.get("negation"):
         return
-    if any(f.op in SQL_NEGATING_OPS for f in sql.filters):
-        return
+    if any(f.op in SQL_NEGATING_OPS or _none_left(f) for f in sql.filters):
+        return  # "no answers" as answer_count = 0
     if negation_defined(enriched) or (
         _OR_NOT.search(question.casefold()) and len(_NEGATION.findall(question.casefold())) == 1
     ):
@@ -420,6 +454,12 @@ def check_negation(
         None,
         "negation",
     )
+
+
+def _none_left(f: Filter) -> bool:
+    """A count compared with nothing: ``= 0``, ``< 1``, ``<= 0``."""
+    value = f.values[0] if len(f.values) == 1 else ""
+    return (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1")
 
 
 #: The entity a title-style question lists, first: "Top 20 users in Tunisia", "Newest
@@ -489,183 +529,6 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
         ", ".join(p.text or p.expr for p in sql.projections),
         "request",
     )
-
-
-def _id_like(name: str) -> bool:
-    low = name.casefold()
-    return low == "id" or low.endswith("id")
-
-
-def _word_set(name: str) -> set[str]:
-    """The words of three letters or more of a lower-case name, ``id`` aside."""
-    return {w for w in _words(name) if len(w) >= 3 and w != "id"}
-
-
-def _share_a_word(a: str, b: str) -> bool:
-    """Do two lower-case names share a word of three letters or more (``id`` aside), or
-    does one hold the other?"""
-    return bool(_word_set(a) & _word_set(b)) or a in b or b in a
-
-
-def keys_related(a: str, b: str) -> bool:
-    """Could two key columns refer to each other? An id never refers to a name or a
-    title; two other columns must share a word (``link_to_major`` = ``major_id``).
-
-    >>> keys_related("name", "musical_id"), keys_related("stuid", "stu_id")
-    (False, True)
-    >>> keys_related("cust_name", "cust_id"), keys_related("link_to_major", "major_id")
-    (False, True)
-    >>> keys_related("city", "city_name"), keys_related("owner", "breed_code")
-    (True, False)
-    """
-    ca, cb = a.casefold(), b.casefold()
-    if ca == cb:
-        return True
-    ida, idb = _id_like(ca), _id_like(cb)
-    if (ida and descriptive(cb)) or (idb and descriptive(ca)):
-        return False
-    if ida and idb:
-        return True
-    return _share_a_word(ca, cb) or ida != idb
-
-
-def _own_key(column: str, table: str) -> bool:
-    """Is ``column`` the key a table names itself by (``id``, ``event_id`` in ``event``)?
-
-    >>> _own_key("event_id", "event"), _own_key("matchid", "matches"), _own_key("userid", "posts")
-    (True, True, False)
-    """
-    c = column.casefold()
-    t = NAME_WORDS.sub("", table.casefold())
-    return c == "id" or NAME_WORDS.sub("", c) in (t + "id", singular(t) + "id")
-
-
-def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
-    """Could ``tables[0].left = tables[1].right`` link a row to the row it refers to?
-    Besides :func:`keys_related`, two differently named ids link only when they share a
-    word or one is its table's own key and the other names that table
-    (``cardkingdomid`` = ``mcmid`` does not).
-
-    >>> join_keys_related("cardkingdomid", "mcmid", ["cards", "sets"])
-    False
-    >>> join_keys_related("id", "team_api_id", ["team", "match"])
-    True
-
-    An own key links only to a key that names its table: neither ``client.client_id =
-    loan.account_id`` nor two tables' own keys (``client.client_id = loan.loan_id``) do.
-
-    >>> join_keys_related("client_id", "account_id", ["client", "loan"])
-    False
-    >>> join_keys_related("client_id", "loan_id", ["client", "loan"])
-    False
-    >>> join_keys_related("id", "userid", ["posts", "badges"])
-    False
-    """
-    if not keys_related(left, right):
-        return False
-    a, b = left.casefold(), right.casefold()
-    if a == b or not (_id_like(a) and _id_like(b)):
-        return True
-    own_a, own_b = _own_key(a, tables[0]), _own_key(b, tables[1])
-    if not (own_a or own_b):
-        return _share_a_word(a, b)
-    return (
-        (own_a and _names_table(b, tables[0]))
-        or (own_b and _names_table(a, tables[1]))
-        or bool(_word_set(a) & _word_set(b))
-    )
-
-
-_ID_SUFFIX = re.compile(r"_?id$")
-
-
-def _names_table(key: str, table: str) -> bool:
-    """Does a key column name ``table`` (``owneruserid`` → ``users``, ``hero_id`` →
-    ``superhero``), so that it may refer to that table's own key?
-
-    >>> _names_table("owneruserid", "users"), _names_table("account_id", "client")
-    (True, False)
-    """
-    stem = NAME_WORDS.sub("", _ID_SUFFIX.sub("", key.casefold()))
-    name = NAME_WORDS.sub("", table.casefold())
-    if _share_a_word(key.casefold(), table.casefold()):
-        return True
-    return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
-
-
-def key_of_another_table(
-    left: str, right: str, tables: Sequence[str], query_tables: Sequence[str]
-) -> str | None:
-    """The third table of the query that one side of ``tables[0].left = tables[1].right``
-    refers to by its name (``connected.atom_id`` joined to ``bond.molecule_id`` while the
-    query reads ``atom``), when the other side is no key of that table: a row joined to a
-    row of a table its key does not point at. Only base tables (a derived table's columns
-    carry other tables' names) and never two keys that name one table.
-
-    >>> key_of_another_table("molecule_id", "atom_id", ["bond", "connected"],
-    ...                      ["bond", "connected", "atom"])
-    'atom'
-    >>> key_of_another_table("id", "userid", ["users", "badges"], ["users", "badges", "posts"])
-    """
-    if not all(t in query_tables for t in tables) or left.casefold() == right.casefold():
-        return None
-    for key, own, other, peer in ((left, *tables, right), (right, *tables[::-1], left)):
-        if not _id_like(key.casefold()) or _own_key(key, own) or _names_table(key, other):
-            continue
-        for t in query_tables:
-            if t not in tables and _names_table(key, t) and not _names_table(peer, t):
-                return t
-    return None
-
-
-def check_keys(sql: Spec, out: FindingCollector) -> None:
-    """``x IN (SELECT y …)`` and join conditions whose two columns cannot refer to each
-    other (an id compared with a name, two unrelated ids); and two tables joined on
-    their own ``id`` columns, which links rows only when one table extends the other."""
-    for outer, inner in sql.flags.get("in_subquery_keys") or ():
-        if not keys_related(outer, inner):
-            out.add(
-                "key_pair_mismatch",
-                "warning",
-                f"{outer} IN (SELECT {inner} …) compares columns that cannot refer to each other",
-                None,
-                f"{outer} IN (SELECT {inner} …)",
-                "structure",
-            )
-    for j in sql.joins:
-        tables = j.get("tables") or []
-        left, right = j.get("left") or "", j.get("right") or ""
-        if len(tables) != 2 or tables[0] == tables[1] or not left or not right:
-            continue
-        text = f"{tables[0]}.{left} = {tables[1]}.{right}"
-        named = key_of_another_table(left, right, tables, sql.tables)
-        if named:
-            out.add(
-                "join_key_other_table",
-                "error",
-                f"{text} joins a key that refers to {named!r}, another table of the query",
-                None,
-                text,
-                "structure",
-            )
-        elif not join_keys_related(left, right, tables):
-            out.add(
-                "key_pair_mismatch",
-                "warning",
-                f"{text} joins columns that cannot refer to each other",
-                None,
-                text,
-                "structure",
-            )
-        elif left.casefold() == right.casefold() == "id":
-            out.add(
-                "join_on_own_ids",
-                "warning",
-                f"{text} joins two tables on their own ids",
-                None,
-                text,
-                "structure",
-            )
 
 
 def check_tables(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:

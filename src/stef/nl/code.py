@@ -295,8 +295,21 @@ def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
 
 
 def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
-    """Identifier-like names in code: function arguments and arithmetic operands."""
+    """Identifier-like names in code: function arguments and arithmetic operands.
+
+    A plain word beside a comma or a parenthesis of prose (``low views, no answers``,
+    ``(ranked by reputation)``) or inside a hyphenated word (``first-through-twelfth``)
+    names no column:
+
+    >>> from stef.nl.spec import analyze_text
+    >>> analyze_text("rate = SUM(amount) / COUNT(id)", "enriched").spec.columns
+    ['amount', 'id']
+    >>> analyze_text("low views, no answers, first-through-twelfth-grade; score >= 1",
+    ...              "enriched").spec.columns
+    ['score']
+    """
     out: list[str] = []
+    prose = _prose_words(toks)
     for k, t in enumerate(toks):
         if t.kind == "bq":
             out.append(ctx.column(t.text.strip("`")))
@@ -304,17 +317,66 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
         low = t.text.casefold()
         if t.kind != "id" or low in lx.CODE_WORDS:
             continue
-        prev = toks[k - 1].kind if k else ""
-        nxt = toks[k + 1].kind if k + 1 < len(toks) else ""
-        if nxt == "lp":
+        prev = toks[k - 1] if k else None
+        nxt = toks[k + 1] if k + 1 < len(toks) else None
+        if nxt is not None and nxt.kind == "lp":
             continue
+        before = _beside(toks, prev)
+        after = _beside(toks, nxt)
         if (
             _is_codey(t)
-            or prev in {"lp", "comma", "arith", "op"}
-            or nxt in {"rp", "comma", "arith", "op"}
+            or before in {"arith", "op"}
+            or after in {"arith", "op"}
+            or (not prose[k] and (before in {"lp", "comma"} or after in {"rp", "comma"}))
         ):
             out.append(ctx.column(t.text))
     return out
+
+
+#: More plain words than this between two commas or parentheses make the run prose.
+_PROSE_RUN = 1
+
+
+def _plain_word(tok: _Tok) -> bool:
+    return tok.kind == "id" and tok.text.casefold() not in lx.CODE_WORDS and not _is_codey(tok)
+
+
+_BOUNDS = frozenset({"comma", "lp", "rp", "op", "arith"})
+
+
+def _prose_words(toks: list[_Tok]) -> list[bool]:
+    """Per token: does it sit in a run of prose (two plain words or more with no comma,
+    parenthesis, operator or arithmetic between them)?"""
+    out = [False] * len(toks)
+    start = 0
+    for k in range(len(toks) + 1):
+        if k == len(toks) or (toks[k].kind in _BOUNDS and toks[k].text != "%"):
+            if sum(_plain_word(t) for t in toks[start:k]) > _PROSE_RUN:
+                out[start:k] = [True] * (k - start)
+            start = k + 1
+    return out
+
+
+def _beside(toks: list[_Tok], tok: _Tok | None) -> str:
+    """The kind of a word's neighbour as evidence of code: none for a hyphen inside a word
+    or a percent sign (``% promoters minus % detractors``)."""
+    if tok is None or tok.text == "%" or _hyphen(toks, tok):
+        return ""
+    return tok.kind
+
+
+def _hyphen(toks: list[_Tok], tok: _Tok) -> bool:
+    """A ``-`` glued to plain words on both sides: a hyphenated word, not a subtraction."""
+    if tok.kind != "arith" or tok.text != "-":
+        return False
+    k = toks.index(tok)
+    return (
+        0 < k < len(toks) - 1
+        and toks[k - 1].end == tok.start
+        and toks[k + 1].start == tok.end
+        and _plain_word(toks[k - 1])
+        and _plain_word(toks[k + 1])
+    )
 
 
 _OPEN_PAREN_SPACE = re.compile(r"\(\s+")

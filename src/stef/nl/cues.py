@@ -326,6 +326,11 @@ _SUBJECT_VERB = re.compile(
 )
 
 
+#: The two words after a leading "which"/"what": a plural noun and a past-tense verb
+#: ("which customers spent").
+_WHICH_NOUNS = re.compile(r"^\W*(?:which|what)\s+(?P<a>[a-z\-]+)\s+(?P<b>[a-z\-]+)\b")
+
+
 _WITH_BEFORE = re.compile(
     r"([a-z\-]+)\s+(?:with|having|who|that|which|whose|where)\s+(?:\w+\s+){0,3}$"
 )
@@ -395,6 +400,11 @@ def _plural_subject(low: str, sup_start: int) -> bool:
             return True
         words = m.group("np").split()
         return bool(words) and _is_plural(words[-1])
+    lead = _WHICH_NOUNS.match(low)
+    if lead and lead.end() <= sup_start:  # "which customers spent the most"
+        a, b = lead.group("a"), lead.group("b")
+        if _is_plural(a) and (b.endswith("ed") or b in lx.IRREGULAR_PARTICIPLES):
+            return True
     w = _WITH_BEFORE.search(low[max(0, sup_start - 80) : sup_start])
     if w:
         return _is_plural(w.group(1))
@@ -721,13 +731,26 @@ _LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|i
 _FIRST_WORDS = re.compile(r"\W*([a-z']+)(?:\s+([a-z']+))?")
 
 
+#: Plural nouns that name an amount, not rows to list ("What were sales in 2023?").
+_MEASURES = lx._words("sales revenues earnings profits costs expenses losses savings proceeds")
+
+
+def _measure_next(low: str, first: re.Match[str] | None) -> bool:
+    """Does the noun after "what are/were (the|our|total)" name an amount?"""
+    rest = low[first.end() :].split()[:3] if first else []
+    rest = [w.strip("?.,!") for w in rest if w not in ("the", "our", "total", "my", "your")]
+    return bool(rest) and rest[0] in _MEASURES
+
+
 def _step_flags(ctx: _Ctx, style: str) -> None:
     spec, low = ctx.spec, ctx.low
     first = _FIRST_WORDS.match(low)
     w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
-        spec.flags["list"] = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
+        spec.flags["list"] = w1 in lx.LIST_OPENERS or (
+            w1 == "what" and w2 in {"are", "were"} and not _measure_next(low, first)
+        )
         # "How many races were there in 2005? Name all the races": a list asked for too
         spec.flags["list_after"] = _LIST_AFTER.search(low) is not None
     ratio = ctx.may_have(lx.RATIO_WORDS) or "percent" in low

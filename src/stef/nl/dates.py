@@ -261,7 +261,11 @@ def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
             return Filter(None, "=", (f"{d.year:04d}-{d.month:02d}",), phrase, src, "month")
         if now is None:
             return Filter(None, ">=", (), phrase, src, "date")
-        days = (7 if unit == "week" else 91) * max(back, 1)
+        if unit == "quarter":  # the calendar quarter, as a month is the calendar month
+            first = date(now.year, (now.month - 1) // 3 * 3 + 1, 1) - relativedelta(months=3 * back)
+            last = first + relativedelta(months=3) - timedelta(days=1)
+            return Filter(None, "between", (first.isoformat(), last.isoformat()), phrase, src)
+        days = 7 * max(back, 1)
         return Filter(None, ">=", ((now.date() - timedelta(days=days)).isoformat(),), phrase, src)
     raw = m.group("n").casefold()
     count = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
@@ -284,6 +288,20 @@ def _step_years(ctx: _Ctx) -> None:
             continue
         prep = ctx.search(lx.YEAR_PREP, max(0, m.start() - 10), m.start())
         text = ctx.text[prep.start() if prep else m.start() : m.end()]
+        cue = "event" if not led and _names_event(ctx.text, m.start()) else None
         ctx.add_filter(
-            Filter(None, "=", (m.group(0),), text, ctx.source, "year"), m.start(), m.end()
+            Filter(None, "=", (m.group(0),), text, ctx.source, "year", cue), m.start(), m.end()
         )
+
+
+def _names_event(text: str, pos: int) -> bool:
+    """Does a capitalised name run up to the year at ``pos`` (``Black Friday 2023``, ``Prime
+    Day 2024``)? Then the year dates that event, and a day inside it answers it.
+
+    >>> _names_event("orders on Black Friday 2023", 23), _names_event("Sales 2023", 6)
+    (True, False)
+    """
+    before = text[:pos].split()
+    if len(before) < 2 or not before[-1].isalpha() or not before[-1][0].isupper():
+        return False
+    return before[-1].casefold() not in lx.MONTHS and not before[-2].endswith((".", "?", "!"))

@@ -146,14 +146,14 @@ REQUEST_STOPS = _words(
     do does and but not into under over between during before after since until within
     without along across about like each every all this these those there here it they its
     their his her them how what why can could would should will shall must may might used
-    made taught bought sold held won written given taken done except excluding besides"""
-)
+    made taught bought sold held won written given taken done except excluding besides today
+    yesterday""")
 
 #: A request item's last word that says little alone ("phone numbers", "city location"):
 #: any word of the item may then be what an output is named after.
 REQUEST_GENERIC_HEADS = _words(
-    "number numbers location locations value values amount amounts detail details info code codes"
-)
+    "number numbers location locations value values amount amounts detail details info code codes "
+    "address addresses")
 
 #: Words that say the item is computed (an aggregate, a ratio, an extreme).
 REQUEST_COMPUTED_WORDS = _words(
@@ -166,7 +166,7 @@ REQUEST_COMPUTED_WORDS = _words(
 #: Words with no say in what an item is.
 REQUEST_FILLERS = _words(
     """the a an all different distinct unique full complete respective corresponding only
-    also both entire whole any some various overall detailed exact"""
+    also both entire whole any some various overall detailed exact our my your"""
 )
 
 #: Items that name no particular output ("the details", "the list of …", "include
@@ -314,7 +314,7 @@ PHRASE_STOPS = _words(
 COLUMN_LINKS = _words("the is are was as named called a an")
 
 #: Verb forms that end a noun phrase although they do not end in -ed ("wines made from").
-IRREGULAR_PARTICIPLES = _words("made taught bought sold held won written given taken done")
+NOUN_PHRASE_PARTICIPLES = _words("made taught bought sold held won written given taken done")
 
 #: Plural nouns without a final s.
 IRREGULAR_PLURALS = _words("people children men women data")

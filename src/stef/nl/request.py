@@ -147,6 +147,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 skipping = True
                 continue
             if word in lx.REQUEST_STOPS and word != "and":
+                if word == "than" and words and words[-1] != ",":
+                    words.pop()  # "open tickets older than a week": a comparison, no item
                 break
             if word == "and" and not words:
                 break

@@ -259,7 +259,7 @@ def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
 def _is_participle(word: str) -> bool:
     """``made``, ``published``, ``taught``: a verb form that ends a noun phrase."""
     regular = len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")
-    return regular or word in lx.IRREGULAR_PARTICIPLES
+    return regular or word in lx.NOUN_PHRASE_PARTICIPLES
 
 
 def _sentence_span(low: str, pos: int, ends: str = ".;?!") -> tuple[int, int]:

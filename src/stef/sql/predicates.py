@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from functools import lru_cache
 from typing import Final
 
@@ -555,6 +555,9 @@ class PredicateReader:
         if isinstance(rcore, _QUERY):
             return Filter(column, op, (), self._text(src), clause, func)
         truncated = isinstance(lcore, (exp.DateTrunc, exp.TimestampTrunc)) and not rnames
+        if truncated and op == "=" and (days := _trunc_quarter(lcore, self.value(right))):
+            # DATE_TRUNC('quarter', d) = '2024-04-01': the days of that quarter
+            return Filter(column, "between", days, self._text(src), clause, None)
         if truncated and (period := _trunc_period(lcore, self.value(right))) is not None:
             # DATE_TRUNC('month', d) = '2024-01-01': the month 2024-01, as strftime('%Y-%m', d)
             part, value = period
@@ -593,6 +596,28 @@ class PredicateReader:
 #: The date part a truncation to each unit compares, and how many characters of an ISO date
 #: it keeps: ``DATE_TRUNC('month', d) = '2024-01-01'`` is ``year_month`` ``'2024-01'``.
 _TRUNC_PARTS = {"month": ("year_month", 7, "-01"), "year": ("year", 4, "-01-01")}
+
+
+def _trunc_quarter(node: exp.Expr, value: str) -> tuple[str, str] | None:
+    """The first and last day of the quarter a date truncated to its quarter is compared
+    with (``DATE_TRUNC('quarter', d) = '2024-04-01'``); else None.
+
+    >>> import sqlglot
+    >>> _trunc_quarter(sqlglot.parse_one("DATE_TRUNC('quarter', d)", read="postgres"), "2024-04-01")
+    ('2024-04-01', '2024-06-30')
+    >>> _trunc_quarter(sqlglot.parse_one("DATE_TRUNC('quarter', d)", read="postgres"), "2024-05-01")
+    """
+    unit = node.args.get("unit")
+    if not isinstance(unit, exp.Expr) or unit.name.casefold() != "quarter":
+        return None
+    try:
+        first = date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+    if first.day != 1 or first.month % 3 != 1 or value[10:].strip(" 0:") != "":
+        return None
+    last = first + relativedelta(months=3) - timedelta(days=1)
+    return first.isoformat(), last.isoformat()
 
 
 def _trunc_period(node: exp.Expr, value: str) -> tuple[str, str] | None:

@@ -189,6 +189,8 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
 
 #: Dialects whose ``/`` truncates when both operands are integers.
 INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
+#: Operands whose value is never a truncating integer: a CAST, a root, a logarithm, a power.
+_INEXACT: tuple[type[exp.Expr], ...] = (exp.Cast, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
 
 
 @dataclass
@@ -580,13 +582,18 @@ class _Extractor:
     def _integer_division(self, eff: exp.Expr) -> bool:
         """A division of integer-valued operands (no CAST, no decimal literal) in a dialect
         whose ``/`` truncates integers (SQLite, PostgreSQL, T-SQL …)."""
-        if (self.p.dialect_name or "").lower() not in INTEGER_DIVISION_DIALECTS:
+        dialect = (self.p.dialect_name or "").lower()
+        if dialect not in INTEGER_DIVISION_DIALECTS:
             return False
+        # AVG is a float but in T-SQL; roots, logarithms, powers and an epoch always are
+        inexact = _INEXACT if dialect == "tsql" else (*_INEXACT, exp.Avg)
         for div in eff.find_all(exp.Div):
             exact = False
             for n in div.walk():
-                if isinstance(n, exp.Cast) or (
-                    type(n) is _LITERAL and not n.is_string and "." in n.this
+                if (
+                    isinstance(n, inexact)
+                    or (type(n) is _LITERAL and not n.is_string and "." in n.this)
+                    or (isinstance(n, exp.Extract) and n.name.casefold() == "epoch")
                 ):
                     exact = True
                     break
