@@ -209,13 +209,14 @@ _CUE_TEXT = st.lists(
 def test_word_gates_hold_whenever_their_cue_pattern_matches(text: str) -> None:
     # the aggregation and comparative steps skip a cue pattern when none of its words (nor
     # its one symbol) is in the text: that must never skip a match
+    from stef.nl import hint_patterns as hp
     from stef.nl import lexicon as lx
     from stef.nl.cues import _AGG_WORDS
     from stef.nl.spec import _normalized
     from stef.nl.values import _CMP_WORDS, _POSTFIX_WORDS
 
     low = _normalized(text)[1]
-    words = frozenset(lx.WORD_TOKEN.findall(low))
+    words = frozenset(hp.WORD_TOKEN.findall(low))
     if lx.folded(lx.AGG_RE).search(low):
         assert not words.isdisjoint(_AGG_WORDS) or "#" in low
     if lx.folded(lx.CMP_RE).search(low):

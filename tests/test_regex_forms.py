@@ -16,6 +16,7 @@ import pytest
 
 from stef.align import answers, formats
 from stef.nl import enrichment, values, words
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 
 _DIGITS = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -134,7 +135,7 @@ def test_word_tokens_and_name_words_are_the_forms_they_replaced() -> None:
     texts += ["".join(rnd.choices(ascii_only, k=rnd.randint(70, 200))) for _ in range(5000)]
     for text in texts:
         assert words.word_tokens(text) == [t for t in matching.NAME_SPLIT.split(text) if t]
-        assert words.word_tokens(text) == lx.WORD_TOKEN.findall(text)
+        assert words.word_tokens(text) == hp.WORD_TOKEN.findall(text)
         spaced = matching._CAMEL.sub(" ", text).casefold()
         assert matching.name_words(text) == [w for w in matching.NAME_SPLIT.split(spaced) if w]
 

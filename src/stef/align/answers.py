@@ -48,6 +48,16 @@ def hundredfold(a: str, b: str) -> bool:
     return x != 0 and (_times(x, y, 100) or _times(y, x, 100))
 
 
+def _grown(percent: str, factor: str) -> bool:
+    """Is ``factor`` a growth by ``percent`` ("up more than 10%" as ``price > 1.1 * old``)?
+
+    >>> _grown("10", "1.1"), _grown("10", "0.1")
+    (True, False)
+    """
+    p, f = float_value(percent), float_value(factor)
+    return p is not None and f is not None and p > 0 and abs(1 + p / 100 - f) < 1e-9
+
+
 def _times(x: float, y: float, factor: float) -> bool:
     """Is ``y`` ``factor`` times ``x``, up to rounding?"""
     return abs(x * factor - y) < 1e-9 * max(1.0, abs(y))
@@ -65,7 +75,12 @@ def scaled_pairs(nl: Filter, sql: Filter) -> list[tuple[str, str]]:
     []
     """
     if percent_scaled(nl, sql):
-        pairs = [(nv, sv) for nv in nl.values for sv in sql.values if hundredfold(nv, sv)]
+        pairs = [
+            (nv, sv)
+            for nv in nl.values
+            for sv in sql.values
+            if hundredfold(nv, sv) or _grown(nv, sv)
+        ]
         if pairs:
             return pairs
     m = _UNIT.search(nl.text)

@@ -524,8 +524,9 @@ def asked_days(text: str) -> float | None:
         n = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
         per = UNIT_DAYS.get(m.group("units").casefold().rstrip("s"))
         return n * per if per is not None else None
-    if m.group("unit") and m.group("which").casefold() == "past":
-        return UNIT_DAYS.get(m.group("unit").casefold())
+    unit = (m.group("unit") or "").casefold()
+    if unit and (m.group("which").casefold() == "past" or unit == "hour"):
+        return UNIT_DAYS.get(unit)  # "the past week", "the last hour": a reach, no calendar
     return None
 
 
@@ -543,17 +544,29 @@ def _report_reach(
     out.add(
         "filter_wrong_value",
         "error",
-        f"question asks for {asked_text!r} (about {asked:g} days back); the SQL keeps"
-        f" {column} from {reach:g} days back",
+        f"question asks for {asked_text!r} (about {_back(asked)} back); the SQL keeps"
+        f" {column} from {_back(reach)} back",
         asked_text,
         fragment,
         rule,
     )
 
 
+def _back(days: float) -> str:
+    """A reach in days, written in hours under a day: ``"30 days"``, ``"1 hours"``."""
+    return f"{days:g} days" if days >= 1 else f"{round(days * 24, 2):g} hours"
+
+
 def _same_reach(a: float, b: float) -> bool:
-    """Two reaches back from now that name the same period (3 months and 90 days)."""
-    return abs(a - b) <= max(1.0, 0.1 * max(a, b))
+    """Two reaches back from now that name the same period (3 months and 90 days; a week
+    and 8 days), within a day or a tenth, and within a quarter for reaches under four
+    days (an hour is no day).
+
+    >>> _same_reach(91.3125, 90), _same_reach(7, 8), _same_reach(1 / 24, 1)
+    (True, True, False)
+    """
+    longest = max(a, b)
+    return abs(a - b) <= max(0.1 * longest, min(1.0, 0.25 * longest))
 
 
 def absorb_year_bounds(

@@ -237,6 +237,7 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         col_ok = (
             nl.column is None
             or s.column is None
+            or canon_col(nl.column) in {canon_col(v) for v in nl.values}  # the value itself
             or canon_col(nl.column) in canon_col(s.column)
             or (len(canon_col(s.column)) >= 4 and canon_col(s.column) in canon_col(nl.column))
             # the hint that tied the value names the SQL's column too ("Germany is a name
@@ -403,6 +404,9 @@ def _event_days(year: Span, got: Span) -> bool:
     """A week or less inside the year an event's name dates ("Black Friday 2023")."""
     return year.holds(got) and got.days() <= 7
 
+
+#: A question opening on a word that asks for an attribute, not the rows themselves.
+_ASKS_ATTRIBUTE = re.compile(r"\W*(?:where|when|how|what)\b")
 
 #: A question that asks whether something holds ("… carcinogenic or not?").
 _WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
@@ -754,7 +758,9 @@ def align(
     reported = {v for f in answered for v in f.values}
     check_literals_and_hints(nl, sql, out, text, reported, r.column_synonyms, question)
     stems = text_stems(text)
-    check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found)
+    # no item asked and no "where/when/how/what": a name may label the rows listed
+    labels = not nl.projections and _ASKS_ATTRIBUTE.match(question.casefold()) is None
+    check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found, labels)
     check_value_case(sql, out, question, enriched_question)
     check_hint_functions(nl, sql, out, enriched_question)
     check_structure(sql, out)

@@ -260,6 +260,10 @@ def check_literals_and_hints(
 _ROW_COUNT = re.compile(r"count\((?!distinct\b)[^(),]*\)")
 
 
+#: Columns that label the rows a question asks for (``name``, ``full_name``, ``title``).
+_LABEL = re.compile(r"(?:name|title)$")
+
+
 def check_schema_linking(
     sql: Spec,
     out: FindingCollector,
@@ -267,10 +271,13 @@ def check_schema_linking(
     rules: Rules,
     matched: Sequence[Filter] = (),
     benign: Sequence[Filter] = (),
+    labels: bool = False,
 ) -> None:
     """Columns the SQL selects or filters on that the question never names (filters that
     apply a value the question states are explained by that value); ``stems`` are the
-    :func:`text_stems` of the question and its enrichment."""
+    :func:`text_stems` of the question and its enrichment. With ``labels`` (the question
+    names no item to return: "inactive customers") a name or title output labels the rows
+    and needs no mention."""
     explained = {id(f) for f in matched}
     benign_cols = {canon_col(f.column) for f in benign if f.column}
     syn: dict[str, list[str]] = {c.casefold(): list(v) for c, v in rules.column_synonyms.items()}
@@ -282,6 +289,8 @@ def check_schema_linking(
             if col in seen:
                 continue
             seen.add(col)
+            if labels and _LABEL.search(canon_col(col)):
+                continue  # a name labelling the rows asked for
             if not name_mentioned(col, stems, syn.get(col, ())):
                 out.add(
                     "projection_unexplained",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 from stef.nl.context import _Ctx
 from stef.nl.words import _search_ci
@@ -37,7 +38,7 @@ class _Tok:
 def _code_tokens(text: str, offset: int) -> list[_Tok]:
     return [
         _Tok(m.lastgroup or "", m.group(0), m.start() + offset, m.end() + offset)
-        for m in lx.CODE_TOKEN.finditer(text)
+        for m in hp.CODE_TOKEN.finditer(text)
     ]
 
 
@@ -48,7 +49,7 @@ def _is_codey(tok: _Tok) -> bool:
         tok.kind == "bq"
         or "_" in t
         or "." in t
-        or bool(lx.CAMEL.search(t))
+        or bool(hp.CAMEL.search(t))
         or (t.isupper() and len(t) >= 2)
         or any(map(str.isdigit, t))
     )
@@ -133,7 +134,7 @@ def _operand_before(toks: list[_Tok], i: int) -> tuple[str | None, str | None, i
         ids = _column_tokens(inner)
         fmt = next((t.text.strip("'\"").casefold() for t in inner if t.kind == "str"), None)
         if func == "strftime" and fmt:
-            func = lx.STRFTIME_FUNCS.get(fmt, "strftime")
+            func = hp.STRFTIME_FUNCS.get(fmt, "strftime")
         if func in lx.ARITHMETIC_FUNCS:
             func = None
         nested = any(t.kind == "lp" for t in inner)
@@ -297,9 +298,9 @@ def _code_call(ctx: _Ctx, toks: list[_Tok], i: int, depth: list[int]) -> None:
 def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
     """Identifier-like names in code: function arguments and arithmetic operands.
 
-    A plain word beside a comma or a parenthesis of prose (``low views, no answers``,
-    ``(ranked by reputation)``) or inside a hyphenated word (``first-through-twelfth``)
-    names no column:
+    A plain word beside a comma, a parenthesis or an arithmetic sign of prose (``low views,
+    no answers``, ``(ranked by reputation)``, ``cancelled subscriptions / active
+    subscriptions``) or inside a hyphenated word (``first-through-twelfth``) names no column:
 
     >>> from stef.nl.spec import analyze_text
     >>> analyze_text("rate = SUM(amount) / COUNT(id)", "enriched").spec.columns
@@ -325,13 +326,15 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
         after = _beside(toks, nxt)
         if (
             _is_codey(t)
-            or before in {"arith", "op"}
-            or after in {"arith", "op"}
-            or (not prose[k] and (before in {"lp", "comma"} or after in {"rp", "comma"}))
+            or before == "op"
+            or after == "op"
+            or (not prose[k] and (before in {"lp", "comma", "arith"} or after in _CLOSERS))
         ):
             out.append(ctx.column(t.text))
     return out
 
+
+_CLOSERS = frozenset({"rp", "comma", "arith"})
 
 #: More plain words than this between two commas or parentheses make the run prose.
 _PROSE_RUN = 1
@@ -383,7 +386,7 @@ _OPEN_PAREN_SPACE = re.compile(r"\(\s+")
 _SPACE_CLOSE_PAREN = re.compile(r"\s+\)")
 
 
-#: Each form of :data:`lx.FORMULA_OPS` holds one of these: without one, no formula.
+#: Each form of :data:`hp.FORMULA_OPS` holds one of these: without one, no formula.
 _FORMULA_CHAR = re.compile(r"[(/*+\-]")
 
 
@@ -391,16 +394,16 @@ def _formula(ctx: _Ctx, code: str, name: str | None) -> None:
     """Record ``code`` as a formula when it computes something (``DIVIDE(...)``, ``a / b``)."""
     if not _FORMULA_CHAR.search(code):  # nor in ``bare``, which takes characters away
         return
-    bare = lx.QUOTED_NAME.sub("name", lx.STRINGS.sub("''", code))
-    if not (_search_ci(lx.FORMULA_OPS, bare) and lx.FORMULA_SHAPE.search(bare)):
+    bare = hp.QUOTED_NAME.sub("name", hp.STRINGS.sub("''", code))
+    if not (_search_ci(hp.FORMULA_OPS, bare) and hp.FORMULA_SHAPE.search(bare)):
         return
     spaced = " ".join(code.split()).casefold()
     norm = _OPEN_PAREN_SPACE.sub("(", _SPACE_CLOSE_PAREN.sub(")", spaced))
     norm = norm.strip(" .;")
     if norm not in ctx.spec.formulas:
         ctx.spec.formulas.append(norm)
-    if _search_ci(lx.DIVISION, bare):
+    if _search_ci(hp.DIVISION, bare):
         ctx.spec.flags["division"] = True
-    if (name and _search_ci(lx.RATIO_RE, name)) or _search_ci(lx.PERCENT_FORMULA, bare):
+    if (name and _search_ci(lx.RATIO_RE, name)) or _search_ci(hp.PERCENT_FORMULA, bare):
         ctx.spec.flags["ratio"] = True
     ctx.cue(norm if len(norm) <= 80 else norm[:77] + "...")

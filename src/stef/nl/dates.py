@@ -153,6 +153,27 @@ def _absolute_dates(ctx: _Ctx) -> None:
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
 
 
+_MONTH_NAME = lx.alternation(lx.MONTHS)
+_DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+#: Two days of one year, the year written once after both: ``between Jan 15 and Feb 15
+#: 2024``, ``from March 3 to March 9, 2024``, ``March 3-9, 2024``.
+_DAY_SPAN = re.compile(
+    rf"\b(?:(?P<lead>between|from)\s+)?(?P<m1>{_MONTH_NAME})\.?\s+(?P<d1>{_DAY})\s*"
+    rf"(?:(?(lead)and|(?!))|to|until|till|through|thru|-)\s*"
+    rf"(?:(?P<m2>{_MONTH_NAME})\.?\s+)?(?P<d2>{_DAY}),?\s+(?P<y>(?:1[89]|20)\d\d)\b",
+    re.I,
+)
+
+
+def _day_of(year: str, month: str, day: str) -> str | None:
+    """``("2024", "Feb", "15th")`` → ``"2024-02-15"``; None for no such day."""
+    try:
+        d = date(int(year), lx.MONTHS[month.casefold()], int(day.rstrip("stndrh")))
+    except ValueError:
+        return None
+    return d.isoformat()
+
+
 def _periods(ctx: _Ctx) -> None:
     """Runs of days ending on a date, and two months of one year, as date ranges."""
     src = ctx.source
@@ -166,6 +187,12 @@ def _periods(ctx: _Ctx) -> None:
             end = date.fromisoformat(last[0][:10])
             first = (end - timedelta(days=n - 1)).isoformat()
             f = Filter(None, "between", (first, end.isoformat()), m.group(0), src)
+            ctx.add_filter(f, m.start(), m.end())
+    for m in ctx.scan(_DAY_SPAN) if ctx.may_hold(*_MONTH_STARTS) else ():
+        since = _day_of(m.group("y"), m.group("m1"), m.group("d1"))
+        until = _day_of(m.group("y"), m.group("m2") or m.group("m1"), m.group("d2"))
+        if since and until and since <= until and ctx.free(m.start(), m.end()):
+            f = Filter(None, "between", (since, until), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     for m in ctx.scan(lx.MONTH_SPAN) if ctx.may_hold(*_MONTH_STARTS) else ():
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
@@ -265,14 +292,14 @@ def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
             first = date(now.year, (now.month - 1) // 3 * 3 + 1, 1) - relativedelta(months=3 * back)
             last = first + relativedelta(months=3) - timedelta(days=1)
             return Filter(None, "between", (first.isoformat(), last.isoformat()), phrase, src)
-        days = 7 * max(back, 1)
-        return Filter(None, ">=", ((now.date() - timedelta(days=days)).isoformat(),), phrase, src)
+        reach = timedelta(hours=1) if unit == "hour" else timedelta(days=7 * max(back, 1))
+        return Filter(None, ">=", ((now - reach).date().isoformat(),), phrase, src)
     raw = m.group("n").casefold()
     count = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)
     unit = m.group("units").casefold()
     if now is None:
         return Filter(None, ">=", (), phrase, src, "year" if unit == "years" else "date")
-    since = now.date() - relativedelta(**{unit: count})
+    since = (now - relativedelta(**{unit: count})).date()
     return Filter(None, ">=", (since.isoformat(),), phrase, src)
 
 

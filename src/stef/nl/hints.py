@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 from stef.nl.code import _formula, _scan_code
 from stef.nl.context import Mapping, _Ctx
@@ -27,7 +28,7 @@ _PARENS_AND_COMMAS = re.compile(r"[(),]")
 def _clauses(text: str) -> list[tuple[int, int]]:
     """Clause spans of an enrichment: split at ``;``, newlines, sentence ends, and at commas
     outside parentheses that open a new hint (``..., element = 's' means Sulfur``)."""
-    cuts = [(m.start(), m.end()) for m in lx.CLAUSE_SPLIT.finditer(text)]
+    cuts = [(m.start(), m.end()) for m in hp.CLAUSE_SPLIT.finditer(text)]
     depth = 0
     for m in _PARENS_AND_COMMAS.finditer(text) if "," in text else ():
         ch, i = m.group(), m.start()
@@ -35,7 +36,7 @@ def _clauses(text: str) -> list[tuple[int, int]]:
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        elif depth == 0 and lx.NEW_HINT.match(text, i + 1):
+        elif depth == 0 and hp.NEW_HINT.match(text, i + 1):
             cuts.append((i, i + 1))
     out: list[tuple[int, int]] = []
     pos = 0
@@ -67,10 +68,10 @@ _OP_CHAR = re.compile(r"[=<>(]")
 
 def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     """(lhs start, lhs end, rhs start, rhs end) of ``X refers to Y`` or ``name = formula``."""
-    verb = _search_ci(lx.MAPPING_VERB, clause)
+    verb = _search_ci(hp.MAPPING_VERB, clause)
     if verb:
         return 0, verb.start(), verb.end(), len(clause)
-    d = lx.DEFINITION.match(clause)
+    d = hp.DEFINITION.match(clause)
     if d:
         lhs, rhs = d.group("lhs").strip(), d.group("rhs")
         named = lhs.casefold() in lx.CODE_WORDS | {"formula", "difference"}
@@ -87,18 +88,18 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
     parts = _split_hint(clause)
     if parts is None:
-        im = _search_ci(lx.IS_MAPPING, clause)
+        im = _search_ci(hp.IS_MAPPING, clause)
         if im and _names_value(clause[: im.start()].strip()) and len(im.group("rhs").split()) <= 6:
             _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
             return True
-        if lx.CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
+        if hp.CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
             for c in _scan_code(ctx, clause, offset):
                 ctx.add_column(c)
             _formula(ctx, clause, None)
         return False
     ls, le = _strip_span(ctx.text, offset + parts[0], offset + parts[1])
     rs, re_ = _strip_span(ctx.text, offset + parts[2], offset + parts[3])
-    if lx.LHS_CODE.search(ctx.text[ls:le]) and not lx.CODE_HINT.search(ctx.text[rs:re_]):
+    if hp.LHS_CODE.search(ctx.text[ls:le]) and not hp.CODE_HINT.search(ctx.text[rs:re_]):
         (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "element = 'cl' means Chlorine"
     phrase, rhs = ctx.text[ls:le], ctx.text[rs:re_]
     before, aggs_before = len(ctx.spec.filters), len(ctx.spec.aggregations)
@@ -111,7 +112,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     _formula(ctx, rhs, phrase)
     if _search_ci(_DISTINCT_WORD, rhs):
         ctx.spec.distinct = True
-    for qm in lx.STRINGS.finditer(phrase):
+    for qm in hp.STRINGS.finditer(phrase):
         ctx.add_literal(ctx.value(qm.group(0)))
     aggs = tuple(ctx.spec.aggregations[aggs_before:])
     clause_text = " ".join(clause.split())
@@ -124,7 +125,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
 
 def _names_value(subj: str) -> bool:
     """A subject that names a value: quoted, or a few capitalised words (``Elijah Allen``)."""
-    if not subj or lx.CODE_HINT.search(subj):
+    if not subj or hp.CODE_HINT.search(subj):
         return False
     if subj[0] in "'\"":
         return True
@@ -141,17 +142,17 @@ _LIST_SEPARATOR = re.compile(r"\s*(?:,|\band\b|&|\+)\s*")
 
 def _plain_rhs(ctx: _Ctx, rhs: str) -> tuple[list[Filter], list[str]]:
     """A hint's right side without code: a lone literal, or a list of column names."""
-    q = lx.QUOTED_ONLY.fullmatch(rhs)
+    q = hp.QUOTED_ONLY.fullmatch(rhs)
     num = _parse_number(rhs)
     raw = num[0] if num else q.group(1) or q.group(2) if q else None
     if raw:
         f = Filter(None, "=", (ctx.value(raw.replace("''", "'")),), rhs.strip(), ctx.source)
         ctx.add_filter(f)
         return [f], []
-    named = lx.COLUMN_WORD.fullmatch(rhs.strip())
+    named = hp.COLUMN_WORD.fullmatch(rhs.strip())
     if named:  # "Germany refers to the country column"
         return [], [ctx.column(named.group("a") or named.group("b"))]
-    ids = lx.IDENT_LIST.match(rhs)
+    ids = hp.IDENT_LIST.match(rhs)
     if not ids:
         return [], []
     names = [t for t in _LIST_SEPARATOR.split(ids.group("ids")) if t]

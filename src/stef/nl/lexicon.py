@@ -216,7 +216,8 @@ QUESTION_FILLER_WORDS = (
     everything anything something thing things higher lower greater fewer larger smaller
     above below less more ascending descending alphabetical alphabetically order ordered
     sorted sort respectively percentage percentages percent ratio ratios proportion fraction
-    share"""
+    share daily weekly monthly yearly annual annually quarterly hourly week weeks trend trends
+    whats doing come comes"""
     )
     | CONNECTIVES
     | REQUEST_VERBS
@@ -620,9 +621,10 @@ QUARTER = re.compile(  # and halves: "Q3 2021", "the first half of 2023", "H2 20
 MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b")
 MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_FULL_MONTHS})\b")
 RELATIVE = re.compile(
-    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?P<unit>year|month|week|quarter)\b"
+    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
+    r"(?P<unit>year|month|week|quarter|hour)\b"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
-    r"(?P<units>days|weeks|months|years)\b"
+    r"(?P<units>days|weeks|months|years|hours|minutes)\b"
     r"|\b(?P<day>today|yesterday)\b|\b(?P<td>[ymqw])td\b",  # YTD: this year to date
     re.I,
 )
@@ -745,56 +747,3 @@ RATIO_RE = re.compile(
     rf"\b(?:{alternation(RATIO_WORDS)})\b|\bhow\s+many\s+percent|\bin\s+percentage", re.I
 )
 DIVIDED_RE = re.compile(r"\bdivided\s+by\b", re.I)
-
-# Enrichment hints ---------------------------------------------------------------------------
-CLAUSE_SPLIT = re.compile(r";|\n+|(?<=[a-z)'\"])\.\s+(?=[A-Z])")
-NEW_HINT = re.compile(r"[^,;()]{1,60}?\s+(?:refers?\s+to|means|stands\s+for)\b")
-MAPPING_VERB = re.compile(
-    r"\b(?:refer[a-z]*\s+to|refers?|means|mean|stands?\s+for|mapp?s?\s+to|"
-    r"(?:can\s+be\s+|is\s+)?(?:re)?presented\s+(?:as|by)|"
-    r"(?:can\s+be\s+|is\s+)?(?:computed|calculated)\s+(?:by|as)|can\s+(?:be\s+)?represent(?:ed)?"
-    r"(?:\s+(?:by|as))?|represents?|indicates?|implies|can\s+refer\s+to|"
-    r"contains?\s+the\s+information\s+(?:about|of)|is\s+equivalent\s+to|equals\s+to)\b",
-    re.I,
-)
-LHS_CODE = re.compile(r"^\s*[\w.`]+\s*(?:=|!=|<>|>=|<=|<|>)\s*\S")
-IS_MAPPING = re.compile(r"\s(?:is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<rhs>.+)$", re.I | re.S)
-DEFINITION = re.compile(r"^(?P<lhs>[^=<>!()'\"`]+?)\s*(?<![<>!])=(?!=)\s*(?P<rhs>.+)$", re.S)
-CODE_HINT = re.compile(r"[=<>]|`|\b[A-Za-z_]\w*\s*\(|\b\w+_\w+\b")
-HINT_STYLE = re.compile(
-    r"\brefers?\s+to\b|\bmeans\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|;|\b[A-Z]{3,}\s*\(", re.I
-)
-IDENT_LIST = re.compile(
-    r"^\s*(?:the\s+)?(?P<ids>[A-Za-z_`][\w.`]*(?:\s*(?:,|\band\b|&|\+)\s*[A-Za-z_`][\w.`]*)*)\s*\.?\s*$"
-)
-COLUMN_WORD = re.compile(
-    r"(?:the\s+)?(?P<a>[\w.`]+)\s+(?:column|field)|(?:the\s+)?(?:column|field)\s+(?P<b>[\w.`]+)",
-    re.I,
-)
-QUOTED_ONLY = re.compile(r"\s*(?:'((?:[^']|'')*)'|\"([^\"]*)\")\s*")
-CODE_OPS = re.compile(r"[=<>]")
-DIGIT = re.compile(r"\d")
-UPPER = re.compile(r"[A-Z]")
-QUOTE_CHARS = re.compile(r"[`'\"]")
-CODE_TOKEN = re.compile(
-    r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
-    r"|(?P<bq>`[^`\n]*`)"
-    r"|(?P<num>\d+(?:\.\d+)?)"
-    r"|(?P<id>[A-Za-z_]\w*(?:\.[A-Za-z_`][\w`]*)*)"
-    r"|(?P<op>>=|<=|<>|!=|==|=|>|<)"
-    r"|(?P<lp>\()|(?P<rp>\))|(?P<comma>,)"
-    r"|(?P<arith>[*/+\-%])"
-)
-STRFTIME_FUNCS = {"%y": "year", "%m": "month", "%d": "day", "%y-%m": "month", "%y%m": "month"}
-CAMEL = re.compile(r"[a-z][A-Z]")
-FORMULA_OPS = re.compile(r"\b(?:divide|multiply|subtract|add)\s*\(|[/*+]|\)\s*-|\w\s+-\s+\w", re.I)
-FORMULA_SHAPE = re.compile(r"\w\s*\(|[A-Za-z_]\w*\s*[/*+-]\s*[A-Za-z_(]")
-#: A division: ``DIVIDE(``, or a slash between operands (``a / b``), not one opening a
-#: parenthesis in prose (``flagged (/voted)``).
-DIVISION = re.compile(r"\bdivide\s*\(|(?<![(\s])\s*/|/\s*(?=[\w(`\[])(?<![(]/)", re.I)
-PERCENT_FORMULA = re.compile(r"\*\s*100\b|\bmultiply\s*\(.*,\s*100\s*\)", re.I)
-STRINGS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
-#: Quoted names (`Charter School (Y/N)`, [Free Meal Count]), whose characters compute
-#: nothing: code reads each as one plain name.
-QUOTED_NAME = re.compile(r"`[^`]*`|\[[^\]]*\]")
-WORD_TOKEN = re.compile(r"[a-z0-9]+")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property, lru_cache
 
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 from stef.nl.code import _scan_code
 from stef.nl.context import TextAnalysis, _Ctx, _rules_lexicon, _RulesLexicon, adjacent_keys
@@ -128,11 +129,11 @@ def analyze_text(
     ctx = _context(text, source, lexicon, now, known_columns)
     ctx.probes = probes
     norm = ctx.text
-    digits = bool(lx.DIGIT.search(norm))
+    digits = bool(hp.DIGIT.search(norm))
     numeric = digits or ctx.has(lx.NUMBER_WORD_SET)
     style = "question"
     if source == "question":
-        if lx.CODE_OPS.search(norm):
+        if hp.CODE_OPS.search(norm):
             for c in _scan_code(ctx, norm, 0, symbol_only=True):
                 ctx.add_column(c)
     else:
@@ -141,7 +142,7 @@ def analyze_text(
         if ctx.spec.columns:
             ctx.known = _known_index(synonyms, [*known_columns, *ctx.spec.columns], lexicon.known)
     _step_answer_format(ctx)
-    if lx.QUOTE_CHARS.search(norm):
+    if hp.QUOTE_CHARS.search(norm):
         _step_quoted(ctx)
     if ctx.has(lx.INITIAL_WORDS):
         _step_initials(ctx)
@@ -158,7 +159,7 @@ def analyze_text(
         _step_superlatives(ctx)
     if digits:
         _step_attribute_numbers(ctx)
-    if style != "hints" and lx.UPPER.search(norm, 1):
+    if style != "hints" and hp.UPPER.search(norm, 1):
         _step_capitalised(ctx)
     if style != "hints" and (digits or _CODE_MARKS.search(norm)):
         _step_code_names(ctx)
@@ -227,7 +228,7 @@ def _normalized(text: str | None) -> tuple[str, str]:
 
 def _is_request(text: str) -> bool:
     """Does a text read like a question or a request (a restated question), not notes?"""
-    if _search_ci(lx.HINT_STYLE, text):
+    if _search_ci(hp.HINT_STYLE, text):
         return False
     first = (word_tokens(text.casefold()) or [""])[0]
     return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 from stef.spec import normalize_column, normalize_number
 
@@ -107,7 +108,7 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
 
 
 #: The ASCII characters :data:`~stef.nl.lexicon.WORD_TOKEN` does not match, each to a space.
-_ASCII_NON_TOKEN = {c: " " for c in range(128) if not lx.WORD_TOKEN.match(chr(c))}
+_ASCII_NON_TOKEN = {c: " " for c in range(128) if not hp.WORD_TOKEN.match(chr(c))}
 
 
 #: From this length on, :func:`word_tokens` translates ASCII text: ``str.translate`` pays
@@ -116,7 +117,7 @@ TRANSLATE_FROM = 80
 
 
 def word_tokens(text: str) -> list[str]:
-    """``lx.WORD_TOKEN.findall(text)``: on a long ASCII text by ``str.translate`` and
+    """``hp.WORD_TOKEN.findall(text)``: on a long ASCII text by ``str.translate`` and
     ``str.split`` (every whitespace character is a separator; docs/performance.md,
     session 17).
 
@@ -125,7 +126,7 @@ def word_tokens(text: str) -> list[str]:
     """
     if len(text) >= TRANSLATE_FROM and text.isascii():
         return text.translate(_ASCII_NON_TOKEN).split()
-    return lx.WORD_TOKEN.findall(text)
+    return hp.WORD_TOKEN.findall(text)
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)

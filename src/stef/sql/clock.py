@@ -31,6 +31,7 @@ def _as_written(lit: exp.Expr) -> str:
 
 #: Days in one unit of an interval (a month and a year as their mean lengths).
 UNIT_DAYS: dict[str, float] = {
+    "minute": 1 / 1440,
     "hour": 1 / 24,
     "day": 1.0,
     "week": 7.0,

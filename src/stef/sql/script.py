@@ -113,8 +113,9 @@ def split_script(sql: str, tools: DialectTools) -> list[str] | None:
 
 
 def bindings(parts: list[str], tools: DialectTools) -> dict[str, exp.Expr]:
-    """Variables a script's preamble sets to a literal (``DECLARE @n int = 5``,
-    ``SET @tag = 'excel'``), by lower-cased name; the last assignment wins.
+    """Variables a script's preamble sets to a literal or another value that reads no table
+    (``DECLARE @n int = 5``, ``SET @tag = 'excel'``, ``DECLARE @d date = GETDATE() - 1``), by
+    lower-cased name; the last assignment wins.
 
     >>> from stef.sql.parse import dialect_tools
     >>> b = bindings(["DECLARE @UserId int = 17034", "SET @tag = 'excel'"], dialect_tools("tsql"))
@@ -131,21 +132,38 @@ def bindings(parts: list[str], tools: DialectTools) -> dict[str, exp.Expr]:
             for item in st.find_all(exp.DeclareItem) if st is not None else ():
                 targets = item.this if isinstance(item.this, list) else [item.this]
                 value = item.args.get("default")
-                if isinstance(value, exp.Literal) and len(targets) == 1:
+                if isinstance(value, exp.Expr) and _constant(value) and len(targets) == 1:
                     out[targets[0].name.casefold()] = value
             for eq in st.find_all(exp.SetItem) if st is not None else ():
                 pair = eq.this
                 if (
                     isinstance(pair, exp.EQ)
-                    and isinstance(pair.expression, exp.Literal)
+                    and _constant(pair.expression)
                     and isinstance(pair.this, exp.Parameter)
                 ):
                     out[pair.this.name.casefold()] = pair.expression
     return out
 
 
+#: The most nodes a variable's value may have to be put in the query in its place.
+_MAX_VALUE_NODES = 40
+
+
+def _constant(value: object) -> bool:
+    """A value that reads no table: a literal, or an expression of literals and the clock
+    (``CAST(DATEADD(day, -1, GETDATE()) AS date)``), small enough to inline."""
+    if isinstance(value, exp.Literal):
+        return True
+    if not isinstance(value, exp.Expr) or isinstance(value, (exp.Subquery, exp.Query)):
+        return False
+    nodes = list(value.walk())
+    return len(nodes) <= _MAX_VALUE_NODES and not any(
+        isinstance(n, (exp.Column, exp.Query, exp.Parameter, exp.Placeholder)) for n in nodes
+    )
+
+
 def bind(tree: exp.Expr, values: dict[str, exp.Expr]) -> None:
-    """Replace each variable of ``tree`` set in ``values`` by its literal, in place."""
+    """Replace each variable of ``tree`` set in ``values`` by its value, in place."""
     for param in list(tree.find_all(exp.Parameter)):
         value = values.get(param.name.casefold())
         if value is not None:
