@@ -30,6 +30,7 @@ from stef.align.terms import _Vocabulary, check_question_terms, question_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
     AGGREGATE_WORDS,
+    MEASURE_NOUNS,
     REQUEST_GENERIC_HEADS,
     SUPERLATIVES,
 )
@@ -154,7 +155,7 @@ def check_requests(
             continue  # "list the circuits" (by their names): the rows of the table it names
         if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
             continue
-        if not heads and (labelled or _group_measure(item, question, nl, sql)):
+        if not heads and (labelled or _measure(item, question, nl, sql)):
             continue  # a CASE output's labels; "revenue by quarter" as SUM(amount)
         if not heads:
             missing(item, "no output is named like it")
@@ -323,10 +324,14 @@ def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
 def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec) -> bool:
     """Is an item the rows of a table the SQL reads: its one word names the table ("list
     the circuits"), or its plural head does and an output names or identifies the rows
-    ("the planned nuclear power plants" as ``Name``, "inactive users" as ``id``)?"""
-    if not any(_word_matches(head, t) for t in sql.tables):
-        return False
+    ("the planned nuclear power plants" as ``Name``, "inactive users" as ``id``), or a
+    plural item is listed by the own ``id`` of the one table the SQL reads?"""
     plural = words[-1].endswith("s")  # ``head`` is the singular
+    if not any(_word_matches(head, t) for t in sql.tables):
+        # the one table the SQL reads, listed by its own key ("premium subscribers" as id)
+        alone = len(words) <= 3 and head not in REQUEST_GENERIC_HEADS and len(names) <= 3
+        one = len(sql.tables) == 1 and any(n.casefold() == "id" for n in names)
+        return singular(words[-1]) != words[-1] and alone and one
     return len(words) == 1 or (plural and any(_is_name(n) or _id_like(n) for n in names))
 
 
@@ -363,28 +368,34 @@ def _labelled_by_case(sql: Spec, question: str) -> bool:
     return any(lit.casefold() in quoted for lit in sql.literals)
 
 
-def _group_measure(item: Projection, question: str, nl: Spec, sql: Spec) -> bool:
-    """A measure the question asks per group ("revenue by product line") that an aggregate
-    output of the grouped SQL computes under another name (``SUM(amount)``): an aggregate
-    output no computed item of the question claims. Names and ids are no measure, nor is
-    an item named after the grouping cue (the key itself).
+def _measure(item: Projection, question: str, nl: Spec, sql: Spec) -> bool:
+    """A measure the question asks for ("the revenue of the Pro plan") or asks per group
+    ("revenue by product line") that an aggregate output computes under another name
+    (``SUM(amount)``): an aggregate output no computed item of the question claims. Per
+    group, any item but names, ids and the keys (an item named after the grouping cue);
+    with no grouping, an amount's noun (:data:`stef.nl.lexicon.MEASURE_NOUNS`).
 
     >>> from stef.spec import Projection
     >>> sql = Spec(projections=[Projection("line"), Projection("sum(amount)", is_aggregate=True)],
     ...            group_by=["line"])
     >>> revenue = Projection("revenue", text="revenue", columns=("revenue",))
-    >>> _group_measure(revenue, "show revenue by product line", Spec(), sql)
+    >>> _measure(revenue, "show revenue by product line", Spec(), sql)
     True
-    >>> _group_measure(revenue, "show revenue and product line", Spec(), sql)
+    >>> _measure(revenue, "show revenue and product line", Spec(), sql)
     False
+    >>> total = Spec(projections=[Projection("sum(amount)", is_aggregate=True)])
+    >>> _measure(revenue, "what is the revenue of the pro plan", Spec(), total)
+    True
     """
     head = singular(item.columns[-1]) if item.columns else ""
-    if not sql.group_by or head in ("", "name", "title", "id") or _id_like(head):
+    if head in ("", "name", "title", "id") or _id_like(head):
+        return False
+    if not sql.group_by and item.columns[-1] not in MEASURE_NOUNS:
         return False
     low = question.casefold()
     at = low.find(item.text.casefold()) if item.text else -1
     cue = _GROUP_CUE.search(low, at + len(item.text or "")) if at >= 0 else None
-    if cue is None or head in low[cue.end() :]:
+    if sql.group_by and (cue is None or head in low[cue.end() :]):
         return False
     asked = max(sum(i.is_aggregate for i in nl.projections), len(nl.aggregations))
     return sum(p.is_aggregate for p in sql.projections) > asked

@@ -731,15 +731,16 @@ _LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|i
 _FIRST_WORDS = re.compile(r"\W*([a-z']+)(?:\s+([a-z']+))?")
 
 
-#: Plural nouns that name an amount, not rows to list ("What were sales in 2023?").
-_MEASURES = lx._words("sales revenues earnings profits costs expenses losses savings proceeds")
+#: Words between a list opener and the noun it asks for that say nothing of that noun.
+_BEFORE_NOUN = lx._words("me us the our my your total q1 q2 q3 q4 ytd mtd qtd")
 
 
 def _measure_next(low: str, first: re.Match[str] | None) -> bool:
-    """Does the noun after "what are/were (the|our|total)" name an amount?"""
-    rest = low[first.end() :].split()[:3] if first else []
-    rest = [w.strip("?.,!") for w in rest if w not in ("the", "our", "total", "my", "your")]
-    return bool(rest) and rest[0] in _MEASURES
+    """Does the noun after the opening words ("what were", "show me the Q3") name an
+    amount?"""
+    rest = [w.strip("?.,!") for w in low[first.end() :].split()[:5]] if first else []
+    rest = [w for w in rest if w not in _BEFORE_NOUN and not w.isdigit()]
+    return bool(rest) and rest[0] in lx.MEASURE_NOUNS
 
 
 def _step_flags(ctx: _Ctx, style: str) -> None:
@@ -748,9 +749,8 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     w1, w2 = (first.group(1), first.group(2) or "") if first else ("", "")
     if style != "hints":
         spec.flags["yes_no"] = w1 in lx.YES_NO_OPENERS
-        spec.flags["list"] = w1 in lx.LIST_OPENERS or (
-            w1 == "what" and w2 in {"are", "were"} and not _measure_next(low, first)
-        )
+        listed = w1 in lx.LIST_OPENERS or (w1 == "what" and w2 in {"are", "were"})
+        spec.flags["list"] = listed and not _measure_next(low, first)
         # "How many races were there in 2005? Name all the races": a list asked for too
         spec.flags["list_after"] = _LIST_AFTER.search(low) is not None
     ratio = ctx.may_have(lx.RATIO_WORDS) or "percent" in low

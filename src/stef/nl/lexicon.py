@@ -163,10 +163,18 @@ REQUEST_COMPUTED_WORDS = _words(
     amount many much counts totals sums averages statistics stats median"""
 )
 
+#: Nouns that name an amount an aggregate computes, not rows to list ("What were sales in
+#: 2023?", "Show the Q3 revenue").
+MEASURE_NOUNS = _words(
+    "sales revenues earnings profits costs expenses losses savings proceeds revenue income "
+    "profit spend spending turnover gmv arr mrr"
+)
+
 #: Words with no say in what an item is.
 REQUEST_FILLERS = _words(
     """the a an all different distinct unique full complete respective corresponding only
-    also both entire whole any some various overall detailed exact our my your"""
+    also both entire whole any some various overall detailed exact our my your q1 q2 q3 q4 h1
+    h2 ytd mtd qtd daily weekly monthly quarterly yearly annual"""
 )
 
 #: Items that name no particular output ("the details", "the list of …", "include
@@ -653,8 +661,9 @@ SYMBOL_OPS = {
 }
 POSTFIX_RE = re.compile(
     rf"(?<![\w.$/-])(?P<n>(?:(?<!\S)-|\bminus\s+)?{_NUM})(?:\s+[a-z]+(?:\s+old)?)?\s*"
-    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up)\b"
-    r"|\+(?![\w+]))|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter)\b))",
+    r"(?:(?P<ge>(?:or|and)\s+(?:more|above|higher|greater|older|over|longer|bigger|larger|up|"
+    r"later|newer)\b|\+(?![\w+]))"
+    r"|(?P<le>(?:or|and)\s+(?:less|fewer|below|lower|younger|under|smaller|shorter|earlier)\b))",
     re.I,
 )
 BETWEEN_RE = re.compile(

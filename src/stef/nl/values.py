@@ -290,8 +290,8 @@ _UNIT_AFTER = re.compile(rf"\s*(?:{UNITS})\b", re.I)
 _CMP_WORDS = frozenset(max(cue.split(), key=len) for cue in lx.COMPARATIVES)
 #: The words after "or"/"and" in ``POSTFIX_RE`` (followed by ``\b``); its other form is "+".
 _POSTFIX_WORDS = lx._words(
-    "more above higher greater older over longer bigger larger up "
-    "less fewer below lower younger under smaller shorter"
+    "more above higher greater older over longer bigger larger up later newer "
+    "less fewer below lower younger under smaller shorter earlier"
 )
 
 
