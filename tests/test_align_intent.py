@@ -161,3 +161,16 @@ def test_two_question_words_run_together_may_name_one_column() -> None:
     sql = Spec(columns=["gasstationid"], tables=["stations"])
     assert question_terms_unexplained("Which gas station is it?", sql) == []
     assert question_terms_unexplained("Which gas pump is it?", sql) == ["gas", "pump"]
+
+
+def _unexplained_outputs(question: str, sql: str) -> list[str]:
+    e = Evaluator().evaluate(question=question, sql=sql, dialect="postgres")
+    return [f["sql"] for f in e["findings"] if f["kind"] == "projection_unexplained"]
+
+
+def test_a_name_labels_the_rows_of_a_question_that_asks_for_no_item() -> None:
+    sql = "SELECT c.name, c.email FROM customers c WHERE c.churned"
+    # "inactive customers" asks for the customers: their name labels them, the email does not
+    assert _unexplained_outputs("inactive customers", sql) == ["c.email"]
+    # an attribute asked for ("where …") is no row label: the name stays unexplained
+    assert _unexplained_outputs("where do inactive customers live", sql) == ["c.name", "c.email"]

@@ -165,6 +165,15 @@ _DAY_SPAN = re.compile(
 )
 
 
+#: A week of a month: ``the first week of March 2024`` (days 1-7), ``the last week of May
+#: 2023`` (its last seven days).
+_WEEK_OF_MONTH = re.compile(
+    rf"\b(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+(?P<m>{_MONTH_NAME})\.?,?\s+"
+    r"(?:of\s+)?(?P<y>(?:1[89]|20)\d\d)\b",
+    re.I,
+)
+
+
 def _day_of(year: str, month: str, day: str) -> str | None:
     """``("2024", "Feb", "15th")`` → ``"2024-02-15"``; None for no such day."""
     try:
@@ -188,6 +197,19 @@ def _periods(ctx: _Ctx) -> None:
             first = (end - timedelta(days=n - 1)).isoformat()
             f = Filter(None, "between", (first, end.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
+    for m in ctx.scan(_WEEK_OF_MONTH) if ctx.may_hold("week") else ():
+        month = _day_of(m.group("y"), m.group("m"), "1")
+        if month is None or not ctx.free(m.start(), m.end()):
+            continue
+        month_start = date.fromisoformat(month)
+        last_day = month_start + relativedelta(months=1) - timedelta(days=1)
+        nth = m.group("nth").casefold()
+        begin = last_day - timedelta(days=6) if nth == "last" else month_start + timedelta(
+            days=7 * (lx.QUARTER_ORDINALS[nth] - 1)
+        )
+        week_end = min(begin + timedelta(days=6), last_day).isoformat()
+        f = Filter(None, "between", (begin.isoformat(), week_end), m.group(0), src)
+        ctx.add_filter(f, m.start(), m.end())
     for m in ctx.scan(_DAY_SPAN) if ctx.may_hold(*_MONTH_STARTS) else ():
         since = _day_of(m.group("y"), m.group("m1"), m.group("d1"))
         until = _day_of(m.group("y"), m.group("m2") or m.group("m1"), m.group("d2"))

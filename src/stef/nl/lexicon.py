@@ -630,7 +630,7 @@ MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b"
 MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_FULL_MONTHS})\b")
 RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
-    r"(?P<unit>year|month|week|quarter|hour)\b"
+    r"(?P<unit>year|month|week|quarter|hour)\b(?!\s+of\b)"  # not "the last week of May 2023"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
     r"(?P<units>days|weeks|months|years|hours|minutes)\b"
     r"|\b(?P<day>today|yesterday)\b|\b(?P<td>[ymqw])td\b",  # YTD: this year to date
