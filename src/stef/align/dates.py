@@ -525,7 +525,7 @@ def asked_days(text: str) -> float | None:
         per = UNIT_DAYS.get(m.group("units").casefold().rstrip("s"))
         return n * per if per is not None else None
     unit = (m.group("unit") or "").casefold()
-    if unit and (m.group("which").casefold() == "past" or unit == "hour"):
+    if unit and (m.group("which").casefold() == "past" or unit in ("hour", "day")):
         return UNIT_DAYS.get(unit)  # "the past week", "the last hour": a reach, no calendar
     return None
 
@@ -749,3 +749,26 @@ def month_by_name(req: Filter, sql: Spec) -> str | None:
     literals = [*sql.literals, *(v for f in sql.filters for v in f.values)]
     return next((lit for lit in literals if lit.strip("%_ ").casefold() in names), None)
 
+
+def event_days(year: Span, got: Span) -> bool:
+    """A week or less inside the year an event's name dates ("Black Friday 2023")."""
+    return year.holds(got) and got.days() <= 7
+
+
+def run_of_days(spans: Sequence[Span | None]) -> Span | None:
+    """The days two or more closed periods make together when each begins where another
+    ends ("in 2023 and 2024": 2023-01-01 to 2024-12-31), else None.
+
+    >>> run_of_days([period("2023"), period("2024")])
+    Span(start=datetime.date(2023, 1, 1), end=datetime.date(2025, 1, 1))
+    >>> run_of_days([period("2019"), period("2023")]) is None
+    True
+    """
+    closed = sorted(
+        ((s.start, s.end) for s in spans if s is not None and s.start and s.end), key=lambda p: p[0]
+    )
+    if len(closed) < 2 or len(closed) != len([s for s in spans if s is not None]):
+        return None
+    if any(closed[i][0] != closed[i - 1][1] for i in range(1, len(closed))):
+        return None
+    return Span(closed[0][0], closed[-1][1])

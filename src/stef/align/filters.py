@@ -44,8 +44,11 @@ from stef.align.dates import (
     clock_answer,
     date_match,
     describe,
+    event_days,
     month_answered,
     month_by_name,
+    nl_span,
+    run_of_days,
 )
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
@@ -77,6 +80,7 @@ from stef.align.operators import (
     hint_value_differs,
     one_off,
     ops_compatible,
+    other_range,
     range_stated,
     two_points,
 )
@@ -247,7 +251,7 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         m = _Match(
             nl, s, None if ok_op and col_ok else ("wrong_operator" if not ok_op else "wrong_column")
         )
-        if m.problem is None and hint_value_differs(nl, s):
+        if m.problem is None and (hint_value_differs(nl, s) or other_range(nl, s)):
             m = _Match(nl, s, "wrong_value")
         if m.problem is None:
             return m
@@ -299,8 +303,9 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
+    together = run_of_days([nl_span(f) for f in required])
     for req in required:
-        dated = _date_answer(req, candidates, used, sql, matched, out, hints)
+        dated = _date_answer(req, candidates, used, sql, matched, out, hints, together)
         if dated is not None:
             bad += dated
             continue
@@ -365,10 +370,12 @@ def _date_answer(
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
     hints: str | None = None,
+    together: Span | None = None,
 ) -> int | None:
     """Answer a date filter by the period the SQL selects: None when no SQL condition reads
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
-    selects another period)."""
+    selects another period). ``together`` is the run of days the question's dates make
+    together ("in 2023 and 2024"), which a condition selecting all of them answers."""
     if (clock := clock_answer(req, candidates, used, sql, matched, out)) is not None:
         return clock  # "in the last 30 days" as DATEADD(day, -30, GETDATE())
     dated = date_match(req, candidates, used, sql.tables)
@@ -376,7 +383,7 @@ def _date_answer(
         # a hint restating the question's period ("in 2019" and "BETWEEN '2019-01-01' AND
         # '2019-12-31'") is answered by the condition that answered the question
         again = date_match(req, candidates, set(), sql.tables)
-        if again is not None and again.got is None:
+        if again is not None and again.got in (None, together):
             matched.append((req, again.sql))
             return 0
     if dated is None and (month := month_answered(req, candidates)) is not None:
@@ -385,7 +392,9 @@ def _date_answer(
     if dated is None or (dated.got is not None and number_in_names(req, sql, hints)):
         return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
-    if dated.got is None or (req.cue == "event" and _event_days(dated.want, dated.got)):
+    if dated.got in (None, together) or (
+        req.cue == "event" and event_days(dated.want, dated.got)
+    ):
         matched.append((req, dated.sql))  # "on Black Friday 2023": a day of that year
         return 0
     out.add(
@@ -398,11 +407,6 @@ def _date_answer(
         "filter_alignment",
     )
     return 1
-
-
-def _event_days(year: Span, got: Span) -> bool:
-    """A week or less inside the year an event's name dates ("Black Friday 2023")."""
-    return year.holds(got) and got.days() <= 7
 
 
 #: A question opening on a word that asks for an attribute, not the rows themselves.

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import date
 
-from stef.align.matching import BOUNDS, canon_col, int_value, word_variant
+from stef.align.dates import period
+from stef.align.matching import BOUNDS, canon_col, int_value, values_match, word_variant
 from stef.spec import NEGATED_OP, Filter
 
 EQUALISH = frozenset({"=", "in", "like"})
@@ -37,7 +39,10 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
     if _same_bound_side(n, s) and (_DAY.match(nv) or _DAY.match(sv)):
         return True  # "since 2011-01-01" as > '2011-01-01': a day's edge of a timestamp
     if nl.func == "year" and n == "=":
-        return s in EQUALISH or s in (">=", "<", "<=", ">", "between")
+        if s in (">=", "<", "<=", ">"):  # one edge of the year's range (a hint's "= 1990"
+            # for "after 1990" is taken as loosely as it is written)
+            return nl.clause != "question" or _bound_meets_year(s, nv, sv)
+        return s in EQUALISH or s == "between"
     if n in EQUALISH and s in EQUALISH:
         return True
     if n in NEGATED and s in NEGATED:
@@ -58,6 +63,36 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         if n == "<=" and s == "<" and si == ni + 1:
             return True
     return False
+
+
+def _bound_meets_year(op: str, year: str, bound: str) -> bool:
+    """Does ``column <op> bound`` keep some day of ``year`` (``< '2024-01-01'`` keeps none
+    of 2024, ``>= '2024-01-01'`` keeps all of it)?
+
+    >>> _bound_meets_year("<", "2024", "2024-01-01"), _bound_meets_year(">=", "2024", "2024-01-01")
+    (False, True)
+    >>> _bound_meets_year("<", "2024", "2025"), _bound_meets_year(">", "2024", "2024")
+    (True, False)
+    """
+    y = int_value(year)
+    if y is None:
+        return True
+    b = int_value(bound)
+    if b is not None:  # YEAR(d) < 2025: a year, not a day
+        first, last = date(b, 1, 1), date(b + 1, 1, 1)
+    else:
+        p = period(bound)
+        if p is None or p.start is None or p.end is None:
+            return True
+        first, last = p.start, p.end
+    start, end = date(y, 1, 1), date(y + 1, 1, 1)
+    if op == "<":
+        return first > start
+    if op == "<=":
+        return last > start
+    if op == ">=":
+        return first < end
+    return last < end  # ">"
 
 
 def range_stated(nl: Filter, sql: Filter, stated: frozenset[str]) -> bool:
@@ -218,3 +253,18 @@ _SIGNED_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 def _plain_value(v: str) -> str:
     return v.strip().strip("'\"`").replace("`", "'").replace("\u2019", "'").casefold()
+
+
+def other_range(nl: Filter, sql: Filter) -> bool:
+    """Two ranges that share a bound and not the other ("between 50 and 100" as ``BETWEEN
+    50 AND 1000``).
+
+    >>> other_range(Filter(None, "between", ("50", "100")), Filter("t", "between", ("50", "1000")))
+    True
+    """
+    if not (nl.op == sql.op == "between" and len(nl.values) == len(sql.values) == 2):
+        return False
+    (a, b), (c, d) = nl.values, sql.values
+    # the bounds the wrong way round select nothing: ``empty_range`` says so
+    same = values_match(a, c) and values_match(b, d)
+    return not (same or (values_match(a, d) and values_match(b, c)))

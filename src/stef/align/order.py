@@ -337,6 +337,16 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
     if topk is not None:
         if lim is None:
             _check_no_limit(nl, sql, out, aggs, topk, first)
+        elif nl.flags.get("topk_per_group") and not sql.window_functions:
+            out.add(
+                "limit_not_per_group",
+                "error",
+                f"question asks for the top {topk} of each group; the SQL's LIMIT {lim} keeps"
+                f" {lim} rows in all",
+                nl.order_by[0].text if nl.order_by else None,
+                f"LIMIT {lim}",
+                "limit",
+            )
         elif lim != topk:
             tolerated = lim >= rules.safety_limit_min
             out.add(

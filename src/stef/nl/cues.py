@@ -160,6 +160,9 @@ def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "
             text = " ".join(ctx.text[m.start() : rend].split())
             ctx.take(by.start(), by.end())  # "by" ranks here; the phrase may still aggregate
     _rank_sort_keys(ctx, m.start(), direction)
+    each = _EACH_GROUP.search(ctx.low, tend, _sentence_span(ctx.low, tend)[1])
+    if each is not None:  # "top 3 products by revenue in each category"
+        ctx.spec.flags["topk_per_group"] = True
     ctx.topk_index = len(ctx.spec.order_by)
     ctx.spec.order_by.append(OrderKey(key, direction, False, text))
     ctx.cue(text)
@@ -286,6 +289,11 @@ def _step_superlatives(ctx: _Ctx) -> None:
 #: A grouping cue after a superlative: ``the most recent order for each customer`` asks
 #: for one row per group, which no LIMIT gives.
 _PER_GROUP = re.compile(r"\b(?:per|for\s+each|in\s+each|of\s+each|on\s+each|for\s+every)\s+[a-z]")
+
+
+#: A group each of which has its own top-k: "in each category", "for every region" (not
+#: "per day", which is as often a rate: "reputation per day").
+_EACH_GROUP = re.compile(r"\b(?:in|for|within)\s+(?:each|every)\s+[a-z]")
 
 
 def _per_group(low: str, end: int) -> bool:

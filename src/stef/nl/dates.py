@@ -263,11 +263,33 @@ def _part_of_year(year: int, nth: int, months: int, text: str, src: str) -> Filt
 
 def _relative_dates(ctx: _Ctx) -> None:
     for m in ctx.scan(lx.RELATIVE):
+        if (m.group("unit") or "").casefold() == "day" and not _day_back(ctx.low, m):
+            continue  # "the next day", "the last day any resident moved in": no reach
         if ctx.free(m.start(), m.end()):
             f = _relative_date(m, ctx.now, ctx.source)
             ctx.add_filter(f, m.start(), m.end())
             if not f.values:
                 ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+
+
+def _day_back(low: str, m: re.Match[str]) -> bool:
+    """Is "past day"/"last day" a reach of a day back from now: "the past day", "in the last
+    day" (not "the last day any resident moved in", "the next day")?
+
+    >>> import re
+    >>> m = lx.RELATIVE.search("errors in the last day")
+    >>> _day_back("errors in the last day", m)
+    True
+    """
+    which = m.group("which").casefold()
+    if which == "past":
+        return True
+    return which == "last" and _prev_words(low, m.start(), 2) in (
+        ["in", "the"],
+        ["over", "the"],
+        ["during", "the"],
+        ["within", "the"],
+    )
 
 
 def _months(ctx: _Ctx) -> None:
@@ -314,7 +336,9 @@ def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
             first = date(now.year, (now.month - 1) // 3 * 3 + 1, 1) - relativedelta(months=3 * back)
             last = first + relativedelta(months=3) - timedelta(days=1)
             return Filter(None, "between", (first.isoformat(), last.isoformat()), phrase, src)
-        reach = timedelta(hours=1) if unit == "hour" else timedelta(days=7 * max(back, 1))
+        reach = {"hour": timedelta(hours=1), "day": timedelta(days=1)}.get(
+            unit, timedelta(days=7 * max(back, 1))
+        )
         return Filter(None, ">=", ((now - reach).date().isoformat(),), phrase, src)
     raw = m.group("n").casefold()
     count = lx.NUMBER_WORDS[raw] if raw in lx.NUMBER_WORDS else int(raw)

@@ -612,7 +612,8 @@ YEAR_RANGE = re.compile(
 SEASON = re.compile(rf"(?<![\w/.-]){_YEAR}/(?:{_YEAR}|\d\d)(?![\w/-])")
 DECADE = re.compile(r"(?<![\w/.-])(?P<y>(?:1[89]|20)\d0)'?s\b")
 YEAR_OP = re.compile(
-    rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?(?:years?\s+(?:of\s+)?)?(?P<y>{_YEAR})\b(?![\w/%-]|\.\d)"
+    rf"\b(?P<op>{_DATE_OPS})\s+(?:the\s+)?(?:(?:years?|seasons?)\s+(?:of\s+)?)?(?P<y>{_YEAR})\b"
+    r"(?![\w/%-]|\.\d)"
     rf"|(?<![\w/.$-])(?P<y2>{_YEAR})\s+(?P<post>(?:or|and)\s+(?:later|after|afterwards|beyond|"
     r"onwards?|earlier|before)|onwards?)\b",
     re.I,
@@ -630,7 +631,7 @@ MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b"
 MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_FULL_MONTHS})\b")
 RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
-    r"(?P<unit>year|month|week|quarter|hour)\b(?!\s+of\b)"  # not "the last week of May 2023"
+    r"(?P<unit>year|month|week|quarter|hour|day)\b(?!\s+of\b)"  # not "the last week of May"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
     r"(?P<units>days|weeks|months|years|hours|minutes)\b"
     r"|\b(?P<day>today|yesterday)\b|\b(?P<td>[ymqw])td\b",  # YTD: this year to date
