@@ -22,6 +22,7 @@ from stef.align.matching import (
     text_mentions,
 )
 from stef.align.places import other_place
+from stef.findings import FindingCollector
 from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
 
@@ -334,3 +335,99 @@ def named_column_other_value(
         if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
             return c
     return None
+
+
+def listed_missing(
+    unmatched: Sequence[Filter],
+    matched: Sequence[tuple[Filter, Filter]],
+    question: str,
+    out: FindingCollector,
+) -> list[Filter]:
+    """Capitalised values no filter holds although the question lists them with a value
+    the SQL filters for equality ("customers in Germany or France" as ``country =
+    'Germany'``): the SQL filters that list, and leaves these out (``filter_missing``).
+
+    >>> out = FindingCollector()
+    >>> de = Filter(None, "=", ("germany",), "Germany")
+    >>> fr = Filter(None, "=", ("france",), "France")
+    >>> sql = Filter("country", "=", ("germany",), "country = 'Germany'")
+    >>> [f.values for f in listed_missing([fr], [(de, sql)], "in Germany or France", out)]
+    [('france',)]
+    >>> listed_missing([fr], [(de, sql)], "in Germany, France", FindingCollector())
+    []
+    """
+    low = question.casefold()
+    missing: list[Filter] = []
+    for req in unmatched:
+        for nl, sql in matched:
+            if sql.op not in ("=", "in") or not sql.column or not nl.text or not req.text:
+                continue
+            a, b = re.escape(nl.text.casefold()), re.escape(req.text.casefold())
+            if not re.search(f"{a}{_JOIN}{b}|{b}{_JOIN}{a}", low):
+                continue
+            missing.append(req)
+            out.add(
+                "filter_missing",
+                "error",
+                f"question lists {', '.join(req.values)} with {nl.text}; the SQL's"
+                f" {sql.column} keeps {', '.join(sql.values)} only",
+                req.text,
+                sql.text,
+                "filter_alignment",
+            )
+            break
+    return missing
+
+
+#: What joins the last two items of a list: "and", "or", "&" (a bare comma joins a city and
+#: its state as often: "Rochester, NY").
+_JOIN = r"\s*(?:,\s*(?:and|or)\s+|\s(?:and|or)\s+|&\s*)"
+
+
+def answered_by_key(
+    req: Filter,
+    sql: Spec,
+    candidates: Sequence[Filter],
+    used: set[int],
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+) -> bool:
+    """A value bound to a run-time parameter (``customer_id = ?`` for "customer 42") or
+    applied as a key whose value the SQL alone cannot confirm: answered, with an info."""
+    if (key := parameter_answer(req, sql, candidates, used)) is not None:
+        used.add(key)
+        matched.append((req, candidates[key]))
+        message = f"the question's {', '.join(req.values)} is bound to a run-time parameter"
+        out.add("value_parameterized", "info", message, req.text, candidates[key].text)
+        return True
+    if (key := value_as_key(req, candidates, used)) is not None:
+        used.add(key)
+        c = candidates[key]
+        message = (
+            f"the question's {req.column} = {', '.join(req.values)} is applied as the key "
+            f"{c.text!r}, whose value the SQL alone cannot confirm"
+        )
+        answer_elsewhere(req, f"key {c.text!r}", c.text, matched, out, message)
+        return True
+    return False
+
+
+def answer_elsewhere(
+    req: Filter,
+    where: str,
+    fragment: str | None,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+    message: str | None = None,
+) -> None:
+    """Record ``req`` as answered by ``where`` in the SQL (a literal, a name, an output),
+    not by a filter: a matched pseudo-filter and an ``info`` finding."""
+    matched.append((req, Filter(None, req.op, req.values, where, "name")))
+    out.add(
+        "value_answered_elsewhere",
+        "info",
+        message or f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
+        req.text,
+        fragment,
+        "filter_alignment",
+    )

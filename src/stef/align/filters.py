@@ -28,14 +28,15 @@ from typing import Any
 
 from stef.align.aggregation import check_aggregations
 from stef.align.answers import (
+    answer_elsewhere,
+    answered_by_key,
     counted_by_limit,
     counted_by_pairs,
+    listed_missing,
     named_column_other_value,
     number_in_code,
     number_in_names,
-    parameter_answer,
     scaled_pairs,
-    value_as_key,
 )
 from stef.align.dates import (
     Span,
@@ -303,6 +304,7 @@ def align_filters(
     missing: list[Filter] = []
     bad = 0
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
+    unmatched: list[Filter] = []  # capitalised values no filter or name holds
     together = run_of_days([nl_span(f) for f in required])
     for req in required:
         dated = _date_answer(req, candidates, used, sql, matched, out, hints, together)
@@ -323,32 +325,24 @@ def align_filters(
                 _report_wrong_filter(req, _Match(req, wrong, "wrong_value"), out)
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
-                _weak_value(req, sql, matched, out, None if req.cue == WEAK_CUE else literal)
+                weak = None if req.cue == WEAK_CUE else literal
+                if not _weak_value(req, sql, matched, out, weak):
+                    unmatched.append(req)
         elif (
             m.sql is None
             and req.column
             and _asks_whether(nl, text, question)  # two searches: only when it decides
             and _answered_by_output(req, sql, matched, out)
-        ):
+        ) or (m.sql is None and answered_by_key(req, sql, candidates, used, matched, out)):
             pass
-        elif m.sql is None and (key := parameter_answer(req, sql, candidates, used)) is not None:
-            used.add(key)  # customer_id = ? for "customer 42": bound when the query runs
-            matched.append((req, candidates[key]))
-            message = f"the question's {', '.join(req.values)} is bound to a run-time parameter"
-            out.add("value_parameterized", "info", message, req.text, candidates[key].text)
-        elif m.sql is None and (key := value_as_key(req, candidates, used)) is not None:
-            used.add(key)
-            c = candidates[key]
-            message = (
-                f"the question's {req.column} = {', '.join(req.values)} is applied as the key "
-                f"{c.text!r}, whose value the SQL alone cannot confirm"
-            )
-            _answer_elsewhere(req, f"key {c.text!r}", c.text, matched, out, message)
         elif not _answered_otherwise(req, m, sql, candidates, hints, excused, matched, out, stated):
             bad += 1
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
                 _report_missing_filter(req, out)
+    for req in listed_missing(unmatched, matched, question or text, out):
+        bad += 1  # "in Germany or France" as country = 'Germany' alone
+        missing.append(req)
     absorb_year_bounds(matched, candidates, used)
     extra: list[Filter] = []
     benign_found: list[Filter] = []
@@ -418,27 +412,6 @@ _WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
 _ALTERNATIVE = re.compile(r"\b[a-z]+\s+or\s+[a-z]+\s*\?\s*$", re.I)
 
 
-def _answer_elsewhere(
-    req: Filter,
-    where: str,
-    fragment: str | None,
-    matched: list[tuple[Filter, Filter]],
-    out: FindingCollector,
-    message: str | None = None,
-) -> None:
-    """Record ``req`` as answered by ``where`` in the SQL (a literal, a name, an output),
-    not by a filter: a matched pseudo-filter and an ``info`` finding."""
-    matched.append((req, Filter(None, req.op, req.values, where, "name")))
-    out.add(
-        "value_answered_elsewhere",
-        "info",
-        message or f"the question's {', '.join(req.values)} is answered by the SQL's {where}",
-        req.text,
-        fragment,
-        "filter_alignment",
-    )
-
-
 def _asks_whether(nl: Spec, text: str, question: str) -> bool:
     """Does the question ask whether something holds, or choose between two?
 
@@ -476,7 +449,7 @@ def _answered_by_output(
         f"the SQL shows {req.column}"
     )
     where, fragment = f"output {shown.expr!r}", shown.text or shown.expr
-    _answer_elsewhere(req, where, fragment, matched, out, message)
+    answer_elsewhere(req, where, fragment, matched, out, message)
     return True
 
 
@@ -496,19 +469,19 @@ def _answered_otherwise(
     age kept as a date, a snapshot, or a near miss of a kind without weight (``candidates``:
     the SQL filters with values)."""
     if m.sql is None and (name := number_in_names(req, sql, hints)) is not None:
-        _answer_elsewhere(req, f"name {name!r}", name, matched, out)
+        answer_elsewhere(req, f"name {name!r}", name, matched, out)
         return True
     if m.sql is None and (code := number_in_code(req, sql)) is not None:
-        _answer_elsewhere(req, f"code {code!r}", code, matched, out)
+        answer_elsewhere(req, f"code {code!r}", code, matched, out)
         return True
     if m.sql is None and (month := month_by_name(req, sql)) is not None:
-        _answer_elsewhere(req, f"name {month!r}", month, matched, out)
+        answer_elsewhere(req, f"name {month!r}", month, matched, out)
         return True
     if m.sql is None and counted_by_limit(req, sql):
-        _answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
+        answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)
         return True
     if m.sql is None and counted_by_pairs(req, sql):
-        _answer_elsewhere(req, "self-join pairing distinct rows", None, matched, out)
+        answer_elsewhere(req, "self-join pairing distinct rows", None, matched, out)
         return True
     if m.sql is not None and m.problem == "wrong_operator" and range_stated(req, m.sql, stated):
         matched.append((req, m.sql))  # "from account 1 to account 10" as BETWEEN 1 AND 10
@@ -561,13 +534,13 @@ def _weak_value(
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
     literal: str | None = None,
-) -> None:
+) -> bool:
     """A value no SQL filter applies: answered when a literal elsewhere in the SQL (an
     OR'ed LIKE, a CASE label) or — for a value read only from capitalisation — a name (a
     table, a column) holds it; a capitalised value held nowhere is reported as unmatched,
     without making the filters partial — such a phrase is as often a title, a product or
     a metric as a value to filter on. ``literal`` is the SQL literal already found for it,
-    if any (it is looked up here otherwise)."""
+    if any (it is looked up here otherwise). True when answered."""
     vals = ", ".join(req.values)
     literal = literal if literal is not None else _stated_literal(req, sql)
     names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
@@ -588,9 +561,10 @@ def _weak_value(
             None,
             "filter_alignment",
         )
-        return
+        return False
     where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
-    _answer_elsewhere(req, where, literal or name, matched, out)
+    answer_elsewhere(req, where, literal or name, matched, out)
+    return True
 
 
 def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _Match:

@@ -264,7 +264,5 @@ def other_range(nl: Filter, sql: Filter) -> bool:
     """
     if not (nl.op == sql.op == "between" and len(nl.values) == len(sql.values) == 2):
         return False
-    (a, b), (c, d) = nl.values, sql.values
-    # the bounds the wrong way round select nothing: ``empty_range`` says so
-    same = values_match(a, c) and values_match(b, d)
-    return not (same or (values_match(a, d) and values_match(b, c)))
+    # the bounds the wrong way round select nothing: another range too
+    return not all(values_match(a, b) for a, b in zip(nl.values, sql.values, strict=True))

@@ -557,6 +557,10 @@ _TITLE_NOT_PLACES = lx._words(
 )
 
 
+#: Words that join the names of a list ("Germany and France").
+_LIST_JOINS = frozenset({"and", "or", "&"})
+
+
 def _title_place(words: list[tuple[int, int, str]], a: int, b: int) -> int:
     """Where a headline's masked span ends: before the one to three capitalised words that
     close it after ``from``/``in`` (``Top 500 SO Users from India``, ``Top 50 in New
@@ -571,9 +575,14 @@ def _title_place(words: list[tuple[int, int, str]], a: int, b: int) -> int:
     leads = [i for i, w in enumerate(inside) if w[2].casefold() in _TITLE_PLACE_LEADS]
     lead = leads[-1] if leads else -1
     tail = inside[lead + 1 :]
-    if lead < 1 or not 1 <= len(tail) <= 3 or not all(w[2][0].isupper() for w in tail):
+    # the names may be a list: "in Germany and France", "from Kolkata or Pune"
+    names = [w for w in tail if w[2].casefold() not in _LIST_JOINS]
+    joined = len(tail) - len(names) <= 1 and tail[-1] is names[-1] if names else False
+    if lead < 1 or not joined or not 1 <= len(names) <= 3:
         return b
-    said = [w[2].casefold() for w in tail]
+    if not all(w[2][0].isupper() for w in names) or not tail[0][2][0].isupper():
+        return b
+    said = [w[2].casefold() for w in names]
     if any(x in _TITLE_NOT_PLACES or x.rstrip(".") in lx.MONTHS for x in said) or (
         said[-1].endswith(("ers", "ors")) and not tail[-1][2].isupper()
     ):
