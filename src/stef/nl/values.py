@@ -577,7 +577,7 @@ def _title_place(words: list[tuple[int, int, str]], a: int, b: int) -> int:
     tail = inside[lead + 1 :]
     # the names may be a list: "in Germany and France", "from Kolkata or Pune"
     names = [w for w in tail if w[2].casefold() not in _LIST_JOINS]
-    joined = len(tail) - len(names) <= 1 and tail[-1] is names[-1] if names else False
+    joined = bool(names) and len(tail) - len(names) <= 1 and tail[-1] == names[-1]
     if lead < 1 or not joined or not 1 <= len(names) <= 3:
         return b
     if not all(w[2][0].isupper() for w in names) or not tail[0][2][0].isupper():
