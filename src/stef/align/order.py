@@ -347,18 +347,21 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
                 f"LIMIT {lim}",
                 "limit",
             )
-        elif lim == topk and nl.offset and (sql.offset or 0) != nl.offset:
-            if not sql.window_functions:
-                place = nl.offset + 1
-                out.add(
-                    "offset_mismatch",
-                    "error",
-                    f"question asks for the row at place {place} (OFFSET {nl.offset}); the SQL"
-                    f" skips {sql.offset or 0}",
-                    nl.order_by[0].text if nl.order_by else None,
-                    f"LIMIT {lim}" + (f" OFFSET {sql.offset}" if sql.offset else ""),
-                    "limit",
-                )
+        elif (
+            lim == topk
+            and nl.offset
+            and (sql.offset or 0) != nl.offset
+            and not sql.window_functions  # a ranking window may pick the k-th row
+        ):
+            out.add(
+                "offset_mismatch",
+                "error",
+                f"question asks for the row at place {nl.offset + 1} (OFFSET {nl.offset}); the"
+                f" SQL skips {sql.offset or 0}",
+                nl.order_by[0].text if nl.order_by else None,
+                f"LIMIT {lim}" + (f" OFFSET {sql.offset}" if sql.offset else ""),
+                "limit",
+            )
         elif lim != topk:
             tolerated = lim >= rules.safety_limit_min
             out.add(

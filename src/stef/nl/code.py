@@ -318,12 +318,10 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
         low = t.text.casefold()
         if t.kind != "id" or low in lx.CODE_WORDS:
             continue
-        prev = toks[k - 1] if k else None
-        nxt = toks[k + 1] if k + 1 < len(toks) else None
-        if nxt is not None and nxt.kind == "lp":
+        if k + 1 < len(toks) and toks[k + 1].kind == "lp":
             continue
-        before = _beside(toks, prev)
-        after = _beside(toks, nxt)
+        before = _beside(toks, k - 1)
+        after = _beside(toks, k + 1)
         if (
             _is_codey(t)
             or before == "op"
@@ -360,19 +358,21 @@ def _prose_words(toks: list[_Tok]) -> list[bool]:
     return out
 
 
-def _beside(toks: list[_Tok], tok: _Tok | None) -> str:
-    """The kind of a word's neighbour as evidence of code: none for a hyphen inside a word
-    or a percent sign (``% promoters minus % detractors``)."""
-    if tok is None or tok.text == "%" or _hyphen(toks, tok):
+def _beside(toks: list[_Tok], k: int) -> str:
+    """The kind of the token at ``k`` (a word's neighbour) as evidence of code: none off
+    either end, for a hyphen inside a word or for a percent sign (``% promoters minus %
+    detractors``)."""
+    if not 0 <= k < len(toks) or toks[k].text == "%" or _hyphen(toks, k):
         return ""
-    return tok.kind
+    return toks[k].kind
 
 
-def _hyphen(toks: list[_Tok], tok: _Tok) -> bool:
-    """A ``-`` glued to plain words on both sides: a hyphenated word, not a subtraction."""
+def _hyphen(toks: list[_Tok], k: int) -> bool:
+    """A ``-`` at ``k`` glued to plain words on both sides: a hyphenated word, not a
+    subtraction."""
+    tok = toks[k]
     if tok.kind != "arith" or tok.text != "-":
         return False
-    k = toks.index(tok)
     return (
         0 < k < len(toks) - 1
         and toks[k - 1].end == tok.start

@@ -174,13 +174,12 @@ _WEEK_OF_MONTH = re.compile(
 )
 
 
-def _day_of(year: str, month: str, day: str) -> str | None:
-    """``("2024", "Feb", "15th")`` → ``"2024-02-15"``; None for no such day."""
+def _day_of(year: str, month: str, day: str) -> date | None:
+    """``("2024", "Feb", "15th")`` → ``date(2024, 2, 15)``; None for no such day."""
     try:
-        d = date(int(year), lx.MONTHS[month.casefold()], int(day.rstrip("stndrh")))
+        return date(int(year), lx.MONTHS[month.casefold()], int(day.rstrip("stndrh")))
     except ValueError:
         return None
-    return d.isoformat()
 
 
 def _periods(ctx: _Ctx) -> None:
@@ -198,10 +197,9 @@ def _periods(ctx: _Ctx) -> None:
             f = Filter(None, "between", (first, end.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     for m in ctx.scan(_WEEK_OF_MONTH) if ctx.may_hold("week") else ():
-        month = _day_of(m.group("y"), m.group("m"), "1")
-        if month is None or not ctx.free(m.start(), m.end()):
+        month_start = _day_of(m.group("y"), m.group("m"), "1")
+        if month_start is None or not ctx.free(m.start(), m.end()):
             continue
-        month_start = date.fromisoformat(month)
         last_day = month_start + relativedelta(months=1) - timedelta(days=1)
         nth = m.group("nth").casefold()
         begin = last_day - timedelta(days=6) if nth == "last" else month_start + timedelta(
@@ -214,7 +212,7 @@ def _periods(ctx: _Ctx) -> None:
         since = _day_of(m.group("y"), m.group("m1"), m.group("d1"))
         until = _day_of(m.group("y"), m.group("m2") or m.group("m1"), m.group("d2"))
         if since and until and since <= until and ctx.free(m.start(), m.end()):
-            f = Filter(None, "between", (since, until), m.group(0), src)
+            f = Filter(None, "between", (since.isoformat(), until.isoformat()), m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     for m in ctx.scan(lx.MONTH_SPAN) if ctx.may_hold(*_MONTH_STARTS) else ():
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
@@ -276,7 +274,6 @@ def _day_back(low: str, m: re.Match[str]) -> bool:
     """Is "past day"/"last day" a reach of a day back from now: "the past day", "in the last
     day" (not "the last day any resident moved in", "the next day")?
 
-    >>> import re
     >>> m = lx.RELATIVE.search("errors in the last day")
     >>> _day_back("errors in the last day", m)
     True
@@ -333,9 +330,8 @@ def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
         if now is None:
             return Filter(None, ">=", (), phrase, src, "date")
         if unit == "quarter":  # the calendar quarter, as a month is the calendar month
-            first = date(now.year, (now.month - 1) // 3 * 3 + 1, 1) - relativedelta(months=3 * back)
-            last = first + relativedelta(months=3) - timedelta(days=1)
-            return Filter(None, "between", (first.isoformat(), last.isoformat()), phrase, src)
+            q = now.year * 4 + (now.month - 1) // 3 - back  # quarters since year 0
+            return _part_of_year(q // 4, q % 4 + 1, 3, phrase, src)
         reach = {"hour": timedelta(hours=1), "day": timedelta(days=1)}.get(
             unit, timedelta(days=7 * max(back, 1))
         )

@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
@@ -132,7 +132,7 @@ def bindings(parts: list[str], tools: DialectTools) -> dict[str, exp.Expr]:
             for item in st.find_all(exp.DeclareItem) if st is not None else ():
                 targets = item.this if isinstance(item.this, list) else [item.this]
                 value = item.args.get("default")
-                if isinstance(value, exp.Expr) and _constant(value) and len(targets) == 1:
+                if _constant(value) and len(targets) == 1:
                     out[targets[0].name.casefold()] = value
             for eq in st.find_all(exp.SetItem) if st is not None else ():
                 pair = eq.this
@@ -149,12 +149,12 @@ def bindings(parts: list[str], tools: DialectTools) -> dict[str, exp.Expr]:
 _MAX_VALUE_NODES = 40
 
 
-def _constant(value: object) -> bool:
+def _constant(value: object) -> TypeGuard[exp.Expr]:
     """A value that reads no table: a literal, or an expression of literals and the clock
     (``CAST(DATEADD(day, -1, GETDATE()) AS date)``), small enough to inline."""
     if isinstance(value, exp.Literal):
         return True
-    if not isinstance(value, exp.Expr) or isinstance(value, (exp.Subquery, exp.Query)):
+    if not isinstance(value, exp.Expr):
         return False
     nodes = list(value.walk())
     return len(nodes) <= _MAX_VALUE_NODES and not any(

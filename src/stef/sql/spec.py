@@ -191,6 +191,8 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
 INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
 #: Operands whose value is never a truncating integer: a CAST, a root, a logarithm, a power.
 _INEXACT: tuple[type[exp.Expr], ...] = (exp.Cast, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
+#: And an AVG, a float in every such dialect but T-SQL.
+_INEXACT_AVG: tuple[type[exp.Expr], ...] = (*_INEXACT, exp.Avg)
 
 
 @dataclass
@@ -586,7 +588,7 @@ class _Extractor:
         if dialect not in INTEGER_DIVISION_DIALECTS:
             return False
         # AVG is a float but in T-SQL; roots, logarithms, powers and an epoch always are
-        inexact = _INEXACT if dialect == "tsql" else (*_INEXACT, exp.Avg)
+        inexact = _INEXACT if dialect == "tsql" else _INEXACT_AVG
         for div in eff.find_all(exp.Div):
             exact = False
             for n in div.walk():
