@@ -359,6 +359,12 @@ _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _DATE = re.compile(
     r"^(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2})(?:[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?)?$"
 )
+#: A day written without separators and followed by a time (``'20160601 00:00:00'``, ISO
+#: 8601's basic form, which SQL Server, Snowflake and others read as a timestamp).
+_COMPACT_DATETIME = re.compile(
+    r"^((?:1[89]|20)\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])"
+    r"[ T](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$"
+)
 
 
 @lru_cache(maxsize=65536)
@@ -392,6 +398,8 @@ def normalize_value(value: object) -> str:
     ('new york', '2023', '2023-01-05')
     >>> normalize_value("2014/4/23 20:29:39.0"), normalize_value("2013/4")
     ('2014-04-23 20:29:39.0', '2013-04')
+    >>> normalize_value("20160601 00:00:00"), normalize_value("20160601")
+    ('2016-06-01 00:00:00', '20160601')
     """
     if type(value) is str:
         return _normalize_text(value)
@@ -409,7 +417,7 @@ def _normalize_text(text: str) -> str:
     num = normalize_number(text)
     if num is not None:
         return num
-    m = _DATE.match(text)
+    m = _DATE.match(text) or _COMPACT_DATETIME.match(text)
     if m:
         y, mo, d, tm = m.groups()
         out = f"{int(y):04d}-{int(mo):02d}" + (f"-{int(d):02d}" if d else "")

@@ -86,6 +86,7 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
+from stef.align.states import check_states
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
@@ -740,6 +741,7 @@ def align(
     labels = not nl.projections and _ASKS_ATTRIBUTE.match(question.casefold()) is None
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found, labels)
     check_value_case(sql, out, question, enriched_question)
+    check_states(sql, out, question, enriched_question)
     check_hint_functions(nl, sql, out, enriched_question)
     check_structure(sql, out)
     check_intent(

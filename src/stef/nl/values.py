@@ -297,9 +297,10 @@ _POSTFIX_WORDS = lx._words(
 
 #: "at least one order", "more than 0 answers": a join or EXISTS, not a count compared.
 _EXISTENCE = frozenset({(">=", "one"), (">=", "1"), (">", "zero"), (">", "0")})
-#: An "if" clause that opens a sentence: a number compared there says how to present the
-#: rows it holds ("If a student is in more than one department, list a row for each").
-_IF_CLAUSE = re.compile(r"(?:^|[.;!?]\s+)if\s[^,.;!?]*$")
+#: An "if" clause that opens a sentence or follows a colon: a number compared there says how
+#: to present the rows it holds ("If a student is in more than one department, list a row
+#: for each", "Note: if a user has posted 3 or more answers, each pair is listed").
+_IF_CLAUSE = re.compile(r"(?:^|[.;:!?]\s+|\n\s*)if\s[^,.;!?]*$")
 #: A comparative joined to its opposite before the number ("under and over 15", "above/below
 #: 10"): the number splits the rows in two, it keeps none out.
 _BOTH_SIDES = re.compile(
@@ -318,6 +319,9 @@ def _no_filter(low: str, op: str, m: re.Match[str]) -> str | None:
     'both sides'
     >>> _no_filter("over 15", ">", lx.CMP_RE.search("over 15")) is None
     True
+    >>> low = "note: if a user has more than 3 answers, each pair is listed"
+    >>> _no_filter(low, ">", lx.CMP_RE.search(low))
+    'condition'
     """
     if (op, m.group("n").casefold()) in _EXISTENCE:
         return "existence"
@@ -394,7 +398,12 @@ def _step_comparatives(ctx: _Ctx) -> None:
         _number_filter(ctx, op, [m.group("n")], m)
     postfix = ctx.may_have(_POSTFIX_WORDS) or "+" in ctx.low
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
-        if ctx.free(m.start(), m.end()):
+        if ctx.free(m.start(), m.end()) and _IF_CLAUSE.search(
+            ctx.low, max(0, m.start() - 90), m.start()
+        ):
+            ctx.cue(f"{m.group(0)} (condition)")  # "if a user has posted 3 or more answers"
+            ctx.take(m.start(), m.end())
+        elif ctx.free(m.start(), m.end()):
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
     symbols = "<" in ctx.text or ">" in ctx.text or "!=" in ctx.text  # in each operator
     for m in lx.SYMBOL_CMP_RE.finditer(ctx.text) if symbols else ():

@@ -1,0 +1,99 @@
+"""A state the question asks for that nothing of the SQL names: "How many cancelled orders"
+answered by ``SELECT COUNT(*) FROM orders`` (``state_unfiltered``).
+
+The question's state words come from :func:`stef.nl.states.state_words`. A state is
+answered when one of its stems is part of a column, table, alias or literal of the SQL
+(``status = 'cancelled'``, ``is_refunded``, ``closed_at IS NULL``). It may be answered
+without its name when the SQL filters a coded column (``status_id = 3``,
+``VoteTypeId = 1``: the code cannot be read without the schema), when the enriched
+question defines the word ("pending refers to status = 'P'"), or when it restates the
+question without the word ("unpaid invoices" as "invoices with no payment yet": the
+reformulation says what the state means): then nothing is reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import HINT_CLAUSE
+from stef.findings import FindingCollector
+from stef.nl.states import state_words
+from stef.spec import Spec
+
+#: Parts of a column name that mark a coded state (``status_id``, ``VoteTypeId``).
+_CODED = ("status", "state", "stage", "type", "flag", "code", "kind", "categor", "class")
+#: What makes an enrichment clause a definition of its words.
+_DEFINES = re.compile(r"\brefers?\s+to\b|\bmeans?\b|\bstands\s+for\b|\bdefined\b|=|:")
+
+
+def check_states(
+    sql: Spec, out: FindingCollector, question: str, enriched_question: str | None = None
+) -> None:
+    """Report each state word of ``question`` that no name or literal of ``sql`` holds
+    (see the module doc).
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(tables=["orders"], columns=["id"])
+    >>> check_states(sql, out, "How many cancelled orders are there?")
+    >>> [(f.kind, f.severity, f.nl) for f in out.findings]
+    [('state_unfiltered', 'warning', 'cancelled')]
+    >>> out = FindingCollector()
+    >>> check_states(Spec(columns=["cancelled_at"]), out, "How many cancelled orders?")
+    >>> check_states(sql, out, "Pending orders", "pending refers to status = 'P'")
+    >>> check_states(sql, out, "Unpaid orders", "Orders with no payment yet")
+    >>> out.findings
+    []
+    """
+    states = state_words(question)
+    if not states or _coded_filter(sql):
+        return
+    names = " ".join(
+        [
+            *sql.columns,
+            *sql.tables,
+            *sql.literals,
+            *(p.alias for p in sql.projections if p.alias),
+        ]
+    ).casefold()
+    for state in states:
+        if any(stem in names for stem in state.stems) or _restated(state.word, enriched_question):
+            continue
+        out.add(
+            "state_unfiltered",
+            "warning",
+            f"the question asks for {state.word} rows; no column, table or value of the SQL"
+            f" names that state ({', '.join(state.stems)}…)",
+            state.word,
+            None,
+            "filter_alignment",
+        )
+
+
+def _coded_filter(sql: Spec) -> bool:
+    """Does the SQL filter a column whose name marks a coded state?
+
+    >>> from stef.spec import Filter
+    >>> _coded_filter(Spec(filters=[Filter("status_id", "=", ("3",))]))
+    True
+    """
+    return any(
+        f.column and any(part in f.column.casefold() for part in _CODED) for f in sql.filters
+    )
+
+
+def _restated(word: str, enriched_question: str | None) -> bool:
+    """Does the enriched question leave ``word`` out, or define it in one of its clauses?
+
+    >>> _restated("pending", "pending means status = 'P'"), _restated("pending", "pending orders")
+    (True, False)
+    >>> _restated("unpaid", "orders with no payment"), _restated("unpaid", None)
+    (True, False)
+    """
+    if not enriched_question or not enriched_question.strip():
+        return False
+    if word not in enriched_question.casefold():
+        return True
+    return any(
+        word in clause and _DEFINES.search(clause)
+        for clause in HINT_CLAUSE.split(enriched_question.casefold())
+    )

@@ -1,0 +1,147 @@
+"""States a question asks its rows to be in: "cancelled orders", "tickets that are still
+open", "unpaid invoices".
+
+A state word is one of a closed list of adjectives and participles that name a status a
+row has (:data:`STATES`), read where it describes the rows: before a noun ("cancelled
+orders") or after a form of "to be" ("orders that were cancelled"). Production schemas
+hold such a state as a value (``status = 'cancelled'``), a flag (``is_refunded``) or a date
+(``cancelled_at``), whose names share a stem with the word; :data:`STATES` gives each
+word the stems that can answer it ("open" is answered by ``closed_at IS NULL`` too).
+:func:`stef.align.states.check_states` reports a state that nothing of the SQL names.
+
+"Active" and "inactive" are left out: production SQL reads them from activity as often as
+from a status ("daily active users" counts users with an event; "active subscriptions" have
+no end date yet), so a query without the word says nothing. Read from the question only;
+an enrichment that defines the word ("pending refers to status = 'P'") or restates the
+question without it is :func:`stef.align.states.check_states`'s to read. Deterministic and
+schema-free.
+
+>>> [(s.word, s.stems) for s in state_words("How many cancelled orders were refunded?")]
+[('cancelled', ('cancel',)), ('refunded', ('refund',))]
+>>> [s.word for s in state_words("List tickets that are still open.")]
+['open']
+>>> state_words("Which answers are most accepted?"), state_words("loans approved in 1997")
+((), ())
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stef.nl import lexicon as lx
+from stef.nl.words import TEXT_CACHE_SIZE
+
+#: Each state word and the stems (lower case) of the names and values that can hold it.
+STATES: dict[str, tuple[str, ...]] = {
+    "open": ("open", "clos"),
+    "closed": ("clos", "open"),
+    "pending": ("pend",),
+    "cancelled": ("cancel",),
+    "canceled": ("cancel",),
+    "completed": ("complet",),
+    "incomplete": ("complet",),
+    "failed": ("fail", "success"),
+    "successful": ("success", "fail"),
+    "unpaid": ("paid", "pay"),
+    "refunded": ("refund",),
+    "shipped": ("ship",),
+    "unshipped": ("ship",),
+    "delivered": ("deliver",),
+    "undelivered": ("deliver",),
+    "approved": ("approv",),
+    "unapproved": ("approv",),
+    "rejected": ("reject",),
+    "declined": ("declin",),
+    "expired": ("expir",),
+    "suspended": ("suspend",),
+    "archived": ("archiv",),
+    "deleted": ("delet",),
+    "published": ("publish",),
+    "unpublished": ("publish",),
+    "enabled": ("enabl", "disabl"),
+    "disabled": ("disabl", "enabl"),
+    "verified": ("verif",),
+    "unverified": ("verif",),
+    "resolved": ("resolv",),
+    "unresolved": ("resolv",),
+    "overdue": ("due",),
+    "churned": ("churn",),
+    "banned": ("ban",),
+    "blocked": ("block",),
+    "flagged": ("flag",),
+    "accepted": ("accept",),
+    "answered": ("answer",),
+    "unanswered": ("answer",),
+    "discontinued": ("discontinu",),
+    "deceased": ("deceas", "death", "dead", "die"),
+    "retired": ("retir",),
+}
+
+#: Words after which a state word says what the rows are ("that are still open").
+_BE = lx._words("is are was were be been being remain remains remained still currently now")
+#: Words before a state word that make it no state ("the most recently banned" ranks
+#: a date, "first approved" is a date).
+_NOT_AFTER = lx._words(
+    """most least more less highest lowest best worst well poorly recently newly first last
+    latest earliest never how"""
+)
+#: Words after an attributive state word that show it is no noun's state: a preposition or
+#: a time ("approved in 1997", "approved loan date").
+_TIMES = lx._words("date dates time times day days year years month months")
+_NOT_BEFORE = _TIMES | lx._words(
+    """in on at by for from to with of and or than as since after before during within
+    between the a an this that these those when"""
+)
+
+_WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class StateWord:
+    """A state the question asks for: its word, the stems that answer it, where it is."""
+
+    word: str
+    stems: tuple[str, ...]
+    start: int
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def state_words(question: str) -> tuple[StateWord, ...]:
+    """The state words of ``question`` that describe its rows (see the module doc), each
+    word once, in reading order.
+
+    >>> [s.word for s in state_words("Show open and closed tickets of banned users.")]
+    ['open', 'closed', 'banned']
+    >>> state_words("Who was the most recently banned?"), state_words("the approved loan date")
+    ((), ())
+    """
+    low = question.casefold()
+    toks = [(m.group(0), m.start()) for m in _WORD.finditer(low)]
+    found: list[StateWord] = []
+    seen: set[str] = set()
+    for i, (word, start) in enumerate(toks):
+        stems = STATES.get(word)
+        if stems is None or word in seen:
+            continue
+        before = toks[i - 1][0] if i else ""
+        after = [t for t, _ in toks[i + 1 : i + 3]]
+        if before in _NOT_AFTER:
+            continue
+        described = before in _BE or (
+            bool(after)
+            and after[0] not in _NOT_BEFORE
+            and not (len(after) > 1 and after[1] in _TIMES)
+        )
+        listed = bool(after) and after[0] in ("and", "or") and _next_state(toks, i + 2)
+        if not described and not listed:
+            continue  # "open and closed tickets": the list's noun follows its last word
+        seen.add(word)
+        found.append(StateWord(word, stems, start))
+    return tuple(found)
+
+
+def _next_state(toks: list[tuple[str, int]], j: int) -> bool:
+    """Is the word at ``j`` (after "and"/"or") another state word?"""
+    return j < len(toks) and toks[j][0] in STATES
