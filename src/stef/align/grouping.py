@@ -93,10 +93,35 @@ def _check_series_measured(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     )
 
 
+def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
+    """Does the SQL answer "per X" without a GROUP BY of its own: a subquery or CTE groups,
+    a window partitions, the outer SELECT outputs no aggregate (each row is one X, its
+    figures stored or computed per row: "the room count of each apartment", a correlated
+    COUNT), or the question's only figures are averages "per X", a rate ("the average
+    order quantity per order") rather than a breakdown?
+
+    >>> from stef.spec import Aggregation, Projection
+    >>> total = Spec(projections=[Projection("count(*)", is_aggregate=True)])
+    >>> per = Spec(group_by=["order"], aggregations=[Aggregation("avg", "quantity")])
+    >>> _grouped_elsewhere(per, total)
+    True
+    >>> per.aggregations[0] = Aggregation("count", None)
+    >>> _grouped_elsewhere(per, total), _grouped_elsewhere(per, Spec())
+    (False, True)
+    """
+    if sql.window_functions or sql.flags.get("group_anywhere"):
+        return True
+    if not any(p.is_aggregate for p in sql.projections):
+        return True  # each row is one X: its figures are stored or computed per row
+    rate = not nl.flags.get("group_each") and nl.aggregations
+    return bool(rate) and all(a.func == "avg" for a in nl.aggregations)
+
+
 def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     _check_series_measured(nl, sql, out)
-    if nl.group_by and not sql.group_by and not sql.window_functions:
-        _report_missing_group(nl, sql, out)
+    if nl.group_by and not sql.group_by:
+        if not _grouped_elsewhere(nl, sql):
+            _report_missing_group(nl, sql, out)
         return
     if not sql.group_by:
         return

@@ -208,7 +208,7 @@ class Sources:
         joins = sel.args.get("joins") or []
         sources = ([from_.this] if from_ is not None else []) + [j.this for j in joins]
         tables = self._source_tables(scope, sources)
-        resolve = _resolver(tables, scope)
+        resolve = _resolver(_key_tables(tables, scope), scope)
         index = {self.source_name.get(id(s), ""): i for i, s in enumerate(sources)}
         links = _Links(len(sources))
         for i, src in enumerate(sources[1:], start=1):
@@ -459,3 +459,41 @@ def negated_scope(sel: exp.Expr) -> bool:
         node = parent
     return False
 
+
+
+def _key_tables(tables: dict[str, str], scope: Scope | None) -> dict[str, str]:
+    """``tables`` with each derived table or CTE that reads one base table without a join
+    standing for that table, as the join conditions read their keys (``WITH b AS (SELECT
+    id FROM customers WHERE …) … JOIN b ON b.id = c.id``: ``b.id`` is a customer's id)."""
+    if scope is None:
+        return tables
+    out = dict(tables)
+    for name, src in scope.sources.items():
+        if isinstance(src, Scope) and (base := _one_base_table(src)) is not None:
+            out[name.lower()] = base
+    return out
+
+
+def _one_base_table(scope: Scope) -> str | None:
+    """The base table a derived table or CTE reads alone (one FROM table, no join, no set
+    operation) and whose columns it keeps under their own names, lower case; else None (a
+    column renamed, ``SELECT OwnerUserId AS id``, is no longer the key its name says).
+
+    >>> import sqlglot
+    >>> from sqlglot.optimizer.scope import build_scope
+    >>> root = build_scope(sqlglot.parse_one("WITH b AS (SELECT id FROM Users) SELECT * FROM b"))
+    >>> _one_base_table(root.sources["b"])
+    'users'
+    >>> root = build_scope(sqlglot.parse_one("SELECT * FROM (SELECT owner AS id FROM t) AS p"))
+    >>> _one_base_table(root.sources["p"]) is None
+    True
+    """
+    sel = scope.expression
+    if type(sel) is not exp.Select or sel.args.get("joins"):
+        return None
+    for p in sel.expressions:
+        if type(p) is exp.Alias and type(p.this) is _COLUMN and p.this.name != p.alias:
+            return None
+    from_ = sel.args.get("from_")
+    src = from_.this if from_ is not None else None
+    return src.name.lower() if type(src) is _TABLE and src.name else None

@@ -494,6 +494,7 @@ class _Extractor:
             "unlabelled_groups": isinstance(eff, _SELECT) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, _SELECT) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
+            "group_anywhere": any(sel.args.get("group") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
