@@ -275,9 +275,10 @@ def test_url_gate_never_skips_a_link(text: str) -> None:
 )
 def test_every_form_of_answer_format_is_read_past_its_word_gate(phrase: str) -> None:
     """One phrase per form of ANSWER_FORMAT: each is taken as a cue, never a filter, so the
-    cheap test of _step_answer_format (_FORMAT_WORDS, _DATE_MASKS) lets every form through."""
+    cheap test of _step_answer_format (_FORMAT_WORDS, _DATE_MASKS) lets every form through.
+    "The revenue of each store" is also read as a grouping by store, after the format."""
     spec = analyze_text(f"List the revenue of each store {phrase}.").spec
-    assert [c.rstrip(".") for c in spec.cues] == [phrase]
+    assert [c.rstrip(".") for c in spec.cues] == [phrase, "of each store"]
     assert spec.filters == []
 
 

@@ -45,6 +45,7 @@ from stef.record import (
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
+from stef.sql.clock import resolve_clock_values
 from stef.sql.quiet import fallbacks_quiet
 from stef.sql.spec import SqlSpecResult, extract_sql_spec, predicate_filters
 
@@ -279,7 +280,7 @@ class Evaluator:
             )
         alignment = align(
             nl,
-            sql.spec,
+            resolve_clock_values(sql.spec, rec.time),  # CURRENT_DATE - 1 at the record's time
             self.rules,
             question=rec.question,
             enriched_question=rec.enriched_question,

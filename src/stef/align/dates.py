@@ -605,9 +605,14 @@ def clock_answer(
     no upper bound: as of the record's time no later row exists.
 
     A bound back from the clock (``DATEADD(day, -30, GETDATE())``) is compared with the
-    asked reach; a calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
-    1``) is accepted as the question's (``period_from_clock``, info: STEF does not run the
-    clock arithmetic), as it is when the record has no timestamp.
+    asked reach. A calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
+    1``, ``d >= DATE_TRUNC('month', NOW())``) that the record's time resolved
+    (:func:`stef.sql.clock.resolve_clock_values`) is left to the date checks (None) when
+    the question names a calendar period ("yesterday", "last month"). One that it could
+    not resolve, a reach ("the last 6 months" as whole months back from this month's
+    start), the period's first day as a reference ("since last year" as ``valid_on =``
+    its first day) or a record without a timestamp is accepted as the question's
+    (``period_from_clock``, info: the clock arithmetic is not evaluated).
     """
     if not req.text or (rel := relative_period(req.text)) is None:
         return None
@@ -628,10 +633,14 @@ def clock_answer(
         _report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
         return 1
     clocked = sql.flags.get("clock_columns") or ()
+    resolved = {id(sql.filters[k]) for k in sql.flags.get("clock_resolved") or ()}
     for column in clocked:
         i = _unused_on(candidates, used, column, bound=False)
         if i is None:
             continue
+        sql_f = candidates[i]
+        if id(sql_f) in resolved and asked is None and not _reference_day(req, sql_f):
+            return None  # a calendar period computed at the record's time: as dates
         used.add(i)
         matched.append((req, candidates[i]))
         _from_clock(out, req, candidates[i].text)
@@ -640,6 +649,23 @@ def clock_answer(
         _from_clock(out, req, None)
         return 0
     return None
+
+
+def _reference_day(req: Filter, sql: Filter) -> bool:
+    """Is ``sql`` an equality with the first day of the period ``req`` starts ("since last
+    year" and ``valid_on = DATE_TRUNC('year', NOW()) - INTERVAL '1 year'``): the day a
+    change is measured from, not a period of its own?
+
+    >>> since = Filter(None, ">=", ("2023",), "since last year", func="year")
+    >>> _reference_day(since, Filter("valid_on", "=", ("2023-01-01",)))
+    True
+    >>> _reference_day(since, Filter("valid_on", ">=", ("2024-01-01",)))
+    False
+    """
+    if req.op not in (">", ">=") or sql.op != "=" or len(sql.values) != 1:
+        return False
+    want, got = nl_span(req), period(sql.values[0])
+    return want is not None and got is not None and want.start == got.start
 
 
 def _from_clock(out: FindingCollector, req: Filter, sql_text: str | None) -> None:

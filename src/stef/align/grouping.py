@@ -117,8 +117,55 @@ def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
     return bool(rate) and all(a.func == "avg" for a in nl.aggregations)
 
 
+#: Each period a question may group by, and the marks of a GROUP BY key that holds it
+#: (``DATE_TRUNC('month', d)``, ``strftime('%Y-%m', d)``, ``FORMAT(d, 'yyyy-MM')``,
+#: ``CAST(d AS DATE)``, a column named for the period).
+_PERIOD_MARKS: dict[str, tuple[str, ...]] = {
+    "year": ("year", "%y", "yy"),
+    "quarter": ("quarter", "q"),
+    "month": ("month", "%m", "mm", "mon"),
+    "week": ("week", "%w", "%u", "%v", "iw", "ww", "wk"),
+    "day": ("day", "date", "%d", "dd"),
+    "date": ("day", "date", "%d", "dd"),
+    "hour": ("hour", "%h", "hh"),
+}
+
+
+def _check_period_keys(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A period the question groups by ("revenue by region and month") that no GROUP BY
+    key holds, where the SQL groups by something else: one row per region over the whole
+    year, not per month (``group_period_missing``).
+
+    >>> out = FindingCollector()
+    >>> asked = Spec(group_by=["region", "month"])
+    >>> _check_period_keys(asked, Spec(group_by=["region"]), out)
+    >>> [(f.kind, f.nl) for f in out.findings]
+    [('group_period_missing', 'month')]
+    >>> _check_period_keys(asked, Spec(group_by=["region", "date_trunc('month', d)"]), out)
+    >>> len(out.findings)
+    1
+    """
+    if not sql.group_by or sql.window_functions:
+        return
+    keys = [k.casefold() for k in sql.group_by]
+    for asked in nl.group_by:
+        marks = _PERIOD_MARKS.get(asked.casefold().removesuffix("s"))
+        if marks is None or any(m in k for m in marks for k in keys):
+            continue
+        out.add(
+            "group_period_missing",
+            "warning",
+            f"the question groups by {asked}; the SQL groups by {', '.join(sql.group_by)}:"
+            f" no key holds the {asked}, so each row spans every {asked}",
+            asked,
+            ", ".join(sql.group_by),
+            "grouping",
+        )
+
+
 def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     _check_series_measured(nl, sql, out)
+    _check_period_keys(nl, sql, out)
     if nl.group_by and not sql.group_by:
         if not _grouped_elsewhere(nl, sql):
             _report_missing_group(nl, sql, out)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.aggregation import sql_aggs
+from stef.align.dates import relative_period
 from stef.align.matching import (
     BOUNDS,
     NAME_SPLIT,
@@ -224,8 +225,15 @@ def check_literals_and_hints(
     if sql.limit is not None:
         sql_values.add(str(sql.limit))
     index: _ValueIndex | None = None  # built for the first number that needs it
+    # a number the question never wrote: "last year" resolved to 2023 at the record's time
+    unwritten = {
+        v
+        for f in nl.filters
+        if not any(map(str.isdigit, f.text)) and relative_period(f.text) is not None
+        for v in f.values
+    }
     for v in nl.literals:
-        if normalize_value(v) != v:
+        if normalize_value(v) != v or v in unwritten:
             continue
         if int_value(v) is None and not SIGNED_NUMBER.fullmatch(v):
             continue

@@ -656,20 +656,24 @@ def _step_distinct(ctx: _Ctx) -> None:
 
 
 _GROUP_BY_WORDS = re.compile(r"\bgroup(?:ed)?\s+by\b")
+#: A second grouping key after the first: "by region and month", "per city and year" (a
+#: determiner after "and" starts another item: "by region and the number of orders").
+_AND_KEY = re.compile(r",?\s+and\s+(?:by\s+|per\s+)?(?!(?:the|a|an|their|its|his|her|our|my)\b)")
 _AGENT_AFTER_BY = re.compile(r"\s*(?:['\"]|[A-Z])")
 
 
 def _step_group_by(ctx: _Ctx) -> None:
-    """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate)."""
+    """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate
+    or an amount's noun: "revenue by region"); "by X and Y" groups by both."""
     spec, low = ctx.spec, ctx.low
-    if not spec.aggregations and not _GROUP_BY_WORDS.search(low):
+    if not spec.aggregations and not _GROUP_BY_WORDS.search(low) and not ctx.has(lx.MEASURE_NOUNS):
         return
     for m in ctx.free_matches(lx.GROUP_RE):
         cue = " ".join(m.group("cue").casefold().split())
         prev = _prev_words(low, m.start(), 4)
         p = prev[-1] if prev else ""
-        if cue == "by":
-            agg_near = any(w in lx.AGGREGATE_WORDS for w in prev)
+        if cue == "by":  # after an aggregate or an amount's noun ("revenue by region")
+            agg_near = any(w in lx.AGGREGATE_WORDS or w in lx.MEASURE_NOUNS for w in prev)
             if not agg_near or p in lx.NOT_GROUP_BY or p.endswith(("ed", "en", "ght")):
                 continue
             if ctx.text[m.start("rest")].isupper() or ctx.text[m.start("rest")] in "'\"":
@@ -677,6 +681,9 @@ def _step_group_by(ctx: _Ctx) -> None:
         if cue == "each" and p in {"for", "in", "of", "on", "by"}:
             continue
         phrase, pend = _noun_phrase(low, m.start("rest"), 3)
+        for shorter in (2, 1):  # "each store best viewed in …": a step took "best viewed"
+            if phrase and not ctx.free(m.start(), pend):
+                phrase, pend = _noun_phrase(low, m.start("rest"), shorter)
         if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
             continue
         if cue == "by" and _AGENT_AFTER_BY.match(ctx.text[pend : pend + 3]):
@@ -685,9 +692,17 @@ def _step_group_by(ctx: _Ctx) -> None:
             continue
         if phrase.split()[-1].endswith("ed"):
             continue
-        col = ctx.match_column(phrase) or phrase
-        if col not in spec.group_by:
-            spec.group_by.append(col)
+        keys = [phrase]
+        more = _AND_KEY.match(low, pend)
+        if more is not None:  # "revenue by region and month": two keys
+            second, second_end = _noun_phrase(low, more.end(), 2)
+            if second and not second.split()[-1].endswith("ed"):
+                keys.append(second)
+                pend = second_end
+        for key in keys:
+            col = ctx.match_column(key) or key
+            if col not in spec.group_by:
+                spec.group_by.append(col)
         if cue.endswith(("each", "every")):
             spec.flags["group_each"] = True  # "for each X": one row per X, never a unit
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))

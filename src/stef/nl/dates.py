@@ -265,6 +265,8 @@ def _relative_dates(ctx: _Ctx) -> None:
             continue  # "the next day", "the last day any resident moved in": no reach
         if ctx.free(m.start(), m.end()):
             f = _relative_date(m, ctx.now, ctx.source)
+            if f.op == "=" and f.func != "date" and _prev_words(ctx.low, m.start(), 1) == ["since"]:
+                f = Filter(None, ">=", f.values, f.text, f.clause, f.func)  # "since last year"
             ctx.add_filter(f, m.start(), m.end())
             if not f.values:
                 ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")

@@ -14,10 +14,14 @@ A question's "in the last 30 days" is compared with these by the alignment
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
+from dateutil.relativedelta import relativedelta
 from sqlglot import exp
 
+from stef.spec import Filter, Spec
 from stef.sql.walk import search
 
 #: The text of a literal as written (the SQL spec passes the reader that sees through its
@@ -241,3 +245,194 @@ def parameter_columns(tree: exp.Expr) -> list[str]:
             out.append(col.name.casefold())
     return out
 
+
+
+# ------------------------------------------------------------ calendar periods from the clock
+
+#: Units a truncation may name, as :func:`clock_token` writes them (Oracle's ``TRUNC(d)``
+#: and ``'DD'`` are a day; ``'MM'``, ``'Q'``, ``'YYYY'`` its other formats).
+_TRUNC_UNITS = {
+    "day": "day", "dd": "day", "d": "day", "ddd": "day",
+    "week": "week", "iw": "week", "ww": "week",
+    "month": "month", "mm": "month", "mon": "month",
+    "quarter": "quarter", "q": "quarter",
+    "year": "year", "yyyy": "year", "yy": "year", "y": "year",
+}  # fmt: skip
+#: Calendar units of a shift, in months.
+_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+_PARTS: dict[type[exp.Expr], str] = {exp.Year: "year", exp.Month: "month"}
+_DATE_TYPES = frozenset({exp.DataType.Type.DATE})
+_DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
+
+
+def _shift(unit: str, amount: float) -> str | None:
+    """A shift op of ``amount`` units: ``shift:<months>:<days>``, else None."""
+    u = unit.casefold().rstrip("s")
+    if u in _MONTHS and amount == int(amount):
+        return f"shift:{int(amount) * _MONTHS[u]}:0"
+    days = _unit_days(u)
+    return f"shift:0:{amount * days:g}" if days is not None else None
+
+
+def clock_token(node: exp.Expr, text: LiteralText = _as_written) -> str | None:
+    """A value computed from the clock alone, as the steps that compute it from the time a
+    query runs (``clock|trunc:month|shift:-1:0`` for ``DATE_TRUNC('month', NOW()) -
+    INTERVAL '1 month'``), for :func:`resolve_token` to run at a record's time; None for
+    anything else (a column, a literal, arithmetic it cannot follow).
+
+    >>> import sqlglot
+    >>> t = lambda q, d="postgres": clock_token(sqlglot.parse_one(q, read=d))
+    >>> t("date_trunc('month', now()) - interval '1 month'"), t("current_date - 1")
+    ('clock|trunc:month|shift:-1:0', 'clock|trunc:day|shift:0:-1')
+    >>> t("YEAR(GETDATE()) - 1", "tsql"), t("DATE_TRUNC(CURRENT_DATE(), MONTH)", "bigquery")
+    ('clock|trunc:day|shift:-12:0|part:year', 'clock|trunc:day|trunc:month')
+    >>> t("now()"), t("created_at - 1"), t("DATEDIFF(day, d, GETDATE())", "tsql")
+    ('clock', None, None)
+    """
+    ops = _clock_ops(node, text)
+    return "|".join(["clock", *ops]) if ops is not None else None
+
+
+def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
+    """The steps of :func:`clock_token` after reading the clock, or None."""
+    if node is None:
+        return None
+    if isinstance(node, exp.Paren):
+        return _clock_ops(node.this, text)
+    if _clock_call(node):
+        return ["trunc:day"] if isinstance(node, exp.CurrentDate) else []
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        inner = _clock_ops(node.this, text)
+        to = node.args.get("to")
+        dated = isinstance(to, exp.DataType) and to.this in _DATE_TYPES
+        return [*inner, "trunc:day"] if inner is not None and dated else inner
+    if isinstance(node, _DATE_CASTS):
+        inner = _clock_ops(node.this, text)
+        return [*inner, "trunc:day"] if inner is not None else None
+    if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
+        unit = node.args.get("unit")
+        name = text(unit) if isinstance(unit, exp.Literal) else (unit.name if unit else "day")
+        inner = _clock_ops(node.this, text)
+        trunc = _TRUNC_UNITS.get(name.casefold())
+        return [*inner, f"trunc:{trunc}"] if inner is not None and trunc else None
+    if type(node) in _PARTS or (isinstance(node, exp.Extract) and node.this.name.casefold()
+                                in ("year", "month")):
+        part = _PARTS.get(type(node)) or node.this.name.casefold()
+        inner = _clock_ops(node.this if type(node) in _PARTS else node.expression, text)
+        return [*inner, f"part:{part}"] if inner is not None else None
+    return _shifted_ops(node, text)
+
+
+def _shifted_ops(node: exp.Expr, text: LiteralText) -> list[str] | None:
+    """:func:`_clock_ops` of a clock value moved by an amount (``- INTERVAL '1 month'``,
+    ``DATEADD(day, -1, …)``, ``- 1`` day, ``YEAR(…) - 1`` year), or None."""
+    if isinstance(node, _SHIFTS):
+        inner = _clock_ops(node.this, text)
+        amount = _number(node.expression, text)
+        unit = node.args.get("unit")
+        sign = 1.0 if isinstance(node, _ADDS) else -1.0
+        moved = _shift(unit.name if unit else "day", sign * amount) if amount is not None else None
+        return [*inner, moved] if inner is not None and moved is not None else None
+    if not isinstance(node, (exp.Sub, exp.Add)):
+        return None
+    inner = _clock_ops(node.this, text)
+    if inner is None:
+        return None
+    sign = -1.0 if isinstance(node, exp.Sub) else 1.0
+    added = node.expression
+    step: str | None = None
+    if isinstance(added, exp.Interval):
+        written = text(added.this).split() if isinstance(added.this, exp.Literal) else []
+        unit = added.args.get("unit")
+        if len(written) == 2 and unit is None:
+            amount, name = _float(written[0]), written[1]
+        elif len(written) == 1 and unit is not None:
+            amount, name = _float(written[0]), unit.name
+        else:
+            amount, name = None, ""
+        step = _shift(name, sign * amount) if amount is not None else None
+    elif (amount := _number(added, text)) is not None:
+        part = inner[-1].removeprefix("part:") if inner and inner[-1].startswith("part:") else ""
+        if part:  # YEAR(NOW()) - 1: the year before, a shift before the part is read
+            step = _shift(part, sign * amount)
+            return [*inner[:-1], step, inner[-1]] if step is not None else None
+        step = _shift("day", sign * amount)  # CURRENT_DATE - 1: days
+    return [*inner, step] if step is not None else None
+
+
+def resolve_token(token: str, now: datetime) -> str | None:
+    """The value a :func:`clock_token` has when the clock reads ``now``: an ISO date after a
+    truncation to a day or longer, a date and time otherwise, a number for a part.
+
+    >>> now = datetime(2024, 5, 10, 12, 30)
+    >>> resolve_token("clock|trunc:month|shift:-1:0", now), resolve_token("clock", now)
+    ('2024-04-01', '2024-05-10 12:30:00')
+    >>> resolve_token("clock|shift:-12:0|part:year", now), resolve_token("clock|trunc:week", now)
+    ('2023', '2024-05-06')
+    """
+    t = now.replace(tzinfo=None, microsecond=0)
+    dated = False
+    for op in token.split("|")[1:]:
+        kind, _, arg = op.partition(":")
+        if kind == "trunc":
+            t = _truncated(t, arg)
+            dated = True
+        elif kind == "shift":
+            months, days = arg.split(":")
+            t = t + relativedelta(months=int(months)) + timedelta(days=float(days))
+            dated = dated and float(days) == int(float(days))
+        elif kind == "part":
+            return str(t.year if arg == "year" else t.month)
+        else:
+            return None
+    return t.date().isoformat() if dated else t.isoformat(sep=" ")
+
+
+def _truncated(t: datetime, unit: str) -> datetime:
+    """``t`` at the start of its day, ISO week (Monday), month, quarter or year."""
+    day = datetime(t.year, t.month, t.day)
+    if unit == "week":
+        return day - timedelta(days=day.weekday())
+    if unit == "month":
+        return day.replace(day=1)
+    if unit == "quarter":
+        return day.replace(month=3 * ((t.month - 1) // 3) + 1, day=1)
+    if unit == "year":
+        return day.replace(month=1, day=1)
+    return day
+
+
+def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
+    """``spec`` with each filter value computed from the clock (its ``clock_values`` flag)
+    replaced by its value at ``now``, the record's time: ``created_at >= CURRENT_DATE - 1``
+    run at 2024-05-10 12:00 keeps rows from 2024-05-09, which the date checks compare with
+    the question's period like any date. The ``clock_resolved`` flag lists the filters
+    replaced. ``spec`` itself is left as it is (it may be shared); without ``now`` or clock
+    values it is returned unchanged.
+
+    >>> f = Filter("d", ">=", ("current_date - 1",))
+    >>> s = Spec(filters=[f], flags={"clock_values": [[0, 0, "clock|trunc:day|shift:0:-1"]]})
+    >>> r = resolve_clock_values(s, datetime(2024, 5, 10, 12))
+    >>> r.filters[0].values, r.flags["clock_resolved"], s.filters[0].values
+    (('2024-05-09',), [0], ('current_date - 1',))
+    """
+    tokens = spec.flags.get("clock_values")
+    if now is None or not tokens:
+        return spec
+    filters = list(spec.filters)
+    resolved: list[int] = []
+    for index, pos, token in tokens:
+        value = resolve_token(token, now)
+        if value is None or index >= len(filters):
+            continue
+        f = filters[index]
+        values = list(f.values)
+        values[pos] = value
+        filters[index] = Filter(
+            f.column, f.op, tuple(values), f.text, f.clause, f.func, f.cue, f.negated
+        )
+        if index not in resolved:
+            resolved.append(index)
+    return dataclasses.replace(
+        spec, filters=filters, flags={**spec.flags, "clock_resolved": resolved}
+    )

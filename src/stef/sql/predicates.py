@@ -25,6 +25,7 @@ from sqlglot import exp
 
 from stef.findings import Finding
 from stef.spec import NEGATED_OP, Filter, normalize_value
+from stef.sql.clock import clock_token
 from stef.sql.nodes import NATIVE, push_children
 from stef.sql.text import TreeText
 from stef.sql.walk import search
@@ -62,6 +63,13 @@ _STAR: Final = exp.Star
 _PAREN: Final = exp.Paren
 _OR: Final = exp.Or
 _NEG: Final = exp.Neg
+#: Value nodes that may compute a date from the clock (:meth:`PredicateReader._clocked`).
+_CLOCKISH = (
+    exp.Sub, exp.Add, exp.DateAdd, exp.DateSub, exp.TimestampAdd, exp.TimestampSub,
+    exp.DatetimeAdd, exp.DatetimeSub, exp.CurrentDate, exp.CurrentTimestamp,
+    exp.CurrentDatetime, exp.Anonymous, exp.Cast, exp.TryCast, exp.DateTrunc,
+    exp.TimestampTrunc, exp.Year, exp.Month, exp.Extract, exp.TsOrDsToDate, exp.Date,
+)  # fmt: skip
 _FUNC: Final = exp.Func
 
 #: strftime / DATE_FORMAT / TO_CHAR formats that mean a date part.
@@ -278,6 +286,16 @@ class PredicateReader:
         self.allow_joins = allow_joins
         #: SELECT aliases (written name → aliased expression) a HAVING may refer to.
         self.aliases: dict[str, exp.Expr] = {}
+        #: Filter values computed from the clock: (filter, value position, clock token).
+        self.clock_values: list[tuple[Filter, int, str]] = []
+
+    def _clocked(self, f: Filter, nodes: tuple[exp.Expr, ...]) -> Filter:
+        """``f``, its values computed from the clock noted (:func:`clock_token`)."""
+        for pos, node in enumerate(nodes):
+            core = strip(node)
+            if isinstance(core, _CLOCKISH) and (token := clock_token(core, self._literal)):
+                self.clock_values.append((f, pos, token))
+        return f
 
     def _text(self, src: exp.Expr | None) -> str:
         return self.text.original(src) if src is not None else ""
@@ -499,9 +517,11 @@ class PredicateReader:
             )
         if cls is exp.Between:
             column, func = self.describe(core.this)
-            values = (self.value(core.args["low"]), self.value(core.args["high"]))
+            low, high = core.args["low"], core.args["high"]
             op = "not between" if negate else "between"
-            return Filter(column, op, values, self._text(src), clause, func)
+            values = (self.value(low), self.value(high))
+            f = Filter(column, op, values, self._text(src), clause, func)
+            return self._clocked(f, (low, high))
         if cls in (exp.Like, exp.ILike):
             column, func = self.describe(core.this)
             value = (self.value(core.expression),)
@@ -570,7 +590,8 @@ class PredicateReader:
             return Filter(ratio, op, (self.value(factor),), self._text(src), clause, None)
         if rnames:
             return Filter(column, op, (self.text.render(rcore),), self._text(src), clause, func)
-        return Filter(column, op, (self.value(right),), self._text(src), clause, func)
+        f = Filter(column, op, (self.value(right),), self._text(src), clause, func)
+        return self._clocked(f, (rcore,))
 
     def _or(self, core: exp.Expr, clause: str, src: exp.Expr | None) -> Filter | None:
         column: str | None = None

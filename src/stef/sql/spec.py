@@ -331,6 +331,11 @@ class _Extractor:
             having_alone=having_alone,
             group_alone=group_alone,
         )
+        if self.reader.clock_values and spec.flags["clock_columns"]:
+            at = {id(f): i for i, f in enumerate(spec.filters)}
+            spec.flags["clock_values"] = [
+                [at[id(f)], pos, token] for f, pos, token in self.reader.clock_values if id(f) in at
+            ]
         return spec
 
     def _conditions(
