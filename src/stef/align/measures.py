@@ -166,3 +166,40 @@ def check_measures(nl: Spec, sql: Spec, out: FindingCollector, *, divides: bool)
             "aggregation",
         )
         return
+
+
+#: SQL functions that compute a median or a percentile (sqlglot's names, lower case).
+_MEDIANS = frozenset(
+    {"median", "percentilecont", "percentiledisc", "approxquantiles", "approxquantile",
+     "quantile", "approxpercentile", "percentile", "quantilecont", "quantiledisc"}
+)  # fmt: skip
+
+
+def check_median(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for a median ("median delivery time") and the SQL computes a mean
+    with AVG, with no median or percentile function and no subquery or window that could
+    pick the middle rows by hand (``aggregation_substituted``). ``text`` is the question
+    and hints as :func:`stef.align.matching.searchable` gives them.
+
+    >>> out = FindingCollector()
+    >>> check_median(Spec(flags={"functions": ["avg"]}), out, " median delivery time ")
+    >>> [f.kind for f in out.findings]
+    ['aggregation_substituted']
+    >>> check_median(Spec(flags={"functions": ["avg", "median"]}), out, " median time ")
+    >>> len(out.findings)
+    1
+    """
+    if " median " not in text and " medians " not in text:
+        return
+    functions = set(sql.flags.get("functions") or ())
+    if "avg" not in functions or functions & _MEDIANS or sql.subqueries or sql.window_functions:
+        return
+    out.add(
+        "aggregation_substituted",
+        "warning",
+        "the question asks for a median; the SQL computes a mean (AVG) and no median or"
+        " percentile",
+        "median",
+        None,
+        "aggregation",
+    )
