@@ -596,6 +596,7 @@ def clock_answer(
     sql: Spec,
     matched: list[tuple[Filter, Filter]],
     out: FindingCollector,
+    alone: bool = True,
 ) -> int | None:
     """A relative period the record's timestamp resolved ("in the last 30 days" as ``>=
     2026-10-07``, "last year" as ``= 2025``) that the SQL reads from the clock: 0 when it
@@ -607,11 +608,12 @@ def clock_answer(
     A bound back from the clock (``DATEADD(day, -30, GETDATE())``) is compared with the
     asked reach. A calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
     1``, ``d >= DATE_TRUNC('month', NOW())``) that the record's time resolved
-    (:func:`stef.sql.clock.resolve_clock_values`) is left to the date checks (None) when
-    the question names a calendar period ("yesterday", "last month"). One that it could
-    not resolve, a reach ("the last 6 months" as whole months back from this month's
-    start), the period's first day as a reference ("since last year" as ``valid_on =``
-    its first day) or a record without a timestamp is accepted as the question's
+    (:func:`stef.sql.clock.resolve_clock_values`) is compared as dates when the question
+    names one calendar period ("yesterday", "last month"; ``alone``: no other relative
+    period to pair with another column). One that it could not resolve, a reach ("the
+    last 6 months" as whole months back from this month's start), a week (calendar or
+    seven days), the period's first day as a reference ("since last year" as ``valid_on
+    =`` its first day) or a record without a timestamp is accepted as the question's
     (``period_from_clock``, info: the clock arithmetic is not evaluated).
     """
     if not req.text or (rel := relative_period(req.text)) is None:
@@ -633,14 +635,16 @@ def clock_answer(
         _report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
         return 1
     clocked = sql.flags.get("clock_columns") or ()
-    resolved = {id(sql.filters[k]) for k in sql.flags.get("clock_resolved") or ()}
+    calendar = asked is None and alone and (rel.group("unit") or "").casefold() != "week"
+    if clocked and calendar and (got := _resolved_dates(req, candidates, used, sql, out)):
+        kind, i = got
+        if kind == "answered":
+            matched.append((req, candidates[i]))
+        return 0 if kind == "answered" else 1
     for column in clocked:
         i = _unused_on(candidates, used, column, bound=False)
         if i is None:
             continue
-        sql_f = candidates[i]
-        if id(sql_f) in resolved and asked is None and not _reference_day(req, sql_f):
-            return None  # a calendar period computed at the record's time: as dates
         used.add(i)
         matched.append((req, candidates[i]))
         _from_clock(out, req, candidates[i].text)
@@ -649,6 +653,75 @@ def clock_answer(
         _from_clock(out, req, None)
         return 0
     return None
+
+
+def _resolved_dates(
+    req: Filter, candidates: Sequence[Filter], used: set[int], sql: Spec, out: FindingCollector
+) -> tuple[str, int] | None:
+    """Compare a calendar period with the SQL's conditions computed from the clock, as
+    they are at the record's time: ("answered", i) when they select it (``used`` gets
+    their positions), ("wrong", i) when they select another period or none of its days
+    (reported as ``filter_wrong_value``), None when no resolved condition bears on it."""
+    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
+    at = {id(f): k for k, f in enumerate(sql.filters)}
+    alt = [replace(c, values=resolved[k]) if (k := at.get(id(c), -1)) in resolved else c
+           for c in candidates]  # fmt: skip
+    want = nl_span(req)
+    dated = date_match(req, alt, used, sql.tables)
+    if want is None or dated is None:
+        return _resolved_elsewhere(req, candidates, alt, used, resolved, at, out)
+    if not any(at.get(id(candidates[i]), -1) in resolved for i in dated.positions):
+        return None
+    if dated.got is None and _reference_day(req, alt[dated.positions[0]]):
+        return None
+    used.update(dated.positions)
+    first = dated.positions[0]
+    if dated.got is None:
+        return "answered", first
+    _report_resolved(out, req, want, dated.got, candidates[first])
+    return "wrong", first
+
+
+def _resolved_elsewhere(
+    req: Filter,
+    candidates: Sequence[Filter],
+    alt: Sequence[Filter],
+    used: set[int],
+    resolved: dict[int, tuple[str, ...]],
+    at: dict[int, int],
+    out: FindingCollector,
+) -> tuple[str, int] | None:
+    """A resolved open bound that keeps none of the asked period's days ("yesterday" as
+    ``d >= CURRENT_DATE``): ("wrong", i), reported; else None."""
+    want = nl_span(req)
+    if want is None or want.start is None or want.end is None:
+        return None
+    for i, c in enumerate(alt):
+        if i in used or at.get(id(candidates[i]), -1) not in resolved:
+            continue
+        got = filter_span(c)
+        if got is None:
+            continue
+        met = got.meet(want)
+        if met.start is not None and met.end is not None and met.start >= met.end:
+            used.add(i)
+            _report_resolved(out, req, want, got, candidates[i])
+            return "wrong", i
+    return None
+
+
+def _report_resolved(
+    out: FindingCollector, req: Filter, want: Span, got: Span, sql: Filter
+) -> None:
+    out.add(
+        "filter_wrong_value",
+        "error",
+        f"question asks for {req.text!r} ({describe(want)}); at the record's time the SQL's"
+        f" {sql.column} selects {describe(got)}",
+        req.text,
+        sql.text,
+        "filter",
+    )
 
 
 def _reference_day(req: Filter, sql: Filter) -> bool:

@@ -49,6 +49,7 @@ from stef.align.dates import (
     month_answered,
     month_by_name,
     nl_span,
+    relative_period,
     run_of_days,
 )
 from stef.align.grouping import check_grouping
@@ -307,8 +308,9 @@ def align_filters(
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
     unmatched: list[Filter] = []  # capitalised values no filter or name holds
     together = run_of_days([nl_span(f) for f in required])
+    alone = sum(1 for f in required if relative_period(f.text)) <= 1
     for req in required:
-        dated = _date_answer(req, candidates, used, sql, matched, out, hints, together)
+        dated = _date_answer(req, candidates, used, sql, matched, out, hints, together, alone)
         if dated is not None:
             bad += dated
             continue
@@ -366,12 +368,14 @@ def _date_answer(
     out: FindingCollector,
     hints: str | None = None,
     together: Span | None = None,
+    alone: bool = True,
 ) -> int | None:
     """Answer a date filter by the period the SQL selects: None when no SQL condition reads
     as dates, else the filters made bad (0 when the periods are the same, 1 when the SQL
     selects another period). ``together`` is the run of days the question's dates make
-    together ("in 2023 and 2024"), which a condition selecting all of them answers."""
-    if (clock := clock_answer(req, candidates, used, sql, matched, out)) is not None:
+    together ("in 2023 and 2024"), which a condition selecting all of them answers;
+    ``alone`` says the question names no other period relative to now."""
+    if (clock := clock_answer(req, candidates, used, sql, matched, out, alone)) is not None:
         return clock  # "in the last 30 days" as DATEADD(day, -30, GETDATE())
     dated = date_match(req, candidates, used, sql.tables)
     if used and (dated is None or dated.got is not None):

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from dateutil.relativedelta import relativedelta
 from sqlglot import exp
 
-from stef.spec import Filter, Spec
+from stef.spec import Spec
 from stef.sql.walk import search
 
 #: The text of a literal as written (the SQL spec passes the reader that sees through its
@@ -403,36 +403,30 @@ def _truncated(t: datetime, unit: str) -> datetime:
 
 
 def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
-    """``spec`` with each filter value computed from the clock (its ``clock_values`` flag)
-    replaced by its value at ``now``, the record's time: ``created_at >= CURRENT_DATE - 1``
-    run at 2024-05-10 12:00 keeps rows from 2024-05-09, which the date checks compare with
-    the question's period like any date. The ``clock_resolved`` flag lists the filters
-    replaced. ``spec`` itself is left as it is (it may be shared); without ``now`` or clock
-    values it is returned unchanged.
+    """``spec`` with the values its filters compute from the clock (the ``clock_values``
+    flag) as they are at ``now``, the record's time, in the ``clock_resolved`` flag
+    (``[[filter index, [values]], …]``): ``created_at >= CURRENT_DATE - 1`` run at
+    2024-05-10 12:00 keeps rows from 2024-05-09. The filters themselves keep the values
+    the SQL writes (other checks read them); :func:`stef.align.dates.clock_answer` compares
+    the resolved ones with a calendar period the question asks for. ``spec`` itself is left
+    as it is (it may be shared); without ``now`` or clock values it is returned unchanged.
 
+    >>> from stef.spec import Filter
     >>> f = Filter("d", ">=", ("current_date - 1",))
     >>> s = Spec(filters=[f], flags={"clock_values": [[0, 0, "clock|trunc:day|shift:0:-1"]]})
     >>> r = resolve_clock_values(s, datetime(2024, 5, 10, 12))
-    >>> r.filters[0].values, r.flags["clock_resolved"], s.filters[0].values
-    (('2024-05-09',), [0], ('current_date - 1',))
+    >>> r.flags["clock_resolved"], r.filters[0].values, "clock_resolved" in s.flags
+    ([[0, ['2024-05-09']]], ('current_date - 1',), False)
     """
     tokens = spec.flags.get("clock_values")
     if now is None or not tokens:
         return spec
-    filters = list(spec.filters)
-    resolved: list[int] = []
+    values: dict[int, list[str]] = {}
     for index, pos, token in tokens:
         value = resolve_token(token, now)
-        if value is None or index >= len(filters):
+        if value is None or index >= len(spec.filters):
             continue
-        f = filters[index]
-        values = list(f.values)
-        values[pos] = value
-        filters[index] = Filter(
-            f.column, f.op, tuple(values), f.text, f.clause, f.func, f.cue, f.negated
-        )
-        if index not in resolved:
-            resolved.append(index)
-    return dataclasses.replace(
-        spec, filters=filters, flags={**spec.flags, "clock_resolved": resolved}
-    )
+        current = values.setdefault(index, list(spec.filters[index].values))
+        current[pos] = value
+    resolved = [[index, v] for index, v in values.items()]
+    return dataclasses.replace(spec, flags={**spec.flags, "clock_resolved": resolved})
