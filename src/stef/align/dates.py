@@ -530,7 +530,7 @@ def asked_days(text: str) -> float | None:
     return None
 
 
-def _report_reach(
+def report_reach(
     out: FindingCollector,
     asked_text: str,
     asked: float,
@@ -557,12 +557,12 @@ def _back(days: float) -> str:
     return f"{days:g} days" if days >= 1 else f"{round(days * 24, 2):g} hours"
 
 
-def _same_reach(a: float, b: float) -> bool:
+def same_reach(a: float, b: float) -> bool:
     """Two reaches back from now that name the same period (3 months and 90 days; a week
     and 8 days), within a day or a tenth, and within a quarter for reaches under four
     days (an hour is no day).
 
-    >>> _same_reach(91.3125, 90), _same_reach(7, 8), _same_reach(1 / 24, 1)
+    >>> same_reach(91.3125, 90), same_reach(7, 8), same_reach(1 / 24, 1)
     (True, True, False)
     """
     longest = max(a, b)
@@ -589,206 +589,6 @@ def absorb_year_bounds(
                 matched.append((nl_f, c))
 
 
-def clock_answer(
-    req: Filter,
-    candidates: Sequence[Filter],
-    used: set[int],
-    sql: Spec,
-    matched: list[tuple[Filter, Filter]],
-    out: FindingCollector,
-    alone: bool = True,
-) -> int | None:
-    """A relative period the record's timestamp resolved ("in the last 30 days" as ``>=
-    2026-10-07``, "last year" as ``= 2025``) that the SQL reads from the clock: 0 when it
-    is answered, 1 when a bound back from the clock reaches elsewhere
-    (``filter_wrong_value``), None when the SQL does not read the clock for it. A current
-    period ("this month", "today") is also answered by a lower bound at its first day with
-    no upper bound: as of the record's time no later row exists.
-
-    A bound back from the clock (``DATEADD(day, -30, GETDATE())``) is compared with the
-    asked reach. A calendar period computed from the clock (``YEAR(d) = YEAR(GETDATE()) -
-    1``, ``d >= DATE_TRUNC('month', NOW())``) that the record's time resolved
-    (:func:`stef.sql.clock.resolve_clock_values`) is compared as dates when the question
-    names one calendar period ("yesterday", "last month"; ``alone``: no other relative
-    period to pair with another column). One that it could not resolve, a reach ("the
-    last 6 months" as whole months back from this month's start), a week (calendar or
-    seven days), the period's first day as a reference ("since last year" as ``valid_on
-    =`` its first day) or a record without a timestamp is accepted as the question's
-    (``period_from_clock``, info: the clock arithmetic is not evaluated).
-    """
-    if not req.text or (rel := relative_period(req.text)) is None:
-        return None
-    if (i := _open_from_start(req, rel, candidates, used)) is not None:
-        used.add(i)  # "this month" as >= its first day: nothing after the record's time yet
-        matched.append((req, candidates[i]))
-        return 0
-    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
-    asked = asked_days(req.text)
-    for column, reach in windows:
-        i = _unused_on(candidates, used, str(column), bound=True)
-        if i is None or asked is None:
-            continue
-        used.add(i)
-        if _same_reach(asked, float(reach)):
-            matched.append((req, candidates[i]))
-            return 0
-        _report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
-        return 1
-    clocked = sql.flags.get("clock_columns") or ()
-    calendar = asked is None and alone and (rel.group("unit") or "").casefold() != "week"
-    if clocked and calendar and (got := _resolved_dates(req, candidates, used, sql, out)):
-        kind, i = got
-        if kind == "answered":
-            matched.append((req, candidates[i]))
-        return 0 if kind == "answered" else 1
-    for column in clocked:
-        i = _unused_on(candidates, used, column, bound=False)
-        if i is None:
-            continue
-        used.add(i)
-        matched.append((req, candidates[i]))
-        _from_clock(out, req, candidates[i].text)
-        return 0
-    if clocked:  # compared with the clock inside an expression: CASE WHEN m = <this month>
-        _from_clock(out, req, None)
-        return 0
-    return None
-
-
-def _resolved_dates(
-    req: Filter, candidates: Sequence[Filter], used: set[int], sql: Spec, out: FindingCollector
-) -> tuple[str, int] | None:
-    """Compare a calendar period with the SQL's conditions computed from the clock, as
-    they are at the record's time: ("answered", i) when they select it (``used`` gets
-    their positions), ("wrong", i) when they select another period or none of its days
-    (reported as ``filter_wrong_value``), None when no resolved condition bears on it."""
-    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
-    at = {id(f): k for k, f in enumerate(sql.filters)}
-    alt = [replace(c, values=resolved[k]) if (k := at.get(id(c), -1)) in resolved else c
-           for c in candidates]  # fmt: skip
-    want = nl_span(req)
-    dated = date_match(req, alt, used, sql.tables)
-    if want is None or dated is None:
-        return _resolved_elsewhere(req, candidates, alt, used, resolved, at, out)
-    if not any(at.get(id(candidates[i]), -1) in resolved for i in dated.positions):
-        return None
-    if dated.got is None and _reference_day(req, alt[dated.positions[0]]):
-        return None
-    used.update(dated.positions)
-    first = dated.positions[0]
-    if dated.got is None:
-        return "answered", first
-    _report_resolved(out, req, want, dated.got, candidates[first])
-    return "wrong", first
-
-
-def _resolved_elsewhere(
-    req: Filter,
-    candidates: Sequence[Filter],
-    alt: Sequence[Filter],
-    used: set[int],
-    resolved: dict[int, tuple[str, ...]],
-    at: dict[int, int],
-    out: FindingCollector,
-) -> tuple[str, int] | None:
-    """A resolved open bound that keeps none of the asked period's days ("yesterday" as
-    ``d >= CURRENT_DATE``): ("wrong", i), reported; else None."""
-    want = nl_span(req)
-    if want is None or want.start is None or want.end is None:
-        return None
-    for i, c in enumerate(alt):
-        if i in used or at.get(id(candidates[i]), -1) not in resolved:
-            continue
-        got = filter_span(c)
-        if got is None:
-            continue
-        met = got.meet(want)
-        if met.start is not None and met.end is not None and met.start >= met.end:
-            used.add(i)
-            _report_resolved(out, req, want, got, candidates[i])
-            return "wrong", i
-    return None
-
-
-def _report_resolved(
-    out: FindingCollector, req: Filter, want: Span, got: Span, sql: Filter
-) -> None:
-    out.add(
-        "filter_wrong_value",
-        "error",
-        f"question asks for {req.text!r} ({describe(want)}); at the record's time the SQL's"
-        f" {sql.column} selects {describe(got)}",
-        req.text,
-        sql.text,
-        "filter",
-    )
-
-
-def _reference_day(req: Filter, sql: Filter) -> bool:
-    """Is ``sql`` an equality with the first day of the period ``req`` starts ("since last
-    year" and ``valid_on = DATE_TRUNC('year', NOW()) - INTERVAL '1 year'``): the day a
-    change is measured from, not a period of its own?
-
-    >>> since = Filter(None, ">=", ("2023",), "since last year", func="year")
-    >>> _reference_day(since, Filter("valid_on", "=", ("2023-01-01",)))
-    True
-    >>> _reference_day(since, Filter("valid_on", ">=", ("2024-01-01",)))
-    False
-    """
-    if req.op not in (">", ">=") or sql.op != "=" or len(sql.values) != 1:
-        return False
-    want, got = nl_span(req), period(sql.values[0])
-    return want is not None and got is not None and want.start == got.start
-
-
-def _from_clock(out: FindingCollector, req: Filter, sql_text: str | None) -> None:
-    out.add(
-        "period_from_clock",
-        "info",
-        f"question asks for {req.text!r}; the SQL computes that period from the clock"
-        " (not evaluated)",
-        req.text,
-        sql_text,
-        "filter_alignment",
-    )
-
-
-def _open_from_start(
-    req: Filter, rel: re.Match[str], candidates: Sequence[Filter], used: set[int]
-) -> int | None:
-    """The SQL's lower bound at the first day of the current period the question names
-    ("this month", "today"), with no upper bound on its column, else None."""
-    which = (rel.group("which") or "").casefold()
-    current = (which in {"this", "current"} and rel.group("unit")) or (
-        (rel.group("day") or "").casefold() == "today" or bool(rel.group("td"))  # "YTD"
-    )
-    if not current or req.op != "=" or len(req.values) != 1:
-        return None
-    value = req.values[0]
-    start = {"month": f"{value}-01", "year": f"{value}-01-01"}.get(req.func or "", value[:10])
-    for i, c in enumerate(candidates):
-        if i in used or c.op != ">=" or not c.values or c.values[0][:10] != start:
-            continue
-        if not any(
-            j not in used and d.op in ("<", "<=") and canon_col(d.column) == canon_col(c.column)
-            for j, d in enumerate(candidates)
-        ):
-            return i
-    return None
-
-
-def _unused_on(
-    candidates: Sequence[Filter], used: set[int], column: str, bound: bool
-) -> int | None:
-    """The first unused SQL filter on ``column`` (a range bound only, with ``bound``)."""
-    for i, c in enumerate(candidates):
-        if i in used or canon_col(c.column) != canon_col(column):
-            continue
-        if not bound or c.op in ("<", "<=", ">", ">="):
-            return i
-    return None
-
-
 def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A period relative to now (``in the past 30 days``) that no record time resolved must
     still be applied by some date condition: ``filter_missing`` when the SQL has none. A
@@ -809,9 +609,9 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         if f.text.casefold() == "today":
             continue  # "how many are there today?": now, not a day to filter on
         asked = asked_days(f.text) if windows and not f.negated and not f.values else None
-        if asked is not None and not any(_same_reach(asked, float(w[1])) for w in windows):
+        if asked is not None and not any(same_reach(asked, float(w[1])) for w in windows):
             column = str(windows[0][0])
-            _report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
+            report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
             continue
         unresolved = f.func == "date" and not f.values and not f.negated
         if unresolved and not applies_a_period(sql.filters, functions):
