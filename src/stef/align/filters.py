@@ -87,7 +87,7 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
-from stef.align.states import check_states
+from stef.align.states import check_states, check_weekdays
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
 from stef.rules import Rules
@@ -746,6 +746,7 @@ def align(
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found, labels)
     check_value_case(sql, out, question, enriched_question)
     check_states(sql, out, question, enriched_question)
+    check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)
     check_structure(sql, out)
     check_intent(

@@ -17,7 +17,8 @@ import re
 
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
-from stef.nl.states import state_words
+from stef.nl import lexicon as lx
+from stef.nl.states import state_words, weekday_words
 from stef.spec import Spec
 
 #: Parts of a column name that mark a coded state (``status_id``, ``VoteTypeId``).
@@ -96,4 +97,60 @@ def _restated(word: str, enriched_question: str | None) -> bool:
     return any(
         word in clause and _DEFINES.search(clause)
         for clause in HINT_CLAUSE.split(enriched_question.casefold())
+    )
+
+
+#: Parts of a function or column name that read the day of the week, and the day names and
+#: abbreviations a literal may be.
+_WEEKDAY_MARKS = ("dow", "dayofweek", "day_of_week", "weekday", "week_day", "dayname", "weekend")
+_DAY_NAMES = lx._words(
+    """mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday
+    saturday sunday"""
+)
+#: Functions that format a date by a pattern, which may spell its weekday (``TO_CHAR(d,
+#: 'Day')``, ``FORMAT(d, 'dddd')``): such a query may read the day, so nothing is reported.
+_FORMATS = frozenset(
+    {"timetostr", "strftime", "tochar", "format", "datename", "dateformat", "formatdate"}
+)
+
+
+def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
+    """The question restricts rows to days of the week ("orders placed on weekends") and
+    nothing of the SQL reads a day of the week: no ``EXTRACT(DOW …)``, ``DAYOFWEEK``,
+    ``DATENAME(weekday, …)``, day name or weekend column (``weekday_unfiltered``).
+
+    >>> out = FindingCollector()
+    >>> check_weekdays(Spec(columns=["created_at"]), out, "Orders placed on weekends")
+    >>> [(f.kind, f.nl) for f in out.findings]
+    [('weekday_unfiltered', 'weekends')]
+    >>> from stef.spec import Filter
+    >>> dow = Spec(filters=[Filter("created_at", "in", ("0", "6"), func="dow")])
+    >>> check_weekdays(dow, out, "Orders placed on weekends")
+    >>> len(out.findings)
+    1
+    """
+    words = weekday_words(question)
+    if not words:
+        return
+    names = " ".join(
+        [
+            *sql.columns,
+            *sql.group_by,
+            *(sql.flags.get("functions") or ()),
+            *(f"{f.column} {f.func or ''}" for f in sql.filters),
+            *(p.text or p.expr for p in sql.projections),
+        ]
+    ).casefold()
+    values = {v.strip("%_ ").casefold() for v in (*sql.literals, *(v for f in sql.filters
+                                                                   for v in f.values))}
+    formats = _FORMATS.intersection(sql.flags.get("functions") or ())
+    if any(mark in names for mark in _WEEKDAY_MARKS) or values & _DAY_NAMES or formats:
+        return
+    out.add(
+        "weekday_unfiltered",
+        "warning",
+        f"the question asks for {words[0]}; nothing in the SQL reads the day of the week",
+        words[0],
+        None,
+        "filter_alignment",
     )

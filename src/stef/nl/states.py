@@ -145,3 +145,25 @@ def state_words(question: str) -> tuple[StateWord, ...]:
 def _next_state(toks: list[tuple[str, int]], j: int) -> bool:
     """Is the word at ``j`` (after "and"/"or") another state word?"""
     return j < len(toks) and toks[j][0] in STATES
+
+
+#: Words that restrict rows to days of the week ("on weekends", "orders on Mondays").
+WEEKDAY_WORDS = lx._words(
+    """weekend weekends weekday weekdays monday mondays tuesday tuesdays wednesday wednesdays
+    thursday thursdays friday fridays saturday saturdays sunday sundays"""
+)
+
+
+def weekday_words(question: str) -> tuple[str, ...]:
+    """The day-of-week words of ``question``, in reading order, each once.
+
+    >>> weekday_words("How many orders were placed on weekends or on Mondays?")
+    ('weekends', 'mondays')
+    >>> weekday_words("Orders by week")
+    ()
+    """
+    found: list[str] = []
+    for m in _WORD.finditer(question.casefold()):
+        if m.group(0) in WEEKDAY_WORDS and m.group(0) not in found:
+            found.append(m.group(0))
+    return tuple(found)
