@@ -20,6 +20,7 @@ from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.states import state_words, weekday_words
 from stef.spec import Spec
+from stef.sql.predicates import DATE_LIKE_NAME
 
 #: Parts of a column name that mark a coded state (``status_id``, ``VoteTypeId``).
 _CODED = ("status", "state", "stage", "type", "flag", "code", "kind", "categor", "class")
@@ -71,15 +72,23 @@ def check_states(
 
 
 def _coded_filter(sql: Spec) -> bool:
-    """Does the SQL filter a column whose name marks a coded state?
+    """Does the SQL filter a column whose name marks a coded state, or test a date for
+    being empty (``filled_at IS NULL`` for "open positions": the state may be when a thing
+    happened, or that it has not happened yet)?
 
     >>> from stef.spec import Filter
     >>> _coded_filter(Spec(filters=[Filter("status_id", "=", ("3",))]))
     True
+    >>> _coded_filter(Spec(filters=[Filter("filled_at", "is null")]))
+    True
     """
-    return any(
-        f.column and any(part in f.column.casefold() for part in _CODED) for f in sql.filters
-    )
+    for f in sql.filters:
+        column = (f.column or "").casefold()
+        if any(part in column for part in _CODED):
+            return True
+        if f.op in ("is null", "is not null") and DATE_LIKE_NAME.search(column):
+            return True
+    return False
 
 
 def _restated(word: str, enriched_question: str | None) -> bool:

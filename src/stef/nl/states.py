@@ -20,6 +20,8 @@ schema-free.
 [('cancelled', ('cancel',)), ('refunded', ('refund',))]
 >>> [s.word for s in state_words("List tickets that are still open.")]
 ['open']
+>>> state_words("How many deals were closed last quarter?")
+()
 >>> state_words("Which answers are most accepted?"), state_words("loans approved in 1997")
 ((), ())
 """
@@ -40,9 +42,9 @@ STATES: dict[str, tuple[str, ...]] = {
     "pending": ("pend",),
     "cancelled": ("cancel",),
     "canceled": ("cancel",),
-    "completed": ("complet",),
+    "completed": ("complet", "finish", "done"),
     "incomplete": ("complet",),
-    "failed": ("fail", "success"),
+    "failed": ("fail", "success", "error"),
     "successful": ("success", "fail"),
     "unpaid": ("paid", "pay"),
     "refunded": ("refund",),
@@ -58,8 +60,8 @@ STATES: dict[str, tuple[str, ...]] = {
     "suspended": ("suspend",),
     "archived": ("archiv",),
     "deleted": ("delet",),
-    "published": ("publish",),
-    "unpublished": ("publish",),
+    "published": ("publish", "draft"),
+    "unpublished": ("publish", "draft"),
     "enabled": ("enabl", "disabl"),
     "disabled": ("disabl", "enabl"),
     "verified": ("verif",),
@@ -90,6 +92,11 @@ _NOT_AFTER = lx._words(
 #: Words after an attributive state word that show it is no noun's state: a preposition or
 #: a time ("approved in 1997", "approved loan date").
 _TIMES = lx._words("date dates time times day days year years month months")
+#: Words after "were closed" that say when it happened ("deals that were closed last
+#: quarter"): an event the SQL may date by any column (``won_at``), not a state to name.
+_WHEN = lx._words(
+    "last this next in on during since before after between yesterday today within over past"
+)
 _NOT_BEFORE = _TIMES | lx._words(
     """in on at by for from to with of and or than as since after before during within
     between the a an this that these those when"""
@@ -129,11 +136,15 @@ def state_words(question: str) -> tuple[StateWord, ...]:
         after = [t for t, _ in toks[i + 1 : i + 3]]
         if before in _NOT_AFTER:
             continue
-        described = before in _BE or (
-            bool(after)
-            and after[0] not in _NOT_BEFORE
-            and not (len(after) > 1 and after[1] in _TIMES)
-        )
+        if before in _BE:  # "that were cancelled", unless when follows ("… last quarter")
+            gap = low[start + len(word) : toks[i + 1][1]] if i + 1 < len(toks) else ""
+            described = gap.strip() != "" or not _WHEN.intersection(after)
+        else:  # "cancelled orders", not "approved in 1997" or "approved loan date"
+            described = (
+                bool(after)
+                and after[0] not in _NOT_BEFORE
+                and not (len(after) > 1 and after[1] in _TIMES)
+            )
         listed = bool(after) and after[0] in ("and", "or") and _next_state(toks, i + 2)
         if not described and not listed:
             continue  # "open and closed tickets": the list's noun follows its last word
@@ -159,11 +170,21 @@ def weekday_words(question: str) -> tuple[str, ...]:
 
     >>> weekday_words("How many orders were placed on weekends or on Mondays?")
     ('weekends', 'mondays')
-    >>> weekday_words("Orders by week")
-    ()
+    >>> weekday_words("Orders by week"), weekday_words("Orders on Black Friday 2023")
+    ((), ())
     """
     found: list[str] = []
-    for m in _WORD.finditer(question.casefold()):
-        if m.group(0) in WEEKDAY_WORDS and m.group(0) not in found:
-            found.append(m.group(0))
+    prev = ""
+    for m in _CASED_WORD.finditer(question):
+        word, before, prev = m.group(0).casefold(), prev, m.group(0)
+        if word not in WEEKDAY_WORDS or word in found:
+            continue
+        if before[:1].isupper() and before.casefold() not in _DAY_LEADS:
+            continue  # "Black Friday", "Cyber Monday": a day in a name
+        found.append(word)
     return tuple(found)
+
+
+_CASED_WORD = re.compile(r"[A-Za-z]+")
+#: Capitalised words a day name may follow without being part of a name ("On Mondays").
+_DAY_LEADS = lx._words("on for in every each by at of the during")
