@@ -131,19 +131,18 @@ def _resolved_elsewhere(
     at: dict[int, int],
     out: FindingCollector,
 ) -> tuple[str, int] | None:
-    """A resolved open bound that keeps none of the asked period's days ("yesterday" as
-    ``d >= CURRENT_DATE``): ("wrong", i), reported; else None."""
+    """A resolved lower bound that keeps no day of the asked period, only later ones
+    ("yesterday" as ``d >= CURRENT_DATE``): ("wrong", i), reported; else None. An upper
+    bound before the period (``created_at < DATE_TRUNC('month', NOW()) - INTERVAL '1
+    month'``) may pick a cohort for it, and is left alone."""
     want = nl_span(req)
     if want is None or want.start is None or want.end is None:
         return None
     for i, c in enumerate(alt):
         if i in used or at.get(id(candidates[i]), -1) not in resolved:
             continue
-        got = filter_span(c)
-        if got is None:
-            continue
-        met = got.meet(want)
-        if met.start is not None and met.end is not None and met.start >= met.end:
+        got = filter_span(c) if c.op in (">", ">=") and c.clause == "where" else None
+        if got is not None and got.start is not None and got.start >= want.end:
             used.add(i)
             _report_resolved(out, req, want, got, candidates[i])
             return "wrong", i
