@@ -226,3 +226,53 @@ def _unused_on(
         if not bound or c.op in ("<", "<=", ">", ">="):
             return i
     return None
+
+
+def open_past_period(
+    req: Filter, candidates: Sequence[Filter], used: set[int], sql: Spec, out: FindingCollector
+) -> int | None:
+    """A closed period ("in 2023", "in March 2024") answered by its first day as a lower
+    bound alone (``d >= '2023-01-01'``) when the record's time (the ``record_date`` flag,
+    :func:`stef.sql.clock.resolve_clock_values`) is after the period: when the query ran
+    it kept the later days too (``filter_wrong_value``, 1; ``used`` gets the bound). None
+    when that is not the case, or the record has no time.
+
+    >>> from stef.spec import Spec
+    >>> req = Filter(None, "=", ("2023",), "in 2023", func="year")
+    >>> sql = Spec(flags={"record_date": "2024-05-10"})
+    >>> out = FindingCollector()
+    >>> open_past_period(req, [Filter("d", ">=", ("2023-01-01",))], set(), sql, out)
+    1
+    >>> ranged = [Filter("d", ">=", ("2023-01-01",)), Filter("d", "<", ("2024-01-01",))]
+    >>> open_past_period(req, ranged, set(), sql, FindingCollector()) is None
+    True
+    """
+    day = sql.flags.get("record_date")
+    want = nl_span(req) if day else None
+    if want is None or want.start is None or want.end is None or str(day) < want.end.isoformat():
+        return None
+    for i, c in enumerate(candidates):
+        if i in used or c.op not in (">", ">=") or not c.column or c.clause != "where":
+            continue
+        got = filter_span(c)
+        if got is None or got.start != want.start or got.end is not None:
+            continue
+        column = canon_col(c.column)
+        if any(
+            j != i and canon_col(d.column) == column and d.op in ("<", "<=", "between", "=")
+            for j, d in enumerate(candidates)
+        ):
+            continue  # an upper bound elsewhere on the column: the date checks read the range
+        used.add(i)
+        out.add(
+            "filter_wrong_value",
+            "error",
+            f"question asks for {describe(want)}; the SQL's {c.column} keeps rows from"
+            f" {want.start.isoformat()} on, which at the record's time ({day}) includes later"
+            " days",
+            req.text,
+            c.text,
+            "filter",
+        )
+        return 1
+    return None

@@ -38,7 +38,7 @@ from stef.align.answers import (
     number_in_names,
     scaled_pairs,
 )
-from stef.align.clock_periods import clock_answer
+from stef.align.clock_periods import clock_answer, open_past_period
 from stef.align.dates import (
     Span,
     absorb_year_bounds,
@@ -377,6 +377,8 @@ def _date_answer(
     ``alone`` says the question names no other period relative to now."""
     if (clock := clock_answer(req, candidates, used, sql, matched, out, alone)) is not None:
         return clock  # "in the last 30 days" as DATEADD(day, -30, GETDATE())
+    if (past := open_past_period(req, candidates, used, sql, out)) is not None:
+        return past  # "in 2023" as d >= '2023-01-01' alone, run in 2024
     dated = date_match(req, candidates, used, sql.tables)
     if used and (dated is None or dated.got is not None):
         # a hint restating the question's period ("in 2019" and "BETWEEN '2019-01-01' AND

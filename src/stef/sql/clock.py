@@ -406,10 +406,11 @@ def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
     """``spec`` with the values its filters compute from the clock (the ``clock_values``
     flag) as they are at ``now``, the record's time, in the ``clock_resolved`` flag
     (``[[filter index, [values]], …]``): ``created_at >= CURRENT_DATE - 1`` run at
-    2024-05-10 12:00 keeps rows from 2024-05-09. The filters themselves keep the values
-    the SQL writes (other checks read them); :func:`stef.align.dates.clock_answer` compares
-    the resolved ones with a calendar period the question asks for. ``spec`` itself is left
-    as it is (it may be shared); without ``now`` or clock values it is returned unchanged.
+    2024-05-10 12:00 keeps rows from 2024-05-09; and the record's day in ``record_date``.
+    The filters themselves keep the values the SQL writes (other checks read them);
+    :mod:`stef.align.clock_periods` compares the resolved ones with a calendar period the
+    question asks for. ``spec`` itself is left as it is (it may be shared); without ``now``
+    it is returned unchanged.
 
     >>> from stef.spec import Filter
     >>> f = Filter("d", ">=", ("current_date - 1",))
@@ -417,10 +418,12 @@ def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
     >>> r = resolve_clock_values(s, datetime(2024, 5, 10, 12))
     >>> r.flags["clock_resolved"], r.filters[0].values, "clock_resolved" in s.flags
     ([[0, ['2024-05-09']]], ('current_date - 1',), False)
+    >>> r.flags["record_date"]
+    '2024-05-10'
     """
-    tokens = spec.flags.get("clock_values")
-    if now is None or not tokens:
+    if now is None:
         return spec
+    tokens = spec.flags.get("clock_values") or ()
     values: dict[int, list[str]] = {}
     for index, pos, token in tokens:
         value = resolve_token(token, now)
@@ -429,4 +432,7 @@ def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
         current = values.setdefault(index, list(spec.filters[index].values))
         current[pos] = value
     resolved = [[index, v] for index, v in values.items()]
-    return dataclasses.replace(spec, flags={**spec.flags, "clock_resolved": resolved})
+    day = now.date().isoformat()
+    return dataclasses.replace(
+        spec, flags={**spec.flags, "clock_resolved": resolved, "record_date": day}
+    )
