@@ -103,6 +103,8 @@ _NOT_BEFORE = _TIMES | lx._words(
 )
 
 _WORD = re.compile(r"[a-z]+")
+#: Any state word, for the one search that rules most questions out.
+_ANY_STATE = re.compile(rf"\b(?:{lx.alternation(STATES)})\b")
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,8 @@ def state_words(question: str) -> tuple[StateWord, ...]:
     ((), ())
     """
     low = question.casefold()
+    if _ANY_STATE.search(low) is None:
+        return ()
     toks = [(m.group(0), m.start()) for m in _WORD.finditer(low)]
     found: list[StateWord] = []
     seen: set[str] = set()
@@ -165,6 +169,7 @@ WEEKDAY_WORDS = lx._words(
 )
 
 
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
 def weekday_words(question: str) -> tuple[str, ...]:
     """The day-of-week words of ``question``, in reading order, each once.
 
@@ -173,6 +178,9 @@ def weekday_words(question: str) -> tuple[str, ...]:
     >>> weekday_words("Orders by week"), weekday_words("Orders on Black Friday 2023")
     ((), ())
     """
+    low = question.casefold()
+    if "day" not in low and "weekend" not in low:  # in every word of WEEKDAY_WORDS
+        return ()
     found: list[str] = []
     prev = ""
     for m in _CASED_WORD.finditer(question):
