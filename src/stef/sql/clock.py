@@ -369,6 +369,8 @@ def resolve_token(token: str, now: datetime) -> str | None:
     ('2024-04-01', '2024-05-10 12:30:00')
     >>> resolve_token("clock|shift:-12:0|part:year", now), resolve_token("clock|trunc:week", now)
     ('2023', '2024-05-06')
+    >>> resolve_token("clock|shift:-1:0|trunc:month|fmt:year_month", now)
+    '2024-04'
     """
     t = now.replace(tzinfo=None, microsecond=0)
     dated = False
@@ -383,6 +385,10 @@ def resolve_token(token: str, now: datetime) -> str | None:
             dated = dated and float(days) == int(float(days))
         elif kind == "part":
             return str(t.year if arg == "year" else t.month)
+        elif kind == "fmt":  # the column side truncated to a month or a year (else unread)
+            if arg not in ("year_month", "year"):
+                return None
+            return f"{t.year:04d}-{t.month:02d}" if arg == "year_month" else str(t.year)
         else:
             return None
     return t.date().isoformat() if dated else t.isoformat(sep=" ")

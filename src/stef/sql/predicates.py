@@ -289,11 +289,19 @@ class PredicateReader:
         #: Filter values computed from the clock: (filter, value position, clock token).
         self.clock_values: list[tuple[Filter, int, str]] = []
 
-    def _clocked(self, f: Filter, nodes: tuple[exp.Expr, ...]) -> Filter:
-        """``f``, its values computed from the clock noted (:func:`clock_token`)."""
+    def _clocked(
+        self, f: Filter, nodes: tuple[exp.Expr, ...], column: exp.Expr | None = None
+    ) -> Filter:
+        """``f``, its values computed from the clock noted (:func:`clock_token`); a column
+        side truncated to a month or a year (``DATE_TRUNC('month', d) = DATE_TRUNC('month',
+        NOW())``) compares values at that precision."""
         for pos, node in enumerate(nodes):
             core = strip(node)
             if isinstance(core, _CLOCKISH) and (token := clock_token(core, self._literal)):
+                if isinstance(column, (exp.DateTrunc, exp.TimestampTrunc)):
+                    unit = column.args.get("unit")
+                    part = _TRUNC_PARTS.get(unit.name.casefold() if unit else "")
+                    token += f"|fmt:{part[0] if part else 'other'}"  # 'other': left unread
                 self.clock_values.append((f, pos, token))
         return f
 
@@ -591,7 +599,7 @@ class PredicateReader:
         if rnames:
             return Filter(column, op, (self.text.render(rcore),), self._text(src), clause, func)
         f = Filter(column, op, (self.value(right),), self._text(src), clause, func)
-        return self._clocked(f, (rcore,))
+        return self._clocked(f, (rcore,), lcore)
 
     def _or(self, core: exp.Expr, clause: str, src: exp.Expr | None) -> Filter | None:
         column: str | None = None
