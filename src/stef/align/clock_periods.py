@@ -14,7 +14,9 @@ from dataclasses import replace
 
 from stef.align.dates import (
     Span,
+    applies_a_period,
     asked_days,
+    back,
     date_match,
     describe,
     filter_span,
@@ -74,6 +76,11 @@ def clock_answer(
             return 0
         report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
         return 1
+    aged = _aged_instead(req, candidates, used, sql) if asked is not None and not windows else None
+    if asked is not None and aged is not None:
+        used.add(aged)
+        _report_aged(out, req, asked, candidates[aged])
+        return 1
     clocked = sql.flags.get("clock_columns") or ()
     calendar = asked is None and alone and (rel.group("unit") or "").casefold() != "week"
     if clocked and calendar and (got := _resolved_dates(req, candidates, used, sql, out)):
@@ -93,6 +100,33 @@ def clock_answer(
         _from_clock(out, req, None)
         return 0
     return None
+
+
+def _aged_instead(
+    req: Filter, candidates: Sequence[Filter], used: set[int], sql: Spec
+) -> int | None:
+    """The position of an upper bound a constant back from now (``created_at < NOW() -
+    INTERVAL '30 days'``) where the question asks for the rows since then ("in the last 30
+    days") and no bound of the SQL reaches back from now: the SQL keeps the older rows."""
+    if req.negated or (req.op not in (">", ">=") and req.values):
+        return None
+    aged = {canon_col(a) for a in sql.flags.get("clock_ages") or ()}
+    for i, c in enumerate(candidates):
+        if i not in used and c.op in ("<", "<=") and c.column and canon_col(c.column) in aged:
+            return i
+    return None
+
+
+def _report_aged(out: FindingCollector, req: Filter, asked: float, c: Filter) -> None:
+    out.add(
+        "filter_wrong_operator",
+        "error",
+        f"question asks for {req.text!r}, the rows since {back(asked)} ago; the SQL keeps"
+        f" the {c.column} before that ({c.text})",
+        req.text,
+        c.text,
+        "filter",
+    )
 
 
 def _resolved_dates(
@@ -276,3 +310,47 @@ def open_past_period(
         )
         return 1
     return None
+
+
+def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A period relative to now (``in the past 30 days``) that no record time resolved must
+    still be applied by some date condition: ``filter_missing`` when the SQL has none. A
+    period the SQL reaches back to from the clock (``DATEADD(day, -7, GETDATE())``) must be
+    the asked one: ``filter_wrong_value`` when no such bound of the SQL matches it; one the
+    SQL keeps only as an upper bound back from the clock (``created < NOW() - INTERVAL '30
+    days'``) is turned round (``filter_wrong_operator``).
+
+    >>> out = FindingCollector()
+    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
+    ...     func="date")]), Spec(), out)
+    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
+    ...     func="date")]), Spec(flags={"clock_windows": [["created", 7.0]]}), out)
+    >>> [f.kind for f in out.findings]
+    ['filter_missing', 'filter_wrong_value']
+    """
+    functions = sql.flags.get("functions", ())
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
+    for f in nl.filters:
+        if f.text.casefold() == "today":
+            continue  # "how many are there today?": now, not a day to filter on
+        asked = asked_days(f.text) if windows and not f.negated and not f.values else None
+        if asked is not None and not any(same_reach(asked, float(w[1])) for w in windows):
+            column = str(windows[0][0])
+            report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
+            continue
+        reach = asked_days(f.text) if not windows and not f.negated and not f.values else None
+        aged = _aged_instead(f, sql.filters, set(), sql) if reach is not None else None
+        if reach is not None and aged is not None:
+            _report_aged(out, f, reach, sql.filters[aged])  # "last 30 days" as created < …
+            continue
+        unresolved = f.func == "date" and not f.values and not f.negated
+        if unresolved and not applies_a_period(sql.filters, functions):
+            out.add(
+                "filter_missing",
+                "error",
+                f"question asks for {f.text!r}, a period relative to now; the SQL has no "
+                "date condition",
+                f.text,
+                None,
+                "filter",
+            )

@@ -544,15 +544,15 @@ def report_reach(
     out.add(
         "filter_wrong_value",
         "error",
-        f"question asks for {asked_text!r} (about {_back(asked)} back); the SQL keeps"
-        f" {column} from {_back(reach)} back",
+        f"question asks for {asked_text!r} (about {back(asked)} back); the SQL keeps"
+        f" {column} from {back(reach)} back",
         asked_text,
         fragment,
         rule,
     )
 
 
-def _back(days: float) -> str:
+def back(days: float) -> str:
     """A reach in days, written in hours under a day: ``"30 days"``, ``"1 hours"``."""
     return f"{days:g} days" if days >= 1 else f"{round(days * 24, 2):g} hours"
 
@@ -587,43 +587,6 @@ def absorb_year_bounds(
             if c.op in ("<", "<=", ">", ">=") and any(v.startswith(bounds) for v in c.values):
                 used.add(i)
                 matched.append((nl_f, c))
-
-
-def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """A period relative to now (``in the past 30 days``) that no record time resolved must
-    still be applied by some date condition: ``filter_missing`` when the SQL has none. A
-    period the SQL reaches back to from the clock (``DATEADD(day, -7, GETDATE())``) must be
-    the asked one: ``filter_wrong_value`` when no such bound of the SQL matches it.
-
-    >>> out = FindingCollector()
-    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
-    ...     func="date")]), Spec(), out)
-    >>> check_relative_periods(Spec(filters=[Filter(None, ">=", (), "in past 30 days",
-    ...     func="date")]), Spec(flags={"clock_windows": [["created", 7.0]]}), out)
-    >>> [f.kind for f in out.findings]
-    ['filter_missing', 'filter_wrong_value']
-    """
-    functions = sql.flags.get("functions", ())
-    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
-    for f in nl.filters:
-        if f.text.casefold() == "today":
-            continue  # "how many are there today?": now, not a day to filter on
-        asked = asked_days(f.text) if windows and not f.negated and not f.values else None
-        if asked is not None and not any(same_reach(asked, float(w[1])) for w in windows):
-            column = str(windows[0][0])
-            report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
-            continue
-        unresolved = f.func == "date" and not f.values and not f.negated
-        if unresolved and not applies_a_period(sql.filters, functions):
-            out.add(
-                "filter_missing",
-                "error",
-                f"question asks for {f.text!r}, a period relative to now; the SQL has no "
-                "date condition",
-                f.text,
-                None,
-                "filter",
-            )
 
 
 def month_by_name(req: Filter, sql: Spec) -> str | None:

@@ -38,11 +38,10 @@ from stef.align.answers import (
     number_in_names,
     scaled_pairs,
 )
-from stef.align.clock_periods import clock_answer, open_past_period
+from stef.align.clock_periods import check_relative_periods, clock_answer, open_past_period
 from stef.align.dates import (
     Span,
     absorb_year_bounds,
-    check_relative_periods,
     date_match,
     describe,
     event_days,
