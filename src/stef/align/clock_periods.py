@@ -28,6 +28,7 @@ from stef.align.dates import (
 )
 from stef.align.matching import canon_col
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.spec import Filter, Spec
 
 
@@ -354,3 +355,42 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
                 None,
                 "filter",
             )
+
+
+def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A period relative to now that the question negates ("customers who have not ordered
+    in the last 90 days") kept by the SQL as its own rows: a bound reaching back that far
+    from the clock, and nothing negated (no NOT, NOT EXISTS, EXCEPT or outer join): the SQL
+    lists the customers who did (``filter_wrong_operator``).
+
+    >>> sql = Spec(filters=[Filter("created_at", ">=", ("now() - 90",))],
+    ...            flags={"clock_windows": [["created_at", 90.0]], "negation": False})
+    >>> out = FindingCollector()
+    >>> check_negated_periods(sql, out, "Customers who have not ordered in the last 90 days")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    >>> check_negated_periods(sql, FindingCollector(), "Customers who ordered in the last 90 days")
+    """
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
+    if not windows or sql.flags.get("negation") or any(f.negated for f in sql.filters):
+        return
+    low = question.casefold()
+    for m in lx.RELATIVE.finditer(low):
+        asked = asked_days(m.group(0))
+        if asked is None:
+            continue
+        clause = max(low.rfind(mark, 0, m.start()) for mark in ".,;:!?") + 1
+        if not lx.NEGATION_ANY.search(low, max(clause, m.start() - 40), m.start()):
+            continue
+        for column, reach in windows:
+            if same_reach(asked, float(reach)):
+                out.add(
+                    "filter_wrong_operator",
+                    "error",
+                    f"the question excludes the rows of {m.group(0)!r}; the SQL keeps only them"
+                    f" ({column} from {back(asked)} ago) and negates nothing",
+                    m.group(0),
+                    str(column),
+                    "filter",
+                )
+                return

@@ -38,7 +38,12 @@ from stef.align.answers import (
     number_in_names,
     scaled_pairs,
 )
-from stef.align.clock_periods import check_relative_periods, clock_answer, open_past_period
+from stef.align.clock_periods import (
+    check_negated_periods,
+    check_relative_periods,
+    clock_answer,
+    open_past_period,
+)
 from stef.align.dates import (
     Span,
     absorb_year_bounds,
@@ -735,6 +740,7 @@ def align(
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
     check_relative_periods(nl, sql, out)
+    check_negated_periods(sql, out, question)
     check_aggregations(nl, sql, out, enriched_question, text)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r, enriched_question)
