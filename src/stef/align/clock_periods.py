@@ -30,6 +30,7 @@ from stef.align.matching import canon_col
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.spec import Filter, Spec
+from stef.sql.clock import UNIT_DAYS
 
 
 def clock_answer(
@@ -357,6 +358,23 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             )
 
 
+#: A duration after a negation ("have not logged in for 30 days", "no orders for 6 months").
+_FOR_DURATION = re.compile(
+    rf"\bfor\s+(?:the\s+)?(?:past\s+|last\s+)?(?P<n>\d+|{lx.alternation(lx.NUMBER_WORDS)})"
+    r"\s+(?P<unit>day|week|month|year)s?\b"
+)
+
+
+def _duration_days(m: re.Match[str]) -> float | None:
+    """The days of a :data:`_FOR_DURATION` match ("for 6 months": 182.625), else None."""
+    if m.re is not _FOR_DURATION:
+        return None
+    raw = m.group("n")
+    count = lx.NUMBER_WORDS.get(raw) if not raw.isdigit() else int(raw)
+    per = UNIT_DAYS.get(m.group("unit"))
+    return float(count) * per if count is not None and per is not None else None
+
+
 def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> None:
     """A period relative to now that the question negates ("customers who have not ordered
     in the last 90 days") kept by the SQL as its own rows: a bound reaching back that far
@@ -370,13 +388,17 @@ def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> No
     >>> [f.kind for f in out.findings]
     ['filter_wrong_operator']
     >>> check_negated_periods(sql, FindingCollector(), "Customers who ordered in the last 90 days")
+    >>> out = FindingCollector()
+    >>> check_negated_periods(sql, out, "Users who haven't ordered for 90 days")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
     """
     windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
     if not windows or sql.flags.get("negation") or any(f.negated for f in sql.filters):
         return
     low = question.casefold()
-    for m in lx.RELATIVE.finditer(low):
-        asked = asked_days(m.group(0))
+    for m in (*lx.RELATIVE.finditer(low), *_FOR_DURATION.finditer(low)):
+        asked = asked_days(m.group(0)) or _duration_days(m)
         if asked is None:
             continue
         clause = max(low.rfind(mark, 0, m.start()) for mark in ".,;:!?") + 1
