@@ -529,7 +529,11 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     if not any(_word_matches(head, t) for t in sql.tables):
         return
     names, _ = _outputs(sql)
-    if any(_word_matches(head, n) or _id_like(n) or descriptive(n) for n in names):
+    alone = len(sql.tables) == 1  # a text column is then the listed rows' own
+    if any(
+        _word_matches(head, n) or _own_id(n, head) or descriptive(n) or (alone and _own_text(n))
+        for n in names
+    ):
         return
     out.add(
         "projection_subject_missing",
@@ -540,6 +544,31 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
         ", ".join(p.text or p.expr for p in sql.projections),
         "request",
     )
+
+
+def _own_text(name: str) -> bool:
+    """Does a column hold a row's own text (a comment's ``text``, a post's ``body``), which
+    tells written rows apart as a title does (read only when the SQL reads one table)?"""
+    return name.casefold().rsplit(".", 1)[-1].endswith(_OWN_TEXT)
+
+
+_OWN_TEXT = ("text", "body", "content", "message", "description")
+
+
+def _own_id(name: str, head: str) -> bool:
+    """Is ``name`` an id that tells the listed ``head`` entities apart: ``id``, ``post_id``
+    or ``OwnerUserId`` for users, not another entity's (``PostTypeId``, ``ParentId`` for
+    posts)?
+
+    >>> _own_id("id", "post"), _own_id("PostId", "post"), _own_id("owneruserid", "user")
+    (True, True, True)
+    >>> _own_id("posttypeid", "post"), _own_id("parentid", "post"), _own_id("name", "post")
+    (False, False, False)
+    """
+    if not _id_like(name):
+        return False
+    stem = name.casefold().rsplit(".", 1)[-1].removesuffix("id").rstrip("_")
+    return stem == "" or stem.endswith(head)
 
 
 def check_tables(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
