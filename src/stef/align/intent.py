@@ -531,7 +531,10 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     names, _ = _outputs(sql)
     alone = len(sql.tables) == 1  # a text column is then the listed rows' own
     if any(
-        _word_matches(head, n) or _own_id(n, head) or descriptive(n) or (alone and _own_text(n))
+        (_word_matches(head, n) and not _id_like(n))  # an id must be the rows' own
+        or _own_id(n, head)
+        or descriptive(n)
+        or (alone and _own_text(n))
         for n in names
     ):
         return
