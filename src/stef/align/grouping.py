@@ -97,7 +97,8 @@ def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
     """Does the SQL answer "per X" without a GROUP BY of its own: a subquery or CTE groups,
     a window partitions, the outer SELECT outputs no aggregate (each row is one X, its
     figures stored or computed per row: "the room count of each apartment", a correlated
-    COUNT), or the question's only figures are averages "per X", a rate ("the average
+    COUNT), it divides (a rate: "sessions per user" as ``COUNT(*) / COUNT(DISTINCT
+    user_id)``), or the question's only figures are averages "per X", a rate ("the average
     order quantity per order") rather than a breakdown?
 
     >>> from stef.spec import Aggregation, Projection
@@ -113,6 +114,8 @@ def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
         return True
     if not any(p.is_aggregate for p in sql.projections):
         return True  # each row is one X: its figures are stored or computed per row
+    if sql.flags.get("division"):
+        return True  # "sessions per user" as COUNT(*) / COUNT(DISTINCT user_id): a rate
     rate = not nl.flags.get("group_each") and nl.aggregations
     return bool(rate) and all(a.func == "avg" for a in nl.aggregations)
 
