@@ -183,6 +183,39 @@ def cases(scale: float = 1.0) -> list[Case]:
                 ),
             ],
         ),
+        _case(
+            "clock_arithmetic_off_the_calendar",
+            [
+                (
+                    record(
+                        "clock-days",
+                        "SELECT COUNT(*) FROM users WHERE created_at >= CURRENT_DATE - 99999999999",
+                        "How many users signed up yesterday?",
+                        timestamp="2024-05-10T12:00:00Z",
+                    ),
+                    ("ok", None),
+                ),
+                (
+                    record(
+                        "clock-years",
+                        "SELECT COUNT(*) FROM users WHERE YEAR(created_at) = YEAR(NOW()) - 99999",
+                        "How many users signed up last year?",
+                        timestamp="2024-05-10T12:00:00Z",
+                    ),
+                    ("ok", None),
+                ),
+                (
+                    record(
+                        "clock-inf",
+                        "SELECT COUNT(*) FROM users WHERE created_at >= CURRENT_DATE - 1e400",
+                        "How many users signed up yesterday?",
+                        timestamp="2024-05-10T12:00:00Z",
+                    ),
+                    ("ok", None),
+                ),
+                good("after-clock"),
+            ],
+        ),
         Case(
             "utf8_bom_first_line",
             [b"\xef\xbb\xbf" + record("bom"), record("bom-2")],

@@ -15,6 +15,7 @@ A question's "in the last 30 days" is compared with these by the alignment
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -258,6 +259,9 @@ _TRUNC_UNITS = {
     "quarter": "quarter", "q": "quarter",
     "year": "year", "yyyy": "year", "yy": "year", "y": "year",
 }  # fmt: skip
+#: The largest amount of any unit a shift may move (days of 10,000 years, more than any
+#: calendar unit's count that keeps a date): larger ones are left unread.
+_MAX_SHIFT = 3_700_000
 #: Calendar units of a shift, in months.
 _MONTHS = {"month": 1, "quarter": 3, "year": 12}
 _PARTS: dict[type[exp.Expr], str] = {exp.Year: "year", exp.Month: "month"}
@@ -266,7 +270,10 @@ _DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
 
 
 def _shift(unit: str, amount: float) -> str | None:
-    """A shift op of ``amount`` units: ``shift:<months>:<days>``, else None."""
+    """A shift op of ``amount`` units: ``shift:<months>:<days>``, else None (also for an
+    amount no calendar holds: more than 10,000 years either way)."""
+    if not math.isfinite(amount) or abs(amount) > _MAX_SHIFT:
+        return None
     u = unit.casefold().rstrip("s")
     if u in _MONTHS and amount == int(amount):
         return f"shift:{int(amount) * _MONTHS[u]}:0"
@@ -371,7 +378,18 @@ def resolve_token(token: str, now: datetime) -> str | None:
     ('2023', '2024-05-06')
     >>> resolve_token("clock|shift:-1:0|trunc:month|fmt:year_month", now)
     '2024-04'
+    >>> resolve_token("clock|shift:-1000000:0", now) is None
+    True
     """
+    try:
+        return _run(token, now)
+    except (OverflowError, ValueError):  # a date before year 1 or after 9999
+        return None
+
+
+def _run(token: str, now: datetime) -> str | None:
+    """:func:`resolve_token`'s steps, which may leave the calendar (OverflowError,
+    ValueError)."""
     t = now.replace(tzinfo=None, microsecond=0)
     dated = False
     for op in token.split("|")[1:]:
