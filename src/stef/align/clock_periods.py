@@ -401,8 +401,9 @@ def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> No
         asked = asked_days(m.group(0)) or _duration_days(m)
         if asked is None:
             continue
-        clause = max(low.rfind(mark, 0, m.start()) for mark in ".,;:!?") + 1
-        if not lx.NEGATION_ANY.search(low, max(clause, m.start() - 40), m.start()):
+        start = max(0, m.start() - 40)  # the clause before the period, 40 characters at most
+        clause = max(low.rfind(mark, start, m.start()) for mark in ".,;:!?") + 1
+        if not lx.NEGATION_ANY.search(low, max(clause, start), m.start()):
             continue
         for column, reach in windows:
             if same_reach(asked, float(reach)):
