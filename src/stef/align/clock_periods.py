@@ -145,7 +145,7 @@ def _resolved_dates(
     want = nl_span(req)
     dated = date_match(req, alt, used, sql.tables)
     if want is None or dated is None:
-        return _resolved_elsewhere(req, candidates, alt, used, resolved, at, out)
+        return _resolved_elsewhere(req, want, candidates, alt, used, resolved, at, out)
     if not any(at.get(id(candidates[i]), -1) in resolved for i in dated.positions):
         return None
     if dated.got is None and _reference_day(req, alt[dated.positions[0]]):
@@ -160,6 +160,7 @@ def _resolved_dates(
 
 def _resolved_elsewhere(
     req: Filter,
+    want: Span | None,
     candidates: Sequence[Filter],
     alt: Sequence[Filter],
     used: set[int],
@@ -170,8 +171,7 @@ def _resolved_elsewhere(
     """A resolved lower bound that keeps no day of the asked period, only later ones
     ("yesterday" as ``d >= CURRENT_DATE``): ("wrong", i), reported; else None. An upper
     bound before the period (``created_at < DATE_TRUNC('month', NOW()) - INTERVAL '1
-    month'``) may pick a cohort for it, and is left alone."""
-    want = nl_span(req)
+    month'``) may pick a cohort for it, and is left alone. ``want`` is ``req``'s span."""
     if want is None or want.start is None or want.end is None:
         return None
     for i, c in enumerate(alt):
@@ -244,12 +244,26 @@ def _open_from_start(
     for i, c in enumerate(candidates):
         if i in used or c.op != ">=" or not c.values or c.values[0][:10] != start:
             continue
-        if not any(
-            j not in used and d.op in ("<", "<=") and canon_col(d.column) == canon_col(c.column)
-            for j, d in enumerate(candidates)
-        ):
+        if not _bounded_above(candidates, i, ("<", "<="), used):
             return i
     return None
+
+
+def _bounded_above(
+    candidates: Sequence[Filter], i: int, ops: tuple[str, ...], skip: set[int]
+) -> bool:
+    """Does another condition (one of ``ops``, not in ``skip``) bound the column of the
+    lower bound at ``i`` from above?
+
+    >>> lower, upper = Filter("d", ">=", ("2023-01-01",)), Filter("d", "<", ("2024-01-01",))
+    >>> _bounded_above([lower, upper], 0, ("<",), set()), _bounded_above([lower], 0, ("<",), set())
+    (True, False)
+    """
+    column = canon_col(candidates[i].column)
+    return any(
+        j != i and j not in skip and d.op in ops and canon_col(d.column) == column
+        for j, d in enumerate(candidates)
+    )
 
 
 def _unused_on(
@@ -293,11 +307,7 @@ def open_past_period(
         got = filter_span(c)
         if got is None or got.start != want.start or got.end is not None:
             continue
-        column = canon_col(c.column)
-        if any(
-            j != i and canon_col(d.column) == column and d.op in ("<", "<=", "between", "=")
-            for j, d in enumerate(candidates)
-        ):
+        if _bounded_above(candidates, i, ("<", "<=", "between", "="), set()):
             continue  # an upper bound elsewhere on the column: the date checks read the range
         used.add(i)
         out.add(
@@ -335,14 +345,13 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     for f in nl.filters:
         if f.text.casefold() == "today":
             continue  # "how many are there today?": now, not a day to filter on
-        asked = asked_days(f.text) if windows and not f.negated and not f.values else None
-        if asked is not None and not any(same_reach(asked, float(w[1])) for w in windows):
-            column = str(windows[0][0])
-            report_reach(out, f.text, asked, column, float(windows[0][1]), column, "filter")
-            continue
-        reach = asked_days(f.text) if not windows and not f.negated and not f.values else None
-        aged = _aged_instead(f, sql.filters, set(), sql) if reach is not None else None
-        if reach is not None and aged is not None:
+        reach = asked_days(f.text) if not f.negated and not f.values else None
+        if reach is not None and windows:
+            if not any(same_reach(reach, float(w[1])) for w in windows):
+                column = str(windows[0][0])
+                report_reach(out, f.text, reach, column, float(windows[0][1]), column, "filter")
+                continue
+        elif reach is not None and (aged := _aged_instead(f, sql.filters, set(), sql)) is not None:
             _report_aged(out, f, reach, sql.filters[aged])  # "last 30 days" as created < …
             continue
         unresolved = f.func == "date" and not f.values and not f.negated
@@ -367,8 +376,6 @@ _FOR_DURATION = re.compile(
 
 def _duration_days(m: re.Match[str]) -> float | None:
     """The days of a :data:`_FOR_DURATION` match ("for 6 months": 182.625), else None."""
-    if m.re is not _FOR_DURATION:
-        return None
     raw = m.group("n")
     count = lx.NUMBER_WORDS.get(raw) if not raw.isdigit() else int(raw)
     per = UNIT_DAYS.get(m.group("unit"))
@@ -397,8 +404,11 @@ def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> No
     if not windows or sql.flags.get("negation") or any(f.negated for f in sql.filters):
         return
     low = question.casefold()
-    for m in (*lx.RELATIVE.finditer(low), *_FOR_DURATION.finditer(low)):
-        asked = asked_days(m.group(0)) or _duration_days(m)
+    periods = [
+        *((m, asked_days(m.group(0))) for m in lx.RELATIVE.finditer(low)),
+        *((m, _duration_days(m)) for m in _FOR_DURATION.finditer(low)),
+    ]
+    for m, asked in periods:
         if asked is None:
             continue
         start = max(0, m.start() - 40)  # the clause before the period, 40 characters at most

@@ -89,14 +89,14 @@ _NOT_AFTER = lx._words(
     """most least more less highest lowest best worst well poorly recently newly first last
     latest earliest never how"""
 )
-#: Words after an attributive state word that show it is no noun's state: a preposition or
-#: a time ("approved in 1997", "approved loan date").
-_TIMES = lx._words("date dates time times day days year years month months")
 #: Words after "were closed" that say when it happened ("deals that were closed last
 #: quarter"): an event the SQL may date by any column (``won_at``), not a state to name.
 _WHEN = lx._words(
     "last this next in on during since before after between yesterday today within over past"
 )
+#: Words after an attributive state word that show it is no noun's state: a preposition or
+#: a time ("approved in 1997", "approved loan date"), and the times one word further on.
+_TIMES = lx._words("date dates time times day days year years month months")
 _NOT_BEFORE = _TIMES | lx._words(
     """in on at by for from to with of and or than as since after before during within
     between the a an this that these those when"""
@@ -109,11 +109,10 @@ _ANY_STATE = re.compile(rf"\b(?:{lx.alternation(STATES)})\b")
 
 @dataclass(frozen=True)
 class StateWord:
-    """A state the question asks for: its word, the stems that answer it, where it is."""
+    """A state the question asks for: its word and the stems that answer it."""
 
     word: str
     stems: tuple[str, ...]
-    start: int
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -149,11 +148,12 @@ def state_words(question: str) -> tuple[StateWord, ...]:
                 and after[0] not in _NOT_BEFORE
                 and not (len(after) > 1 and after[1] in _TIMES)
             )
+        # "open and closed tickets": the list's noun follows its last word
         listed = bool(after) and after[0] in ("and", "or") and _next_state(toks, i + 2)
         if not described and not listed:
-            continue  # "open and closed tickets": the list's noun follows its last word
+            continue
         seen.add(word)
-        found.append(StateWord(word, stems, start))
+        found.append(StateWord(word, stems))
     return tuple(found)
 
 

@@ -327,9 +327,14 @@ def _no_filter(low: str, op: str, m: re.Match[str]) -> str | None:
         return "existence"
     if _BOTH_SIDES.search(low, max(0, m.start() - 16), m.start()):
         return "both sides"
-    if _IF_CLAUSE.search(low, max(0, m.start() - 90), m.start()):
+    if _in_condition(low, m.start()):
         return "condition"
     return None
+
+
+def _in_condition(low: str, start: int) -> bool:
+    """Does an "if" clause (:data:`_IF_CLAUSE`) hold the text at ``start``?"""
+    return _IF_CLAUSE.search(low, max(0, start - 90), start) is not None
 
 
 def comparative_op(cue: str) -> str:
@@ -398,12 +403,12 @@ def _step_comparatives(ctx: _Ctx) -> None:
         _number_filter(ctx, op, [m.group("n")], m)
     postfix = ctx.may_have(_POSTFIX_WORDS) or "+" in ctx.low
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
-        if ctx.free(m.start(), m.end()) and _IF_CLAUSE.search(
-            ctx.low, max(0, m.start() - 90), m.start()
-        ):
+        if not ctx.free(m.start(), m.end()):
+            continue
+        if _in_condition(ctx.low, m.start()):
             ctx.cue(f"{m.group(0)} (condition)")  # "if a user has posted 3 or more answers"
             ctx.take(m.start(), m.end())
-        elif ctx.free(m.start(), m.end()):
+        else:
             _number_filter(ctx, ">=" if m.group("ge") else "<=", [m.group("n")], m)
     symbols = "<" in ctx.text or ">" in ctx.text or "!=" in ctx.text  # in each operator
     for m in lx.SYMBOL_CMP_RE.finditer(ctx.text) if symbols else ():

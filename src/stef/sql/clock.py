@@ -98,8 +98,8 @@ def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | N
     return sign * amount if amount is not None else None
 
 
-def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
-    """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` in days, else None."""
+def _interval(node: exp.Expr | None, text: LiteralText) -> tuple[float, str] | None:
+    """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` as (amount, unit name), else None."""
     if not isinstance(node, exp.Interval):
         return None
     written = text(node.this) if isinstance(node.this, exp.Literal) else ""
@@ -111,8 +111,15 @@ def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
         amount, name = parts[0], unit.name
     else:
         return None
-    per, value = _unit_days(name), _float(amount)
-    return value * per if per is not None and value is not None else None
+    value = _float(amount)
+    return (value, name) if value is not None else None
+
+
+def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
+    """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` in days, else None."""
+    interval = _interval(node, text)
+    per = _unit_days(interval[1]) if interval is not None else None
+    return interval[0] * per if interval is not None and per is not None else None
 
 
 def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
@@ -247,7 +254,6 @@ def parameter_columns(tree: exp.Expr) -> list[str]:
     return out
 
 
-
 # ------------------------------------------------------------ calendar periods from the clock
 
 #: Units a truncation may name, as :func:`clock_token` writes them (Oracle's ``TRUNC(d)``
@@ -349,15 +355,8 @@ def _shifted_ops(node: exp.Expr, text: LiteralText) -> list[str] | None:
     added = node.expression
     step: str | None = None
     if isinstance(added, exp.Interval):
-        written = text(added.this).split() if isinstance(added.this, exp.Literal) else []
-        unit = added.args.get("unit")
-        if len(written) == 2 and unit is None:
-            amount, name = _float(written[0]), written[1]
-        elif len(written) == 1 and unit is not None:
-            amount, name = _float(written[0]), unit.name
-        else:
-            amount, name = None, ""
-        step = _shift(name, sign * amount) if amount is not None else None
+        interval = _interval(added, text)
+        step = _shift(interval[1], sign * interval[0]) if interval is not None else None
     elif (amount := _number(added, text)) is not None:
         part = inner[-1].removeprefix("part:") if inner and inner[-1].startswith("part:") else ""
         if part:  # YEAR(NOW()) - 1: the year before, a shift before the part is read

@@ -286,8 +286,10 @@ class PredicateReader:
         self.allow_joins = allow_joins
         #: SELECT aliases (written name → aliased expression) a HAVING may refer to.
         self.aliases: dict[str, exp.Expr] = {}
-        #: Filter values computed from the clock: (filter, value position, clock token).
+        #: Filter values computed from the clock: (filter, value position, clock token),
+        #: read only when ``may_read_clock`` (the statement calls a function that can).
         self.clock_values: list[tuple[Filter, int, str]] = []
+        self.may_read_clock = True
 
     def _clocked(
         self, f: Filter, nodes: tuple[exp.Expr, ...], column: exp.Expr | None = None
@@ -295,6 +297,8 @@ class PredicateReader:
         """``f``, its values computed from the clock noted (:func:`clock_token`); a column
         side truncated to a month or a year (``DATE_TRUNC('month', d) = DATE_TRUNC('month',
         NOW())``) compares values at that precision."""
+        if not self.may_read_clock:
+            return f
         for pos, node in enumerate(nodes):
             core = strip(node)
             if isinstance(core, _CLOCKISH) and (token := clock_token(core, self._literal)):

@@ -460,7 +460,6 @@ def negated_scope(sel: exp.Expr) -> bool:
     return False
 
 
-
 def _key_tables(tables: dict[str, str], scope: Scope | None) -> dict[str, str]:
     """``tables`` with each derived table or CTE that reads one base table without a join
     standing for that table, as the join conditions read their keys (``WITH b AS (SELECT

@@ -295,6 +295,7 @@ class _Extractor:
                 aggs_in.setdefault(id(a.query), []).append(a)
         excluded = self._alias_references(w)
         chain, eff = self.sources.effective(self.tree)
+        self.reader.may_read_clock = bool(_MAY_READ_CLOCK & w.functions)
         conds, cartesian, having_alone, group_alone = self._conditions(w, aggs_in)
         division = self._projections(eff, aggs_in, spec)
         exprs = [p.expr for p in spec.projections]
