@@ -56,8 +56,12 @@ _CONDITIONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #: Calls that move a time by an amount of a unit, and those of them that add it.
 _ADDS = (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd)
 _SHIFTS = (*_ADDS, exp.DateSub, exp.TimestampSub, exp.DatetimeSub)
+#: SQLite's date functions, which read the clock from the string ``'now'`` (``date('now')``,
+#: ``strftime('%Y-%m', 'now')``): sqlglot's nodes for them and the names it leaves anonymous.
+_NOW_HOLDERS = (exp.TsOrDsToTimestamp, exp.TsOrDsToDate, exp.Date, exp.TimeToStr, exp.Anonymous)
+_NOW_CALLS = frozenset({"date", "datetime", "strftime", "julianday", "unixepoch"})
 #: The nodes :func:`_clock_call` may accept, and columns, for :func:`search`.
-_CLOCK_READERS = (*_CLOCK_NODES, exp.Anonymous)
+_CLOCK_READERS = (*_CLOCK_NODES, exp.Anonymous, exp.Literal)
 _COLUMNS = (exp.Column,)
 
 
@@ -67,18 +71,37 @@ def _unit_days(unit: str) -> float | None:
     return UNIT_DAYS.get(u)
 
 
-def _clock_call(node: exp.Expr | None) -> bool:
-    """Is ``node`` itself a call that reads the clock (``CURRENT_DATE``, ``GETDATE()``)?"""
+def _clock_call(node: exp.Expr | None, text: LiteralText = _as_written) -> bool:
+    """Is ``node`` itself a call that reads the clock (``CURRENT_DATE``, ``GETDATE()``), or
+    SQLite's ``'now'`` given to one of its date functions (``text`` reads a literal)?"""
     if isinstance(node, _CLOCK_NODES):
         return True
+    if isinstance(node, exp.Literal):
+        return _sqlite_now(node, text)
     return isinstance(node, exp.Anonymous) and str(node.this).casefold() in _CLOCK_CALLS
 
 
-def _is_clock(node: exp.Expr | None) -> bool:
+def _sqlite_now(node: exp.Literal, text: LiteralText = _as_written) -> bool:
+    """Is ``node`` the string ``'now'`` as the time of a SQLite date function?
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 'now', date('now'), strftime('%Y', 'now')", read="sqlite")
+    >>> [_sqlite_now(n) for n in q.find_all(exp.Literal) if n.this == "now"]
+    [False, True, True]
+    """
+    if not node.is_string or text(node).casefold() != "now":
+        return False
+    up = node.parent
+    if isinstance(up, exp.Anonymous):
+        return str(up.this).casefold() in _NOW_CALLS
+    return isinstance(up, _NOW_HOLDERS)
+
+
+def _is_clock(node: exp.Expr | None, text: LiteralText = _as_written) -> bool:
     """Is ``node`` the clock, through casts, parentheses and ``DATE(…)``?"""
     while isinstance(node, (exp.Cast, exp.Paren, exp.Date)) and node.this is not None:
         node = node.this
-    return _clock_call(node)
+    return _clock_call(node, text)
 
 
 def _float(text: str) -> float | None:
@@ -138,7 +161,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     >>> days_back(sqlglot.parse_one("DATEADD(day, -30, '2020-01-01')", read="tsql")) is None
     True
     """
-    if isinstance(node, _SHIFTS) and _is_clock(node.this):
+    if isinstance(node, _SHIFTS) and _is_clock(node.this, text):
         amount = _number(node.expression, text)
         unit = node.args.get("unit")
         per = _unit_days(unit.name) if unit is not None else 1.0
@@ -146,7 +169,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
             return None
         reach = amount * per * (-1.0 if isinstance(node, _ADDS) else 1.0)
         return reach if reach > 0 else None
-    if isinstance(node, exp.Sub) and _is_clock(node.this):
+    if isinstance(node, exp.Sub) and _is_clock(node.this, text):
         back = _interval_days(node.expression, text)
         if back is None and isinstance(node.expression, exp.Literal):
             back = _number(node.expression, text)  # GETDATE() - 30: days
@@ -224,7 +247,7 @@ def clock_reads(
                     name = side.name.casefold()
                     if name and name not in ages:
                         ages.append(name)
-        if any(map(_clock_call, search(cond, _CLOCK_READERS))):
+        if any(_clock_call(n, text) for n in search(cond, _CLOCK_READERS)):
             for c in search(cond, _COLUMNS):
                 name = c.name.casefold()
                 if name not in columns:
@@ -273,6 +296,11 @@ _MONTHS = {"month": 1, "quarter": 3, "year": 12}
 _PARTS: dict[type[exp.Expr], str] = {exp.Year: "year", exp.Month: "month"}
 _DATE_TYPES = frozenset({exp.DataType.Type.DATE})
 _DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
+#: strftime formats of a date, a month and a year (SQLite's ``strftime('%Y-%m', 'now')``),
+#: as the last step of a clock token.
+_FORMATS = {"%Y-%m-%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year"}
+#: SQLite's modifiers that move a time to the start of its day, month or year.
+_SQLITE_STARTS = {"start of day": "day", "start of month": "month", "start of year": "year"}
 
 
 def _shift(unit: str, amount: float) -> str | None:
@@ -312,8 +340,17 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
         return None
     if isinstance(node, exp.Paren):
         return _clock_ops(node.this, text)
-    if _clock_call(node):
+    if _clock_call(node, text):
         return ["trunc:day"] if isinstance(node, exp.CurrentDate) else []
+    if isinstance(node, exp.TsOrDsToTimestamp):
+        return _clock_ops(node.this, text)
+    if isinstance(node, exp.TimeToStr):  # strftime('%Y-%m', 'now')
+        fmt = node.args.get("format")
+        last = _FORMATS.get(text(fmt)) if isinstance(fmt, exp.Literal) else None
+        inner = _clock_ops(node.this, text)
+        return [*inner, last] if inner is not None and last is not None else None
+    if isinstance(node, exp.Anonymous) and str(node.this).casefold() in _NOW_CALLS:
+        return _sqlite_ops(node, text)
     if isinstance(node, (exp.Cast, exp.TryCast)):
         inner = _clock_ops(node.this, text)
         to = node.args.get("to")
@@ -334,6 +371,47 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
         inner = _clock_ops(node.this if type(node) in _PARTS else node.expression, text)
         return [*inner, f"part:{part}"] if inner is not None else None
     return _shifted_ops(node, text)
+
+
+def _sqlite_ops(node: exp.Anonymous, text: LiteralText) -> list[str] | None:
+    """:func:`_clock_ops` of SQLite's ``date('now', 'start of month', '-1 month')`` or
+    ``strftime('%Y', 'now', '-1 year')``: the modifiers applied in turn, then the format.
+
+    >>> import sqlglot
+    >>> f = lambda q: _sqlite_ops(sqlglot.parse_one(q, read="sqlite"), _as_written)
+    >>> f("date('now', 'start of month', '-1 month')"), f("strftime('%Y', 'now', '-1 years')")
+    (['trunc:month', 'shift:-1:0', 'trunc:day'], ['shift:-12:0', 'fmt:year'])
+    >>> f("date('now', 'weekday 0')") is None
+    True
+    """
+    name = str(node.this).casefold()
+    args = list(node.expressions)
+    last: str | None = "trunc:day" if name == "date" else None
+    if name == "strftime":
+        fmt = args.pop(0) if args else None
+        last = _FORMATS.get(text(fmt)) if isinstance(fmt, exp.Literal) else None
+        if last is None:
+            return None
+    elif name != "datetime" and name != "date":
+        return None  # julianday, unixepoch: numbers
+    if not args or not all(isinstance(a, exp.Literal) and a.is_string for a in args):
+        return None
+    ops = _clock_ops(args[0], text)
+    if ops is None:
+        return None
+    for mod in args[1:]:
+        written = " ".join(text(mod).casefold().split())
+        parts = written.split()
+        if written in _SQLITE_STARTS:
+            ops.append(f"trunc:{_SQLITE_STARTS[written]}")
+        elif len(parts) == 2 and (amount := _float(parts[0])) is not None:
+            step = _shift(parts[1], amount)
+            if step is None:
+                return None
+            ops.append(step)
+        else:
+            return None  # 'weekday 0', 'localtime', 'utc': left unread
+    return [*ops, last] if last is not None else ops
 
 
 def _shifted_ops(node: exp.Expr, text: LiteralText) -> list[str] | None:

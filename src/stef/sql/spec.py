@@ -295,7 +295,7 @@ class _Extractor:
                 aggs_in.setdefault(id(a.query), []).append(a)
         excluded = self._alias_references(w)
         chain, eff = self.sources.effective(self.tree)
-        self.reader.may_read_clock = bool(_MAY_READ_CLOCK & w.functions)
+        self.reader.may_read_clock = _may_read_clock(w.functions, self.tt.sql)
         conds, cartesian, having_alone, group_alone = self._conditions(w, aggs_in)
         division = self._projections(eff, aggs_in, spec)
         exprs = [p.expr for p in spec.projections]
@@ -448,7 +448,7 @@ class _Extractor:
         tt = self.tt
         ranks = [r for sel in w.selects if sel is not eff for r in _limit_rank(sel)]
         branch_aggs = [t for op in w.set_ops for t in branch_aggregates(op)]
-        clocked = bool(_MAY_READ_CLOCK & w.functions)
+        clocked = self.reader.may_read_clock
         return {
             "select_star": isinstance(eff, _SELECT) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
@@ -749,6 +749,22 @@ def _repeated_condition(filters: list[Filter]) -> str | None:
 _MAY_READ_CLOCK = frozenset(
     {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
 )
+#: SQLite's date functions as sqlglot names them; they read the clock from ``'now'``.
+_SQLITE_DATES = frozenset({"date", "timetostr", "tsordstotimestamp", "tsordstodate"})
+
+
+def _may_read_clock(functions: set[str], sql: str) -> bool:
+    """May a statement calling ``functions`` compute a value from the clock? (SQLite's
+    ``strftime('%Y-%m', 'now')`` only where its text holds ``'now'``.)
+
+    >>> _may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', 'NOW')")
+    True
+    >>> _may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', d)")
+    False
+    """
+    if _MAY_READ_CLOCK & functions:
+        return True
+    return bool(_SQLITE_DATES & functions) and "'now'" in sql.casefold()
 
 #: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
 #: ``%(name)s``).
