@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from stef.align.matching import canon_col, hinted_column, name_words
-from stef.align.measures import check_measures, check_median
+from stef.align.measures import check_measures, check_median, check_percentile
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -134,6 +134,7 @@ def check_aggregations(
     _check_aggregate_shown(nl, sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
     check_median(sql, out, text)
+    check_percentile(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -203,3 +203,61 @@ def check_median(sql: Spec, out: FindingCollector, text: str) -> None:
         None,
         "aggregation",
     )
+
+
+#: Percentiles a question names: ``p95``, ``P99.9`` (50 and up: ``P1``/``P2`` are
+#: priorities), ``the 90th percentile``, ``95th-percentile``, ``median``.
+_ASKED_PERCENTILE = re.compile(
+    r"\bp(?P<p>[5-9]\d(?:\.\d+)?)\b|\b(?P<n>\d{1,2}(?:\.\d+)?)(?:st|nd|rd|th)?[\s-]+percentile\b"
+    r"|\b(?P<m>median)\b"
+)
+
+
+def asked_percentiles(text: str) -> set[float]:
+    """The fractions of the percentiles ``text`` names (lower case).
+
+    >>> sorted(asked_percentiles("p95 and median latency of p1 incidents"))
+    [0.5, 0.95]
+    >>> sorted(asked_percentiles("the 99.9th percentile, the 90th-percentile"))
+    [0.9, 0.999]
+    """
+    out: set[float] = set()
+    for m in _ASKED_PERCENTILE.finditer(text):
+        number = m.group("p") or m.group("n")
+        out.add(round(float(number) / 100, 6) if number else 0.5)
+    return out
+
+
+def check_percentile(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question names percentiles (``p95``, "the 90th percentile", "median") and the
+    SQL computes percentiles, none of them one the question names (``PERCENTILE_CONT(0.5)``
+    for "p95 latency"): ``percentile_mismatch``. ``text`` as :func:`check_median` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_percentile(Spec(flags={"percentiles": [0.5]}), out, " p95 latency today ")
+    >>> [f.message for f in out.findings]
+    ['the question asks for the 95th percentile; the SQL computes the 50th']
+    >>> check_percentile(Spec(flags={"percentiles": [0.5, 0.95]}), out, " p95 and p50 ")
+    >>> len(out.findings)
+    1
+    """
+    computed = sql.flags.get("percentiles") or ()
+    if not computed or ("percentile" not in text and "median" not in text and " p" not in text):
+        return
+    asked = asked_percentiles(text)
+    if not asked or asked & set(computed):
+        return
+    out.add(
+        "percentile_mismatch",
+        "error",
+        f"the question asks for the {_nth(asked)} percentile; the SQL computes the"
+        f" {_nth(set(computed))}",
+        None,
+        None,
+        "aggregation",
+    )
+
+
+def _nth(fractions: set[float]) -> str:
+    """``{0.95, 0.5}`` → ``'50th and 95th'``."""
+    return " and ".join(f"{f * 100:g}th" for f in sorted(fractions))

@@ -322,14 +322,23 @@ def _no_filter(low: str, op: str, m: re.Match[str]) -> str | None:
     >>> low = "note: if a user has more than 3 answers, each pair is listed"
     >>> _no_filter(low, ">", lx.CMP_RE.search(low))
     'condition'
+    >>> low = "times above the 90th percentile"
+    >>> _no_filter(low, ">", lx.CMP_RE.search(low))
+    'percentile'
     """
     if (op, m.group("n").casefold()) in _EXISTENCE:
         return "existence"
+    if _PERCENTILE_AFTER.match(low, m.end("n")):
+        return "percentile"  # "above the 90th percentile": a rank the SQL computes
     if _BOTH_SIDES.search(low, max(0, m.start() - 16), m.start()):
         return "both sides"
     if _in_condition(low, m.start()):
         return "condition"
     return None
+
+
+#: A number that names a percentile ("the 90th percentile"), not a value to compare with.
+_PERCENTILE_AFTER = re.compile(r"(?:st|nd|rd|th)?[\s-]*percentile\b")
 
 
 def _in_condition(low: str, start: int) -> bool:

@@ -255,6 +255,28 @@ def clock_reads(
     return windows, columns, ages
 
 
+#: Function kinds of the walk without which no condition reads the clock.
+_MAY_READ_CLOCK = frozenset(
+    {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
+)
+#: SQLite's date functions as sqlglot names them; they read the clock from ``'now'``.
+_SQLITE_DATES = frozenset({"date", "timetostr", "tsordstotimestamp", "tsordstodate"})
+
+
+def may_read_clock(functions: set[str], sql: str) -> bool:
+    """May a statement calling ``functions`` compute a value from the clock? (SQLite's
+    ``strftime('%Y-%m', 'now')`` only where its text holds ``'now'``.)
+
+    >>> may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', 'NOW')")
+    True
+    >>> may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', d)")
+    False
+    """
+    if _MAY_READ_CLOCK & functions:
+        return True
+    return bool(_SQLITE_DATES & functions) and "'now'" in sql.casefold()
+
+
 #: Conditions whose value may be a parameter bound when the query runs.
 _VALUE_SLOTS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Like, exp.ILike)
 

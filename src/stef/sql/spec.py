@@ -42,7 +42,7 @@ from stef.spec import (
     Projection,
     Spec,
 )
-from stef.sql.clock import clock_reads, parameter_columns
+from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.nodes import preorder
 from stef.sql.outputs import (
@@ -59,6 +59,7 @@ from stef.sql.outputs import (
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
+from stef.sql.quantiles import percentile_fractions
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
 from stef.sql.walk import Walk, contains, walk_tree
@@ -295,7 +296,7 @@ class _Extractor:
                 aggs_in.setdefault(id(a.query), []).append(a)
         excluded = self._alias_references(w)
         chain, eff = self.sources.effective(self.tree)
-        self.reader.may_read_clock = _may_read_clock(w.functions, self.tt.sql)
+        self.reader.may_read_clock = may_read_clock(w.functions, self.tt.sql)
         conds, cartesian, having_alone, group_alone = self._conditions(w, aggs_in)
         division = self._projections(eff, aggs_in, spec)
         exprs = [p.expr for p in spec.projections]
@@ -497,6 +498,7 @@ class _Extractor:
             "clock_ages": clock[2],
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
+            "percentiles": percentile_fractions(self.tree, w.functions),
             "unlabelled_groups": isinstance(eff, _SELECT) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, _SELECT) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
@@ -743,28 +745,6 @@ def _repeated_condition(filters: list[Filter]) -> str | None:
         seen.add(key)
     return None
 
-
-
-#: Function kinds of the walk without which no condition reads the clock.
-_MAY_READ_CLOCK = frozenset(
-    {"anonymous", "currentdate", "currenttimestamp", "currentdatetime", "currenttime"}
-)
-#: SQLite's date functions as sqlglot names them; they read the clock from ``'now'``.
-_SQLITE_DATES = frozenset({"date", "timetostr", "tsordstotimestamp", "tsordstodate"})
-
-
-def _may_read_clock(functions: set[str], sql: str) -> bool:
-    """May a statement calling ``functions`` compute a value from the clock? (SQLite's
-    ``strftime('%Y-%m', 'now')`` only where its text holds ``'now'``.)
-
-    >>> _may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', 'NOW')")
-    True
-    >>> _may_read_clock({"count", "timetostr"}, "SELECT strftime('%Y', d)")
-    False
-    """
-    if _MAY_READ_CLOCK & functions:
-        return True
-    return bool(_SQLITE_DATES & functions) and "'now'" in sql.casefold()
 
 #: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
 #: ``%(name)s``).
