@@ -18,8 +18,8 @@ import re
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
-from stef.nl.states import state_words, weekday_words
-from stef.spec import Spec
+from stef.nl.states import StateWord, state_words, weekday_words
+from stef.spec import Filter, Spec
 from stef.sql.predicates import DATE_LIKE_NAME
 
 #: Parts of a column name that mark a coded state (``status_id``, ``VoteTypeId``).
@@ -47,6 +47,9 @@ def check_states(
     []
     """
     states = state_words(question)
+    for state in states:
+        if state.excluded:
+            _check_excluded(sql, out, state)
     if not states or _coded_filter(sql):
         return
     names = " ".join(
@@ -69,6 +72,52 @@ def check_states(
             None,
             "filter_alignment",
         )
+
+
+#: Operators of a filter that keeps the rows holding its value, and of one that keeps them out.
+_KEEPS = frozenset({"=", "in", "like"})
+_DROPS = frozenset({"!=", "not in", "not like"})
+
+
+def _check_excluded(sql: Spec, out: FindingCollector, state: StateWord) -> None:
+    """The question keeps a state's rows out ("excluding refunded orders") and the SQL keeps
+    only them: a filter equal to (or LIKE) a value naming the state, none that drops it,
+    and nothing that could subtract them (``NOT IN``/``NOT EXISTS``/``EXCEPT``, an outer
+    join, a subtraction): ``filter_wrong_operator``.
+
+    >>> from stef.spec import Filter
+    >>> from stef.nl.states import StateWord
+    >>> out, refunded = FindingCollector(), StateWord("refunded", ("refund",), True)
+    >>> _check_excluded(Spec(filters=[Filter("status", "=", ("refunded",))]), out, refunded)
+    >>> [(f.kind, f.nl) for f in out.findings]
+    [('filter_wrong_operator', 'refunded')]
+    >>> both = [Filter("status", "=", ("refunded",)), Filter("status", "!=", ("refunded",))]
+    >>> _check_excluded(Spec(filters=both), out, refunded)
+    >>> len(out.findings)
+    1
+    """
+    flags = sql.flags
+    if flags.get("negation") or "sub" in (flags.get("functions") or ()):
+        return
+    keeps: Filter | None = None
+    for f in sql.filters:
+        if not any(stem in v.casefold() for v in f.values for stem in state.stems):
+            continue
+        if f.op in _DROPS or f.negated:
+            return
+        if f.op in _KEEPS and keeps is None:
+            keeps = f
+    if keeps is None:
+        return
+    out.add(
+        "filter_wrong_operator",
+        "error",
+        f"the question excludes {state.word} rows; the SQL keeps only them"
+        f" ({keeps.text or keeps.column})",
+        state.word,
+        keeps.text,
+        "filter_alignment",
+    )
 
 
 def _coded_filter(sql: Spec) -> bool:

@@ -24,6 +24,8 @@ schema-free.
 ()
 >>> state_words("Which answers are most accepted?"), state_words("loans approved in 1997")
 ((), ())
+>>> [(s.word, s.excluded) for s in state_words("Revenue excluding refunded orders")]
+[('refunded', True)]
 """
 
 from __future__ import annotations
@@ -107,12 +109,21 @@ _WORD = re.compile(r"[a-z]+")
 _ANY_STATE = re.compile(rf"\b(?:{lx.alternation(STATES)})\b")
 
 
+#: Words before a state word that exclude it ("excluding refunded orders", "non-cancelled
+#: orders", "orders that are not cancelled"), and those that may stand between ("excluding
+#: all cancelled orders").
+_EXCLUDING = lx._words("excluding exclude excludes except without non not ignoring")
+_BETWEEN = lx._words("all any the")
+
+
 @dataclass(frozen=True)
 class StateWord:
-    """A state the question asks for: its word and the stems that answer it."""
+    """A state the question asks for: its word, the stems that answer it, and whether the
+    question keeps its rows out (``excluded``: "excluding refunded orders")."""
 
     word: str
     stems: tuple[str, ...]
+    excluded: bool = False
 
 
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
@@ -137,6 +148,9 @@ def state_words(question: str) -> tuple[StateWord, ...]:
             continue
         before = toks[i - 1][0] if i else ""
         after = [t for t, _ in toks[i + 1 : i + 3]]
+        excluded = _excluded(toks, i)
+        if before == "not" and i > 1 and toks[i - 2][0] in _BE:
+            before = toks[i - 2][0]  # "orders that are not cancelled"
         if before in _NOT_AFTER:
             continue
         if before in _BE:  # "that were cancelled", unless when follows ("… last quarter")
@@ -153,8 +167,22 @@ def state_words(question: str) -> tuple[StateWord, ...]:
         if not described and not listed:
             continue
         seen.add(word)
-        found.append(StateWord(word, stems))
+        found.append(StateWord(word, stems, excluded))
     return tuple(found)
+
+
+def _excluded(toks: list[tuple[str, int]], i: int) -> bool:
+    """Does an excluding word (:data:`_EXCLUDING`) stand just before the word at ``i``, one
+    of "all", "any", "the" at most between?
+
+    >>> t = [(m.group(0), m.start()) for m in _WORD.finditer("excluding all refunded orders")]
+    >>> _excluded(t, 2), _excluded(t, 3)
+    (True, False)
+    """
+    j = i - 1
+    if j >= 0 and toks[j][0] in _BETWEEN:
+        j -= 1
+    return j >= 0 and toks[j][0] in _EXCLUDING
 
 
 def _next_state(toks: list[tuple[str, int]], j: int) -> bool:
