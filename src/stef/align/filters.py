@@ -592,17 +592,31 @@ def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _M
     return m
 
 
+def _like_reading(pattern: str) -> str:
+    """What a LIKE pattern keeps, in words: ``%x%`` values containing it, ``x%`` starting
+    with it, ``%x`` ending with it, ``x`` equal to it.
+
+    >>> _like_reading("%pro%"), _like_reading("pro%"), _like_reading("%pro"), _like_reading("p")
+    ('containing', 'starting with', 'ending with', 'equal to')
+    """
+    starts, ends = pattern.startswith("%"), pattern.endswith("%")
+    if starts and ends and len(pattern) > 1:
+        return "containing"
+    return "ending with" if starts else "starting with" if ends else "equal to"
+
+
 def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
     """Report a SQL filter that answers ``req`` with the wrong operator, column or value;
     False when ``m`` is no such near miss."""
     vals = ", ".join(req.values)
     if m.sql is not None and m.problem == "wrong_operator":
         lost = req.op == m.sql.op == "like"  # "contains 'ee'" as LIKE 'ee' (see wildcard_lost)
+        pattern = ", ".join(m.sql.values)
         out.add(
             "filter_wrong_operator",
             "error",
-            f"question asks for values containing {vals.strip('%')!r}; the SQL's LIKE "
-            f"{', '.join(m.sql.values)!r} has no wildcard and matches whole values only"
+            f"question asks for values {_like_reading(vals)} {vals.strip('%')!r}; the SQL's"
+            f" LIKE {pattern!r} keeps values {_like_reading(pattern)} it"
             if lost
             else f"question asks {req.op} {vals} but the SQL uses {m.sql.op}",
             req.text,

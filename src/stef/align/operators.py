@@ -131,13 +131,21 @@ def _same_bound_side(a: str, b: str) -> bool:
 
 def wildcard_lost(nv: str, sv: str) -> bool:
     """Does the question ask for values containing a text (``%ee%``) that the SQL's LIKE
-    pattern, having no wildcard, matches only whole (``LIKE 'ee'``)?
+    pattern, having no wildcard, matches only whole (``LIKE 'ee'``), or does the SQL anchor
+    the text at another end than the question ("contains 'pro'" as ``LIKE 'pro%'``, "starts
+    with 'pro'" as ``LIKE '%pro%'``)?
 
     >>> wildcard_lost("%ee%", "ee"), wildcard_lost("%ee%", "%ee%"), wildcard_lost("ee%", "ee")
     (True, False, False)
+    >>> wildcard_lost("%pro%", "pro%"), wildcard_lost("pro%", "%pro%"), wildcard_lost("%x", "%x")
+    (True, True, False)
     """
     contains = len(nv) > 2 and nv.startswith("%") and nv.endswith("%")
-    return contains and "%" not in sv and "_" not in sv
+    if contains and "%" not in sv and "_" not in sv:
+        return True
+    if "%" not in nv.strip("%") and "%" in nv and "%" in sv:
+        return (nv[:1] == "%") != (sv[:1] == "%") or (nv[-1:] == "%") != (sv[-1:] == "%")
+    return False
 
 
 #: The operators that keep the same rows of an age when it is kept as a date back from now

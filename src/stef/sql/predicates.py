@@ -51,7 +51,9 @@ _NEGATABLE = frozenset({exp.In, exp.Between, exp.Like, exp.ILike, exp.Is})
 _FLIP = {"=": "=", "!=": "!=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
 
 #: Nodes that only change a value's type; a filter looks through them to the column.
-TRANSPARENT = (exp.Paren, exp.Cast, exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime)
+TRANSPARENT = (
+    exp.Paren, exp.Cast, exp.TsOrDsToDate, exp.TsOrDsToTimestamp, exp.TsOrDsToDatetime, exp.Collate,
+)  # a collation (``LIKE '%i%' COLLATE …_CS_AS``) leaves the value as it is
 
 #: The node classes the per-node code below tests, as constants: compiled, ``exp.Column``
 #: is a look-up in the module's dictionary each time; a ``Final`` name is a C global.
