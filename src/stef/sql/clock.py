@@ -160,7 +160,17 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     30.0
     >>> days_back(sqlglot.parse_one("DATEADD(day, -30, '2020-01-01')", read="tsql")) is None
     True
+    >>> q = "FORMAT_DATE('%Y%m%d', DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY))"  # _TABLE_SUFFIX
+    >>> days_back(sqlglot.parse_one(q, read="bigquery"))
+    7.0
     """
+    while isinstance(node, (exp.TimeToStr, exp.TsOrDsToDate)) and node.this is not None:
+        fmt = node.args.get("format")
+        if isinstance(node, exp.TimeToStr) and (
+            not isinstance(fmt, exp.Literal) or _FORMATS.get(text(fmt)) != "trunc:day"
+        ):
+            break  # a day written as text ('%Y%m%d'), as a sharded table's suffix holds it
+        node = node.this
     if isinstance(node, _SHIFTS) and _is_clock(node.this, text):
         amount = _number(node.expression, text)
         unit = node.args.get("unit")
@@ -320,7 +330,9 @@ _DATE_TYPES = frozenset({exp.DataType.Type.DATE})
 _DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
 #: strftime formats of a date, a month and a year (SQLite's ``strftime('%Y-%m', 'now')``),
 #: as the last step of a clock token.
-_FORMATS = {"%Y-%m-%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year"}
+_FORMATS = {
+    "%Y-%m-%d": "trunc:day", "%Y%m%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year"
+}
 #: SQLite's modifiers that move a time to the start of its day, month or year.
 _SQLITE_STARTS = {"start of day": "day", "start of month": "month", "start of year": "year"}
 
