@@ -12,7 +12,12 @@ import re
 from collections.abc import Iterator
 
 from stef.align.matching import canon_col, hinted_column, name_words
-from stef.align.measures import check_measures, check_median, check_percentile
+from stef.align.measures import (
+    check_measures,
+    check_median,
+    check_percentile,
+    check_running,
+)
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -135,6 +140,7 @@ def check_aggregations(
     check_measures(nl, sql, out, divides=_divides(sql))
     check_median(sql, out, text)
     check_percentile(sql, out, text)
+    check_running(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -261,3 +261,49 @@ def check_percentile(sql: Spec, out: FindingCollector, text: str) -> None:
 def _nth(fractions: set[float]) -> str:
     """``{0.95, 0.5}`` → ``'50th and 95th'``."""
     return " and ".join(f"{f * 100:g}th" for f in sorted(fractions))
+
+
+#: A running or moving aggregate asked for: "running total", "moving average", "rolling
+#: 7-day sum". ("Cumulative" is left out: "cumulative amount" is often a stored total.)
+_ASKED_RUNNING = re.compile(
+    r"\b(?:running|moving|rolling)\s+(?:\d+[\s-]*(?:day|week|month)s?\s+)?"
+    r"(?:totals?|sums?|counts?|averages?|avg|means?)\b"
+)
+#: Parts of a name that hold a running figure already computed (``running_total``,
+#: ``cum_revenue``, ``ma_7d``).
+_RUNNING_NAMES = ("running", "cumul", "cum_", "rolling", "moving", "ytd", "mtd")
+
+
+def check_running(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for a running or moving aggregate ("running total of revenue by
+    day", "7-day moving average") and the SQL computes none: no window, no subquery or CTE,
+    no join on a range (``b.day <= a.day``) and no name holding one
+    (``running_aggregate_missing``). ``text`` as :func:`check_median` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_running(Spec(tables=["daily"]), out, " running total of revenue by day ")
+    >>> [f.kind for f in out.findings]
+    ['running_aggregate_missing']
+    >>> check_running(Spec(window_functions=["sum(x) over (order by d)"]), out, " running total ")
+    >>> len(out.findings)
+    1
+    """
+    if "running" not in text and "moving" not in text and "rolling" not in text:
+        return
+    asked = _ASKED_RUNNING.search(text)
+    if asked is None or sql.window_functions or sql.subqueries or sql.ctes:
+        return
+    if any(j.get("op") in ("<", "<=", ">", ">=") for j in sql.joins):
+        return
+    names = " ".join([*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections)])
+    if any(part in names.casefold() for part in _RUNNING_NAMES):
+        return
+    out.add(
+        "running_aggregate_missing",
+        "warning",
+        f"the question asks for a {asked.group(0)}; the SQL computes no window, no range"
+        " join and no subquery that could accumulate it",
+        asked.group(0),
+        None,
+        "aggregation",
+    )
