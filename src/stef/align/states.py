@@ -61,7 +61,7 @@ def check_states(
         ]
     ).casefold()
     for state in states:
-        if any(stem in names for stem in state.stems) or _restated(state.word, enriched_question):
+        if any(stem in names for stem in state.stems) or _restated(state, enriched_question):
             continue
         out.add(
             "state_unfiltered",
@@ -140,18 +140,24 @@ def _coded_filter(sql: Spec) -> bool:
     return False
 
 
-def _restated(word: str, enriched_question: str | None) -> bool:
-    """Does the enriched question leave ``word`` out, or define it in one of its clauses?
+def _restated(state: StateWord, enriched_question: str | None) -> bool:
+    """Does the enriched question say what the state means in other words (one of its
+    stems without the word: "unpaid" as "no payment"), or define it in one of its clauses?
+    An enrichment that only drops the word ("open tickets" as "all tickets") does not.
 
-    >>> _restated("pending", "pending means status = 'P'"), _restated("pending", "pending orders")
+    >>> unpaid, pending = StateWord("unpaid", ("paid", "pay")), StateWord("pending", ("pend",))
+    >>> _restated(pending, "pending means status = 'P'"), _restated(pending, "pending orders")
     (True, False)
-    >>> _restated("unpaid", "orders with no payment"), _restated("unpaid", None)
+    >>> _restated(unpaid, "orders with no payment"), _restated(unpaid, None)
     (True, False)
+    >>> _restated(StateWord("open", ("open", "clos")), "Count all tickets")
+    False
     """
     if not enriched_question or not enriched_question.strip():
         return False
+    word = state.word
     if word not in enriched_question.casefold():
-        return True
+        return any(stem in enriched_question.casefold() for stem in state.stems)
     return any(
         word in clause and _DEFINES.search(clause)
         for clause in HINT_CLAUSE.split(enriched_question.casefold())

@@ -66,6 +66,12 @@ _NOT_TOPIC = (
 )
 _NUMBER = re.compile(r"\d(?<![\w.]\d)\d*(?:[.,]\d+)*(?!\w)")  # (?<![\w.])\d+…: see lx.BARE_NUMBER
 _YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
+#: A period a question names without a year: relative ("last year", "this quarter",
+#: "yesterday") or a quarter or half ("Q1", "H2").
+_PERIOD = re.compile(
+    r"\b(?:last|this|current|previous|past|prior|next)\s+(?:\d+\s+)?"
+    r"(?:day|week|month|quarter|year)s?\b|\b(?:yesterday|today|ytd|mtd|qtd|[qh][1-4])\b"
+)
 _QUOTED = re.compile(r"'[^']+'|\"[^\"]+\"")
 _FORMAT_MASK = re.compile(r"^(?=.*[:./])(?:(?:hh|mm|ss|dd|yy|yyyy|m|s|h|d|mmm)[:./ -]?)+$")
 _CODE_TEXT = re.compile(r"[=<>()]")
@@ -290,7 +296,8 @@ def _invented(q: TextAnalysis, e: TextAnalysis, restated: bool) -> list[tuple[st
         for f in hint.filters:
             if f.column:
                 per_column[f.column] = per_column.get(f.column, 0) + 1
-    q_has_year = any(_years(f.values) for f in q.spec.filters)
+    # a question that names a period ("last year", "in Q1") lets the enrichment date it
+    q_has_year = any(_years(f.values) for f in q.spec.filters) or bool(_PERIOD.search(qt.low))
     seen: set[str] = set()
     for f in e.spec.filters:
         if q_has_year and (f.func == "year" or _is_date(f.values[0] if f.values else "")):

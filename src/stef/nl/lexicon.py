@@ -256,6 +256,9 @@ REQUEST_OPENERS = (
         "what who whom whose when where why how count calculate compute return get tell "
         "identify indicate determine please select retrieve fetch"
     )
+    # a reformulation written as the figure it asks for ("Average order amount for orders
+    # shipped to France.", "Total revenue in Q2 2024 by region.")
+    | _words("average avg total sum number top mean median percentage share ratio proportion")
 )
 
 #: Capitalised words that are never values: question words, imperatives, pronouns, and the

@@ -26,6 +26,8 @@ schema-free.
 ((), ())
 >>> [(s.word, s.excluded) for s in state_words("Revenue excluding refunded orders")]
 [('refunded', True)]
+>>> state_words("Between 1/1/1995 and 12/31/1997, how many loans were approved?")
+()
 """
 
 from __future__ import annotations
@@ -104,6 +106,11 @@ _NOT_BEFORE = _TIMES | lx._words(
     between the a an this that these those when"""
 )
 
+#: A date or a period a question names anywhere: a year, a written date, a relative period.
+_DATED = re.compile(
+    r"\b(?:19|20)\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\byesterday\b|\btoday\b"
+    r"|\b(?:last|this|past|previous)\s+(?:\d+\s+)?(?:day|week|month|quarter|year)s?\b"
+)
 _WORD = re.compile(r"[a-z]+")
 #: Any state word, for the one search that rules most questions out.
 _ANY_STATE = re.compile(rf"\b(?:{lx.alternation(STATES)})\b")
@@ -156,6 +163,9 @@ def state_words(question: str) -> tuple[StateWord, ...]:
         if before in _BE:  # "that were cancelled", unless when follows ("… last quarter")
             gap = low[start + len(word) : toks[i + 1][1]] if i + 1 < len(toks) else ""
             described = gap.strip() != "" or not _WHEN.intersection(after)
+            # or the question dates it elsewhere ("Between 1995 and 1997, how many loans
+            # were approved?"): an event of that period, which the SQL may date by any column
+            described = described and (excluded or _DATED.search(low) is None)
         else:  # "cancelled orders", not "approved in 1997" or "approved loan date"
             described = (
                 bool(after)
