@@ -42,9 +42,17 @@ def _code_tokens(text: str, offset: int) -> list[_Tok]:
     ]
 
 
+#: A period written with digits, which names no column: a quarter, a half, a fiscal year
+#: (``Q2``, ``H1``, ``FY2024``, ``FY24``).
+_PERIOD_TOKEN = re.compile(r"[QqHh][1-4]|(?:FY|fy)(?:\d{2}|\d{4})")
+
+
 def _is_codey(tok: _Tok) -> bool:
-    """Does an identifier look like a column name rather than an English word?"""
+    """Does an identifier look like a column name rather than an English word (or a period
+    written with digits, ``Q2``)?"""
     t = tok.text
+    if _PERIOD_TOKEN.fullmatch(t):
+        return False
     return (
         tok.kind == "bq"
         or "_" in t
