@@ -321,7 +321,12 @@ def date_match(
         if not dated:
             continue
         got = column_span([f for _, f in dated])
-        if got == want or _next_start_included(got, want) or _strict_at_midnight(got, want):
+        if (
+            got == want
+            or _next_start_included(got, want)
+            or _strict_at_midnight(got, want)
+            or _week_back(got, want, req.text)
+        ):
             return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
         for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
             if filter_span(f) == want:
@@ -332,6 +337,31 @@ def date_match(
         if table_span(t) == want:
             return DateMatch(Filter("_table", "=", (t,), t), [], want)
     return other or _bound_applied(want, candidates, used)
+
+
+#: "last week", "the previous week", "past week": a week back from the record's time.
+_WEEK_BACK = re.compile(r"\b(?:last|previous|prior|past)\s+week\b", re.IGNORECASE)
+
+
+def _week_back(got: Span | None, want: Span, text: str | None) -> bool:
+    """"Last week" (read as the seven days back from the record's time, ``want``) answered
+    by a week of dates: the calendar week before (starting on Monday or Sunday, as
+    dialects and settings differ) or the seven days themselves, that is any span of seven
+    days (an inclusive end's day more at most) ending after ``want`` starts and no later
+    than the record's day.
+
+    >>> want = Span(date(2024, 5, 3), None)  # a Friday, 2024-05-10, seven days back
+    >>> _week_back(Span(date(2024, 4, 29), date(2024, 5, 6)), want, "last week")
+    True
+    >>> _week_back(Span(date(2024, 5, 6), date(2024, 5, 13)), want, "last week")
+    False
+    """
+    if got is None or got.start is None or got.end is None or want.start is None:
+        return False
+    if want.end is not None or not text or _WEEK_BACK.search(text) is None:
+        return False
+    days = (got.end - got.start).days
+    return days in (7, 8) and want.start < got.end <= want.start + timedelta(days=8)
 
 
 def _bound_applied(want: Span, candidates: Sequence[Filter], used: set[int]) -> DateMatch | None:

@@ -140,10 +140,15 @@ def _coded_filter(sql: Spec) -> bool:
     return False
 
 
+#: An enrichment that widens the rows to all of a noun ("Count all tickets").
+_WIDENS = re.compile(r"\b(?:all|every|any)\s+(?:of\s+)?(?:the\s+)?[a-z][a-z-]{2,}")
+
+
 def _restated(state: StateWord, enriched_question: str | None) -> bool:
-    """Does the enriched question say what the state means in other words (one of its
-    stems without the word: "unpaid" as "no payment"), or define it in one of its clauses?
-    An enrichment that only drops the word ("open tickets" as "all tickets") does not.
+    """Does the enriched question say what the state means in other words ("unpaid" as "no
+    payment", "churned" as "whose subscription ended"), or define it in one of its
+    clauses? One that drops the word and widens the rows to all of them ("open tickets" as
+    "all tickets") does not, unless it names one of the state's stems.
 
     >>> unpaid, pending = StateWord("unpaid", ("paid", "pay")), StateWord("pending", ("pend",))
     >>> _restated(pending, "pending means status = 'P'"), _restated(pending, "pending orders")
@@ -152,12 +157,14 @@ def _restated(state: StateWord, enriched_question: str | None) -> bool:
     (True, False)
     >>> _restated(StateWord("open", ("open", "clos")), "Count all tickets")
     False
+    >>> _restated(StateWord("churned", ("churn",)), "Customers whose subscription ended")
+    True
     """
     if not enriched_question or not enriched_question.strip():
         return False
-    word = state.word
-    if word not in enriched_question.casefold():
-        return any(stem in enriched_question.casefold() for stem in state.stems)
+    word, low = state.word, enriched_question.casefold()
+    if word not in low:
+        return any(stem in low for stem in state.stems) or _WIDENS.search(low) is None
     return any(
         word in clause and _DEFINES.search(clause)
         for clause in HINT_CLAUSE.split(enriched_question.casefold())

@@ -18,6 +18,7 @@ from functools import lru_cache
 from stef.align.formats import NAME_WORDS
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.nl.lexicon import QUESTION_FILLER_WORDS
 from stef.nl.request import singular
 from stef.nl.words import TEXT_CACHE_SIZE
@@ -133,13 +134,22 @@ def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
     >>> _question_terms("Which stations reported the sales?")
     (('which', 'stations', 'reported', 'the', 'sales'), (1, 4))
+    >>> _question_terms("sales last quarter")[1]
+    (0,)
     """
     words = _question_words(question)
     return words, tuple(
         i
         for i, w in enumerate(words)
         if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _verb_form(w))
+        and not (w in _TIME_UNITS and i and words[i - 1] in _PERIOD_LEADS)
     )
+
+
+#: Time units, and the words before one that make it a period the date checks read
+#: ("last month", "this quarter", "past week"): no schema term.
+_TIME_UNITS = lx.TIME_UNITS
+_PERIOD_LEADS = lx.RELATIVE_DATE_WORDS
 
 
 def _verb_form(word: str) -> bool:
