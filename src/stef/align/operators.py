@@ -33,6 +33,8 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         return False
     if n == s:
         return True
+    if sql.clause == "case" and n in BOUNDS and NEGATED_OP[n] == s:
+        return True  # "over 1000" as the branch after CASE WHEN x <= 1000 (an ELSE): buckets
     if sql.negated and ((n in NEGATED and s in EQUALISH) or (n in BOUNDS and NEGATED_OP[n] == s)):
         return True  # "not in Spring 2010" as EXCEPT … WHERE semester = 'Spring' (or IN); "except
         # those less than 9" (kept: >= 9) as EXCEPT … WHERE amount < 9
