@@ -19,6 +19,7 @@ from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.states import StateWord, state_words, weekday_words
+from stef.nl.words import stem
 from stef.spec import Filter, Spec
 from stef.sql.predicates import DATE_LIKE_NAME
 
@@ -32,7 +33,8 @@ def check_states(
     sql: Spec, out: FindingCollector, question: str, enriched_question: str | None = None
 ) -> None:
     """Report each state word of ``question`` that no name or literal of ``sql`` holds
-    (see the module doc).
+    (see the module doc), a state the question excludes that the SQL keeps alone, and an
+    event that never happened kept as one that did (:func:`check_never`).
 
     >>> out = FindingCollector()
     >>> sql = Spec(tables=["orders"], columns=["id"])
@@ -46,6 +48,7 @@ def check_states(
     >>> out.findings
     []
     """
+    check_never(sql, out, question)
     states = state_words(question)
     for state in states:
         if state.excluded:
@@ -225,3 +228,68 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
         None,
         "filter_alignment",
     )
+
+
+#: "never logged in", "have not purchased", "hasn't been verified": the rows where a thing
+#: has not happened, named by its participle.
+_NEVER = re.compile(
+    r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
+    r"(?P<w>[a-z]{3,}ed)\b"
+)
+#: Operators that keep the rows where a thing happened (``logged_in_at IS NOT NULL``), and
+#: those that keep the others or subtract them.
+_HAPPENED = frozenset({"is not null"})
+_KEEPS_OTHERS = frozenset({"is null", "not in", "not exists"})
+_KEEPS_OTHERS_ON = frozenset({"!=", "not like", "<", "<=", "="})
+
+
+def _participle_stem(word: str) -> str:
+    """The stem a column naming the event shares: ``logged`` → ``log``.
+
+    >>> _participle_stem("logged"), _participle_stem("purchased"), _participle_stem("shipped")
+    ('log', 'purchas', 'ship')
+    """
+    s = stem(word)
+    return s[:-1] if len(s) > 3 and s[-1] == s[-2] and s[-1] not in "aeiou" else s
+
+
+def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
+    """The question asks for rows where something never happened ("users who have never
+    logged in") and the SQL keeps only those where it did: a column named for it tested
+    ``IS NOT NULL``, with nothing of the SQL keeping the others (``IS NULL``, ``NOT IN``,
+    ``NOT EXISTS``, an outer join, ``EXCEPT``): ``filter_wrong_operator``.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> kept = Filter("last_login_at", "is not null", (), "last_login_at IS NOT NULL")
+    >>> check_never(Spec(filters=[kept]), out, "How many users have never logged in?")
+    >>> [(f.kind, f.nl) for f in out.findings]
+    [('filter_wrong_operator', 'never logged')]
+    """
+    low = question.casefold()
+    if "never" not in low and "not" not in low and "n't" not in low:
+        return
+    if "except" in sql.set_operations or any(
+        str(j.get("kind", "")).casefold() in ("left", "right", "full") for j in sql.joins
+    ):
+        return
+    for m in _NEVER.finditer(low):
+        root = _participle_stem(m.group("w"))
+        named = [f for f in sql.filters if f.column and root in f.column.casefold()]
+        if any(f.op in _KEEPS_OTHERS or f.negated for f in sql.filters) or any(
+            f.op in _KEEPS_OTHERS_ON for f in named
+        ):
+            return
+        kept = next((f for f in named if f.op in _HAPPENED), None)
+        if kept is None:
+            continue
+        out.add(
+            "filter_wrong_operator",
+            "error",
+            f"the question asks for rows that {m.group(0)}; the SQL keeps only those where it"
+            f" happened ({kept.text or kept.column})",
+            m.group(0),
+            kept.text,
+            "filter_alignment",
+        )
+        return

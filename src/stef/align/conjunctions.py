@@ -1,0 +1,85 @@
+"""Rows that must hold two values at once: "customers who placed orders in both 2022 and
+2023", "users who bought both a laptop and a mouse". A row of orders holds one year and
+one product, so such a question needs the values met across rows (``INTERSECT``, ``HAVING
+COUNT(DISTINCT …) = 2``, two ``EXISTS``, a self-join); ``YEAR(d) IN (2022, 2023)`` alone
+keeps the customers of either (``filter_wrong_operator``).
+
+Left alone where "both" means each of the two (a GROUP BY or output of the compared
+column: "revenue in both 2022 and 2023" by year) or where the SQL could meet them across
+rows in any way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import values_match
+from stef.findings import FindingCollector
+from stef.spec import Spec
+
+#: "both A and B": the span of the two values.
+_BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re.IGNORECASE)
+
+
+def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """Report a single IN list (or OR) that keeps rows with either of two values the
+    question asks each row's subject to have both of (see the module doc).
+
+    >>> from stef.spec import Filter
+    >>> years = [Filter(None, "=", (y,), y) for y in ("2022", "2023")]
+    >>> kept = Filter("created_at", "in", ("2022", "2023"), "YEAR(created_at) IN (2022, 2023)")
+    >>> out = FindingCollector()
+    >>> nl, sql = Spec(filters=years), Spec(filters=[kept])
+    >>> check_both(nl, sql, out, "Who ordered in both 2022, 2023")
+    >>> out.findings
+    []
+    >>> check_both(nl, sql, out, "Who bought in both 2022 and 2023")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    >>> by_year = Spec(filters=[kept], group_by=["created_at"])
+    >>> check_both(Spec(filters=years), by_year, out, "Sales in both 2022 and 2023")
+    >>> len(out.findings)
+    1
+    """
+    low = question.casefold()
+    if "both" not in low or (m := _BOTH.search(question)) is None:
+        return
+    span = m.group("span").casefold()
+    asked = [f for f in nl.filters if f.text and f.text.casefold() in span and f.values]
+    if len(asked) < 2 or not _single_rows(sql):
+        return
+    for f in sql.filters:
+        if f.op != "in" or f.negated or not f.column:
+            continue
+        held = [a for a in asked if any(values_match(a.values[0], v) for v in f.values)]
+        if len(held) < 2 or _each(sql, f.column):
+            continue
+        names = " and ".join(a.text or a.values[0] for a in held[:2])
+        out.add(
+            "filter_wrong_operator",
+            "error",
+            f"the question asks for rows with both {names}; the SQL's {f.text or f.column}"
+            " keeps those with either",
+            m.group(0),
+            f.text,
+            "filter_alignment",
+        )
+        return
+
+
+def _single_rows(sql: Spec) -> bool:
+    """Does nothing in the SQL meet values across rows: no set operation, HAVING,
+    subquery, window or table joined to itself?"""
+    if sql.set_operations or sql.subqueries or sql.ctes or sql.window_functions:
+        return False
+    if any(f.clause == "having" for f in sql.filters):
+        return False
+    return not any(len(set(j.get("tables") or ())) == 1 for j in sql.joins)
+
+
+def _each(sql: Spec, column: str) -> bool:
+    """Is the compared column a GROUP BY key or an output ("both" as "each of the two")?"""
+    col = column.casefold()
+    keys = [k.casefold() for k in sql.group_by]
+    outputs = [c for p in sql.projections for c in p.columns]
+    return any(col in k for k in keys) or any(col == c.casefold() for c in outputs)
