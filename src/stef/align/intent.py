@@ -210,14 +210,15 @@ def _ranked(sql: Spec) -> bool:
 def _carried(sql: Spec) -> bool:
     """May an aggregate reach the outputs through a CTE or subquery? An aggregate of the
     outer query that only sorts or filters (``ORDER BY COUNT(*)``) outputs no number, but
-    one computed in a CTE comes out under a plain name (``num_materials``).
+    one computed in a CTE (grouped, or over a window) comes out under a plain name
+    (``num_materials``).
 
     >>> from stef.spec import Aggregation
     >>> count = [Aggregation("count", None, False, "COUNT(*)")]
     >>> _carried(Spec(aggregations=count)), _carried(Spec(aggregations=count, ctes=1))
     (False, True)
     """
-    return bool(sql.aggregations) and bool(sql.ctes or sql.subqueries)
+    return bool(sql.aggregations or sql.window_aggregations) and bool(sql.ctes or sql.subqueries)
 
 
 def _initial_of(word: str, name: str, head: str) -> bool:

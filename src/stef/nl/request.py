@@ -39,7 +39,9 @@ _OPENER = re.compile(
     r"(?:\s+(?:out|down|me|us|all|both|each|every))*)"
     # after a leading qualifier: "For each course, list its name, …" (verbs that are no noun)
     r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*"
-    r"|,\s*(?:state|(?:what|which)\s+(?:is|are|was|were))(?=\s+(?:the|their|its)\b))"
+    r"|,\s*(?:state|(?:what|which)\s+(?:is|are|was|were))(?=\s+(?:the|their|its)\b)"
+    # what each listed row comes with: "the 10 latest orders along with the customer name"
+    r"|\b(?:along|together)\s+with)"
     r"\s+(?:(?:the|their|its|his|her|all|all of the|each|every|both|any|a|an)\s+)*"
 )
 
@@ -119,6 +121,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     ['number', 'product name']
     >>> [i.text for i in requested_items("What is the id of staff who live in Rome and the city?")]
     ['id']
+    >>> [i.text for i in requested_items("List the latest orders along with the customer name")]
+    ['latest orders', 'customer name']
     """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
@@ -143,9 +147,12 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
             if "," in between and words:
                 words.append(",")
             word = w.group(0).rstrip("'s") if w.group(0).endswith("'s") else w.group(0)
+            word = word[:-1] if word.endswith("'") else word  # "the physicians' ids"
             if word == "of" and words and words[-1] != ",":
                 skipping = True
                 continue
+            if word in ("along", "together") and low.startswith(" with", w.end()):
+                break  # the next item's opener ("… along with the customer name")
             if word in lx.REQUEST_STOPS and word != "and":
                 if word == "than" and words and words[-1] != ",":
                     words.pop()  # "open tickets older than a week": a comparison, no item
