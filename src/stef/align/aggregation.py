@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.align.measures import (
+    check_duration_unit,
     check_measures,
     check_median,
     check_percentile,
@@ -141,6 +142,7 @@ def check_aggregations(
     check_median(sql, out, text)
     check_percentile(sql, out, text)
     check_running(sql, out, text)
+    check_duration_unit(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

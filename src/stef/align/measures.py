@@ -307,3 +307,45 @@ def check_running(sql: Spec, out: FindingCollector, text: str) -> None:
         None,
         "aggregation",
     )
+
+
+#: The unit a question asks a duration in: "time to close in hours", "how many days
+#: between …" (not "in the last 30 days": a number stands between).
+_ASKED_UNIT = re.compile(
+    r"\b(?:in|into|as)\s+(?P<a>seconds|minutes|hours|days|weeks|months|years)\b"
+    r"|\bhow\s+many\s+(?P<b>seconds|minutes|hours|days|weeks|months|years)\s+"
+    r"(?:between|from|since|until|does|did|do|it|on\s+average|elapsed|passed)\b"
+)
+
+
+def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for a duration in one unit ("average resolution time in hours")
+    and the SQL's date differences are all in another, unscaled (``DATEDIFF(day, …)``):
+    ``duration_unit_mismatch``. ``text`` as :func:`check_median` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_duration_unit(Spec(flags={"diff_units": ["day"]}), out, " time to close in hours ")
+    >>> [f.message for f in out.findings]
+    ["the question asks for 'in hours'; the SQL's date differences count days"]
+    >>> check_duration_unit(Spec(flags={"diff_units": ["hour"]}), out, " time in hours ")
+    >>> len(out.findings)
+    1
+    """
+    units = sql.flags.get("diff_units") or ()
+    if not units:
+        return
+    for m in _ASKED_UNIT.finditer(text):
+        asked = (m.group("a") or m.group("b")).removesuffix("s")
+        if asked in units:
+            return
+        counted = " and ".join(f"{u}s" for u in units)
+        out.add(
+            "duration_unit_mismatch",
+            "warning",
+            f"the question asks for {m.group(0).strip()!r}; the SQL's date differences count"
+            f" {counted}",
+            m.group(0).strip(),
+            None,
+            "aggregation",
+        )
+        return

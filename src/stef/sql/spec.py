@@ -43,6 +43,7 @@ from stef.spec import (
     Spec,
 )
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
+from stef.sql.durations import diff_units
 from stef.sql.keys import join_key_columns, key_counts
 from stef.sql.nodes import preorder
 from stef.sql.outputs import (
@@ -499,6 +500,7 @@ class _Extractor:
             "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "percentiles": percentile_fractions(self.tree, w.functions),
+            "diff_units": diff_units(self.tree, w.functions),
             "unlabelled_groups": isinstance(eff, _SELECT) and unlabelled_groups(eff),
             "aggregates_unshown": isinstance(eff, _SELECT) and aggregates_unshown(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
