@@ -26,6 +26,7 @@ from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, de
 from stef.align.join_keys import _id_like, _words, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
+from stef.align.rows import check_counted_rows, check_outer_join
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
@@ -684,6 +685,8 @@ def check_intent(
         check_subject(question, sql, out)
         check_partial_names(nl, sql, out, question)
         check_enumeration(question, sql, out)
+        check_counted_rows(nl, sql, out, question)
+        check_outer_join(sql, out, question)
     check_negation(nl, sql, out, question, enriched)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)

@@ -1,0 +1,159 @@
+"""Whose rows a query counts and keeps, against the rows the question is about.
+
+* "How many customers placed an order in 2024?" answered by ``SELECT COUNT(*) FROM orders
+  WHERE …`` counts orders, one per order, not customers (``count_subject_mismatch``): the
+  table counted is the question's other noun, and nothing makes the count distinct.
+* "Number of orders per customer, including customers with no orders" answered with an
+  inner join to ``orders`` drops the customers it asks to keep (``outer_join_missing``).
+
+Both read names only (no schema): a table counted that the question never names, or a
+join to a table the "with no …" phrase does not name, is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
+from stef.nl.request import singular
+from stef.spec import Spec
+
+_WORD = re.compile(r"[a-z]+")
+#: The counted noun of a count question: "how many customers", "number of users".
+_COUNTED = re.compile(
+    r"\b(?:how\s+many|number\s+of|count\s+(?!the\s+number\b)(?:of\s+)?(?:the\s+)?)\s*"
+    r"(?:of\s+(?:the\s+)?)?(?P<n>[a-z]+)"
+)
+
+
+def _same(word: str, name: str) -> bool:
+    """Does a question word name a table (singular forms, or one's prefix of four letters)?
+
+    >>> _same("orders", "order"), _same("customers", "customer_accounts"), _same("user", "orders")
+    (True, True, False)
+    """
+    w, n = singular(word), singular(name.casefold())
+    return w == n or (len(w) >= 4 and n.startswith(w))
+
+
+#: Words that end the counted noun phrase ("how many customers placed …").
+_PHRASE_END = lx._words(
+    """are is were was have has had did do does in of with that who which from by for on at
+    there per each whose where when than"""
+)
+
+
+def _counted_phrase(text: str) -> list[str]:
+    """The counted noun phrase at the start of ``text``: words up to a verb, a preposition
+    or a clause ("white bordered cards are …" → white, bordered, cards).
+
+    >>> _counted_phrase("customers placed an order"), _counted_phrase("white bordered cards are")
+    (['customers'], ['white', 'bordered', 'cards'])
+    >>> _counted_phrase("total number of clubs")
+    ['clubs']
+    """
+    words: list[str] = []
+    for w in _WORD.findall(text)[:8]:
+        if w == "of" and words and words[-1] in _QUANTITY:
+            words = []  # "total number of clubs", "kinds of enzymes": the clubs, the enzymes
+            continue
+        if w in _PHRASE_END or (words and w.endswith("ed") and singular(words[-1]) != words[-1]):
+            break  # "customers placed": a plural noun, then its verb
+        words.append(w)
+    return words or [""]
+
+
+#: Nouns of a quantity or a kind, whose "of …" names what is counted.
+_QUANTITY = lx._words("number numbers total count amount kinds kind types type sorts sort")
+#: Words before a noun that place the counted rows in it ("items in inventory").
+_INSIDE = lx._words("in of from at on within inside into")
+
+
+def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """Report a count of another table's rows than the question counts (see the module
+    doc).
+
+    >>> from stef.spec import Aggregation
+    >>> nl = Spec(aggregations=[Aggregation("count", None, False, "How many customers")])
+    >>> sql = Spec(tables=["orders"], aggregations=[Aggregation("count", "*", False, "COUNT(*)")])
+    >>> out = FindingCollector()
+    >>> check_counted_rows(nl, sql, out, "How many customers placed an order in 2024?")
+    >>> [f.message for f in out.findings]
+    ['the question counts customers; the SQL counts rows of orders (one per order)']
+    """
+    counts = [a for a in sql.aggregations if a.func == "count"]
+    if len(sql.tables) != 1 or len(counts) != 1 or counts[0].distinct or sql.distinct:
+        return
+    if sql.group_by or sql.subqueries or sql.ctes or sql.set_operations or sql.joins:
+        return
+    if not any(a.func == "count" for a in nl.aggregations):
+        return
+    low = question.casefold()
+    m = _COUNTED.search(low)
+    if m is None:
+        return
+    phrase = _counted_phrase(low[m.start("n") :])
+    noun, table, arg = phrase[-1], sql.tables[0], (counts[0].arg or "").casefold()
+    if not noun or any(_same(w, table) for w in phrase):
+        return
+    if arg.startswith(singular(noun)[:4]):
+        return  # COUNT(user_id) for "how many users": the rows counted are meant as users
+    rest = _WORD.findall(low[m.start("n") :])
+    after = rest[rest.index(noun) + 1 :] if noun in rest else []
+    if not any(_same(w, table) and (i == 0 or after[i - 1] not in _INSIDE)
+               for i, w in enumerate(after)):
+        return  # the counted table is not the question's other noun, or holds the rows
+    out.add(
+        "count_subject_mismatch",
+        "warning",
+        f"the question counts {noun}; the SQL counts rows of {table} (one per"
+        f" {singular(table)})",
+        m.group(0),
+        counts[0].text,
+        "aggregation",
+    )
+
+
+#: "including customers with no orders", "even those without a purchase".
+_KEEP_EMPTY = re.compile(
+    r"\b(?:including|include|even)\s+(?:(?:the\s+)?(?:ones|those)|[a-z]+)\s+"
+    r"(?:with\s+no|without(?:\s+any)?|(?:who|that)\s+(?:have|had|has)\s+(?:no|not)(?:\s+any)?)"
+    r"\s+(?:[a-z]+\s+)?(?P<m>[a-z]+)"
+)
+
+
+def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Report an inner join to the table whose missing rows the question asks to keep
+    (see the module doc).
+
+    >>> joins = [{"left": "id", "right": "customer_id", "kind": "inner",
+    ...           "tables": ["customers", "orders"]}]
+    >>> out, q = FindingCollector(), "Orders per customer, including customers with no orders"
+    >>> check_outer_join(Spec(joins=joins), out, q)
+    >>> [f.kind for f in out.findings]
+    ['outer_join_missing']
+    """
+    low = question.casefold()
+    if "includ" not in low and "even" not in low:
+        return
+    m = _KEEP_EMPTY.search(low)
+    if m is None or sql.set_operations:
+        return
+    kinds = {str(j.get("kind", "")).casefold() for j in sql.joins}
+    if kinds & {"left", "right", "full", "outer"}:
+        return
+    dropped = [
+        j for j in sql.joins if any(_same(m.group("m"), str(t)) for t in j.get("tables") or ())
+    ]
+    if not dropped:
+        return
+    out.add(
+        "outer_join_missing",
+        "warning",
+        f"the question keeps {m.group(0).split(' ', 1)[1]}; the SQL's inner join to"
+        f" {m.group('m')} drops them",
+        m.group(0),
+        None,
+        "structure",
+    )
