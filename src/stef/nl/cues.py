@@ -548,6 +548,9 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
         if phrase == "total":
             if p in lx.NUMBER_OWNERS or _NUMBER_NOUN_AFTER.match(rest):
                 return None
+            measured = lx.MEASURED_TOTAL.search(low, max(0, start - 30), start)
+            if measured and not lx.NOUN_NEXT.match(rest):
+                return None  # "the average order total": an order's total, averaged
             _, tend = _noun_phrase(low, end, 3)
             after = low[tend : tend + 14]
             if _COMPARISON_AFTER.match(after):

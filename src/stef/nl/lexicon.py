@@ -641,6 +641,17 @@ RELATIVE = re.compile(
     re.I,
 )
 
+#: An aggregate or an extreme one noun before "total" ("the average order total", "the
+#: highest cart total"): there "total" is the measured noun, unless a noun follows it
+#: (:data:`NOUN_NEXT`: a word that is no preposition, link or verb "to be").
+MEASURED_TOTAL = re.compile(
+    r"\b(?:average|avg|mean|median|maximum|minimum|max|min|highest|lowest|largest|smallest"
+    r"|biggest)\s+[a-z]+\s+$"
+)
+NOUN_NEXT = re.compile(
+    r"\s+(?!(?:for|of|in|per|by|from|on|at|to|with|across|over|and|or|is|was|are|were)\b)[a-z]"
+)
+
 # Comparatives -----------------------------------------------------------------------------
 CMP_RE = re.compile(
     rf"\b(?P<cue>(?:{alternation(COMPARATIVES)})(?:\s+or\s+equal(?:\s+to)?)?)\s+"
