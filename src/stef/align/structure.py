@@ -73,6 +73,16 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             table,
             "structure",
         )
+    for total, entity, child in flags.get("sum_fanouts") or ():
+        out.add(
+            "sum_fanout",
+            "warning",
+            f"{total} adds each {entity}'s value once per joined {child} row (the join repeats"
+            f" each {entity})",
+            None,
+            total,
+            "structure",
+        )
     _check_aggregate_outputs(flags, out)
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)

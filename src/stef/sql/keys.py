@@ -28,6 +28,7 @@ molecules"). Flags of the SQL spec (:mod:`stef.sql.spec`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -43,6 +44,8 @@ _TABLE: Final = exp.Table
 
 _EQ, _COUNT = (exp.EQ,), (exp.Count,)
 _KEY_ENDS = ("_id", "id")
+#: A number (and a unit letter) ending a table's name: ``transactions_1k``.
+_NUMBERED = re.compile(r"(?:_?\d+[a-z]?)+$")
 
 
 def _singular(name: str) -> str:
@@ -68,10 +71,15 @@ def _own_key(column: str, table: str) -> bool:
 
     >>> _own_key("TransactionID", "transactions_1k"), _own_key("molecule_id", "atom")
     (True, False)
+    >>> _own_key("order_id", "order_items"), _own_key("customer_id", "dim_customer")
+    (False, True)
     """
     low = column.casefold()
     entity = _entity_of_key(low)
-    return low == "id" or (entity is not None and table.casefold().startswith(entity))
+    if low == "id" or entity is None:
+        return low == "id"
+    base = _NUMBERED.sub("", table.casefold())  # transactions_1k: the transactions
+    return _singular(base) == entity or base.endswith((f"_{entity}", f"_{entity}s"))
 
 
 def _tables(sel: exp.Select) -> dict[str, str]:
@@ -163,3 +171,67 @@ def join_key_columns(sel: exp.Expr) -> list[str]:
             if isinstance(side, _COLUMN):
                 out.append(side.name.casefold())
     return out
+
+
+def fanned_sums(aggs: list[exp.AggFunc]) -> list[list[str]]:
+    """``[sum, entity, joined table]`` of each plain ``SUM`` of a table's column whose own key
+    is joined to another table's column that refers to it: ``SUM(o.total) FROM orders o JOIN
+    order_items oi ON oi.order_id = o.id`` adds each order's total once per item. Read it
+    before the tree's text is rendered (the columns' qualifiers are needed).
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT SUM(o.total) FROM orders o JOIN order_items oi"
+    ...                       " ON oi.order_id = o.id")
+    >>> fanned_sums(list(q.find_all(exp.Sum)))
+    [['SUM(o.total)', 'order', 'order_items']]
+    """
+    out: list[list[str]] = []
+    for agg in aggs:
+        col = agg.this
+        if type(agg) is not exp.Sum or not isinstance(col, _COLUMN) or not col.table:
+            continue
+        sel = agg.find_ancestor(exp.Select)
+        if not isinstance(sel, _SELECT) or agg.find_ancestor(exp.Window) is not None:
+            continue
+        tables = _tables(sel)
+        alias = col.table.casefold()
+        table = tables.get(alias)
+        child = _child_of(sel, alias, table, tables) if table else None
+        if table and child and not _own_key(col.name, table) and not _pinned(sel, child[0], alias):
+            out.append([agg.sql(), _singular(table), child[1]])
+    return out
+
+
+def _pinned(sel: exp.Select, child: str, parent: str) -> bool:
+    """Does the SELECT group by, or compare with one value, a column of the joined child or
+    of a table joined to it (posts joined to their tags, grouped by tag or for one tag:
+    each post once per group)?"""
+    side = {child}
+    for left, right in _join_equalities(sel):
+        if isinstance(left, _COLUMN) and isinstance(right, _COLUMN):
+            pair = {left.table.casefold(), right.table.casefold()}
+            if child in pair:
+                side |= pair - {parent}
+    group = sel.args.get("group")
+    keys = [c for e in group.expressions for c in e.find_all(_COLUMN)] if group else []
+    where = sel.args.get("where")
+    for eq in search(where, _EQ) if where is not None else ():
+        keys += [s for s in (eq.this, eq.expression) if isinstance(s, _COLUMN)]
+    return any(c.table.casefold() in side for c in keys if c.table)
+
+
+def _child_of(
+    sel: exp.Select, alias: str, table: str, tables: dict[str, str]
+) -> tuple[str, str] | None:
+    """(alias, name) of a table joined to ``alias``'s own key by a column that refers to it
+    (many of its rows to one of ``alias``'s), or None."""
+    for left, right in _join_equalities(sel):
+        if not (isinstance(left, _COLUMN) and isinstance(right, _COLUMN)):
+            continue
+        for mine, other in ((left, right), (right, left)):
+            other_table = tables.get(other.table.casefold())
+            if mine.table.casefold() != alias or other.table.casefold() == alias:
+                continue
+            if _own_key(mine.name, table) and other_table and not _own_key(other.name, other_table):
+                return other.table.casefold(), other_table
+    return None

@@ -44,7 +44,7 @@ from stef.spec import (
 )
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
-from stef.sql.keys import join_key_columns, key_counts
+from stef.sql.keys import fanned_sums, join_key_columns, key_counts
 from stef.sql.nodes import preorder
 from stef.sql.outputs import (
     RANKING,
@@ -241,6 +241,7 @@ class _Extractor:
         self.raw_strings: list[str] = []
         self.w = Walk()
         self._key_counts: list[tuple[exp.Count, str, str]] = []
+        self._fanned: list[list[str]] = []
         self._ungrouped: list[str] = []
 
     def run(self) -> SqlSpecResult:
@@ -251,6 +252,7 @@ class _Extractor:
                 self.sources.build_scopes(self.tree)
             # read before any rendering folds the columns' qualifiers
             self._key_counts = self._counts_of_keys(w)
+            self._fanned = fanned_sums(w.aggs) if w.aggs and self.tree.find(exp.Join) else []
             self._ungrouped = (  # nothing aggregates: no column is collapsed
                 [c for sel in w.selects for c in ungrouped(sel)]
                 if w.aggs or w.aggregate_clause
@@ -488,6 +490,7 @@ class _Extractor:
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "key_counts": [[self.tt.render(c), e, h] for c, e, h in self._key_counts],
+            "sum_fanouts": self._fanned,
             "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
             if w.aggs
             else [],
