@@ -53,6 +53,20 @@ def alias_functions(alias: str) -> frozenset[str]:
     return out
 
 
+def _check_fanned_sums(flags: dict[str, Any], out: FindingCollector) -> None:
+    """A SUM of a table's column over a join that repeats its rows (``sum_fanouts``)."""
+    for total, entity, child in flags.get("sum_fanouts") or ():
+        out.add(
+            "sum_fanout",
+            "warning",
+            f"{total} adds each {entity}'s value once per joined {child} row (the join repeats"
+            f" each {entity})",
+            None,
+            total,
+            "structure",
+        )
+
+
 def check_structure(sql: Spec, out: FindingCollector) -> None:
     flags = sql.flags
     for table in flags.get("redundant_tables") or ():
@@ -73,16 +87,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             table,
             "structure",
         )
-    for total, entity, child in flags.get("sum_fanouts") or ():
-        out.add(
-            "sum_fanout",
-            "warning",
-            f"{total} adds each {entity}'s value once per joined {child} row (the join repeats"
-            f" each {entity})",
-            None,
-            total,
-            "structure",
-        )
+    _check_fanned_sums(flags, out)
     _check_aggregate_outputs(flags, out)
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)

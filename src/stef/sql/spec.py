@@ -259,6 +259,7 @@ class _Extractor:
                 else []
             )
             spec = self._build(w)
+            spec.flags["sum_fanouts"] = self._fanned
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
@@ -490,7 +491,6 @@ class _Extractor:
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "key_counts": [[self.tt.render(c), e, h] for c, e, h in self._key_counts],
-            "sum_fanouts": self._fanned,
             "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
             if w.aggs
             else [],
