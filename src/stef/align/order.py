@@ -329,7 +329,29 @@ def _check_no_limit(
         )
 
 
+def _one_row_in_all(nl: Spec, sql: Spec, out: FindingCollector) -> bool:
+    """"The most recent order for each customer" answered by ``ORDER BY … LIMIT 1`` alone
+    (no window, grouping, DISTINCT or subquery): one row in all, not one per group."""
+    lim = sql.limit
+    if not nl.flags.get("one_per_group") or nl.limit is not None or lim is None:
+        return False
+    if sql.window_functions or sql.group_by or sql.distinct or sql.subqueries or sql.ctes:
+        return False
+    out.add(
+        "limit_not_per_group",
+        "error",
+        f"question asks for one row of each group; the SQL's LIMIT {lim} keeps"
+        f" {'one row' if lim == 1 else f'{lim} rows'} in all",
+        None,
+        f"LIMIT {lim}",
+        "limit",
+    )
+    return True
+
+
 def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
+    if _one_row_in_all(nl, sql, out):
+        return
     asked_order = bool(nl.order_by)
     topk = nl.limit
     first = sql.order_by[0] if sql.order_by else None
