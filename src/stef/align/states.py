@@ -133,14 +133,21 @@ def _coded_filter(sql: Spec) -> bool:
     True
     >>> _coded_filter(Spec(filters=[Filter("filled_at", "is null")]))
     True
+    >>> _coded_filter(Spec(filters=[Filter("status", "=", ("shipped",))]))
+    False
     """
     for f in sql.filters:
         column = (f.column or "").casefold()
-        if any(part in column for part in _CODED):
-            return True
+        if any(part in column for part in _CODED) and not _spelled(f.values):
+            return True  # a code ('C', 3): the state may hide behind it
         if f.op in ("is null", "is not null") and DATE_LIKE_NAME.search(column):
             return True
     return False
+
+
+def _spelled(values: tuple[str, ...]) -> bool:
+    """Are the values words that spell a state (``'shipped'``), not codes (``'C'``, ``3``)?"""
+    return bool(values) and all(v.isalpha() and len(v) > 3 for v in values)
 
 
 #: An enrichment that widens the rows to all of a noun ("Count all tickets").

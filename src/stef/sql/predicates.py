@@ -735,3 +735,23 @@ def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
             if _column_names(other) & _column_names(terms[-1] if last else terms[0]):
                 return node
     return None
+
+
+def repeated_condition(filters: list[Filter]) -> str | None:
+    """The text of the first condition these filters (of one SELECT) hold twice: the same
+    column, operator and values, written the same (``STRFTIME('%m', d) = '03'`` and
+    ``STRFTIME('%d', d) = '03'`` are two conditions, so are ``a.year = 1`` and ``b.year = 1``).
+
+    >>> f, g = Filter("year", "=", ("1",), "t.year = 1"), Filter("year", "=", ("1",), "u.year = 1")
+    >>> repeated_condition([f, f]), repeated_condition([f, g])
+    ('t.year = 1', None)
+    """
+    seen: set[tuple[str | None, str, tuple[str, ...], str, str]] = set()
+    for f in filters:
+        if not f.values or f.clause in ("case", "or"):
+            continue
+        key = (f.column, f.op, f.values, f.clause, " ".join((f.text or "").casefold().split()))
+        if key in seen:
+            return f.text
+        seen.add(key)
+    return None

@@ -59,7 +59,13 @@ from stef.sql.outputs import (
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
-from stef.sql.predicates import Conditions, PredicateReader, cached_value, or_precedence
+from stef.sql.predicates import (
+    Conditions,
+    PredicateReader,
+    cached_value,
+    or_precedence,
+    repeated_condition,
+)
 from stef.sql.quantiles import percentile_fractions
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
@@ -351,11 +357,14 @@ class _Extractor:
         with the cartesian, HAVING-without-GROUP-BY and GROUP-BY-without-aggregate flags."""
         conds = Conditions()
         cartesian = having_alone = group_alone = False
+        # CASE, COUNT_IF and FILTER (WHERE …) hold conditions on what an aggregate counts
+        cased = w.case or "countif" in w.functions
+        cased = cased or bool(w.aggs and "filter" in self.tt.sql.casefold())
         for sel in w.selects:
             before = len(conds.filters)
             cartesian = self.sources.select_conditions(sel, conds) or cartesian
-            self._duplicate = self._duplicate or _repeated_condition(conds.filters[before:])
-            if w.case:
+            self._duplicate = self._duplicate or repeated_condition(conds.filters[before:])
+            if cased:
                 self._case_conditions(sel, conds)
             args = sel.args
             if args.get("group") is None:
@@ -406,7 +415,9 @@ class _Extractor:
             if isinstance(node, (exp.Max, exp.Min)) and node.expressions:
                 continue
             arg, distinct = self.reader.aggregate_arg(node)
-            func = node.sql_name().lower()
+            func = _COUNTS.get(node.sql_name().lower(), node.sql_name().lower())
+            arg, distinct = ("*", False) if type(node) is exp.CountIf else (arg, distinct)
+            distinct = distinct or type(node) is exp.ApproxDistinct
             found = Aggregation(func, arg, distinct, tt.original(node, "func"))
             (spec.window_aggregations if a.windowed else spec.aggregations).append(found)
 
@@ -563,18 +574,22 @@ class _Extractor:
         return [key for key in map(render, computed) if key not in shown] + plain
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
-        """Conditions of CASE WHEN / IIF in a SELECT's outputs, as filters of clause
-        ``case`` (``SUM(CASE WHEN score > 50 THEN 1 END)`` applies ``score > 50`` to what
-        it counts); a simple ``CASE x WHEN v`` has values, not conditions."""
+        """Conditions of CASE WHEN / IIF, ``COUNT_IF`` and an aggregate's ``FILTER (WHERE
+        …)`` in a SELECT's outputs, as filters of clause ``case`` (``SUM(CASE WHEN score > 50
+        THEN 1 END)`` applies ``score > 50`` to what it counts); a simple ``CASE x WHEN v``
+        has values, not conditions."""
         for e in sel.expressions:
             for node in e.dfs(prune=lambda n: isinstance(n, _QUERY)):
-                if type(node) is not exp.If or not isinstance(node.this, _EXPR):
+                cond = node.this if type(node) in (exp.If, exp.CountIf) else None
+                if type(node) is exp.Filter and isinstance(node.expression, exp.Where):
+                    cond = node.expression.this
+                if not isinstance(cond, _EXPR):
                     continue
                 parent = node.parent
                 if type(parent) is exp.Case and parent.this is not None:
                     continue
                 scratch = Conditions()
-                self.reader.read(node.this, "case", scratch)
+                self.reader.read(cond, "case", scratch)
                 out.filters.extend(f for f in scratch.filters if f.values)
 
     def _in_subquery_keys(self, w: Walk) -> list[list[str]]:
@@ -731,25 +746,8 @@ def _depth(node: exp.Expr) -> int:
     return depth
 
 
-def _repeated_condition(filters: list[Filter]) -> str | None:
-    """The text of the first condition these filters (of one SELECT) hold twice: the same
-    column, operator and values, written the same (``STRFTIME('%m', d) = '03'`` and
-    ``STRFTIME('%d', d) = '03'`` are two conditions, so are ``a.year = 1`` and ``b.year = 1``).
-
-    >>> f, g = Filter("year", "=", ("1",), "t.year = 1"), Filter("year", "=", ("1",), "u.year = 1")
-    >>> _repeated_condition([f, f]), _repeated_condition([f, g])
-    ('t.year = 1', None)
-    """
-    seen: set[tuple[str | None, str, tuple[str, ...], str, str]] = set()
-    for f in filters:
-        if not f.values or f.clause in ("case", "or"):
-            continue
-        key = (f.column, f.op, f.values, f.clause, " ".join((f.text or "").casefold().split()))
-        if key in seen:
-            return f.text
-        seen.add(key)
-    return None
-
+#: Aggregates that count under another name: ``APPROX_COUNT_DISTINCT``, ``COUNT_IF``.
+_COUNTS = {"approx_distinct": "count", "count_if": "count"}
 
 #: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
 #: ``%(name)s``).
