@@ -44,7 +44,10 @@ Mentioned = Callable[[str], bool]
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
 #: Question words that a computed output answers (a COUNT, a ratio, an extreme).
 _ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
-_EXTREME = re.compile(r"\s*(?:min|max)\s*\(", re.I)
+_EXTREME = re.compile(
+    r"\s*(?:min|max|listagg|string_agg|group_concat|array_agg|collect_list|collect_set)\s*\(",
+    re.I,
+)  # a row's value, or the values listed together: named like their column
 #: Item words any output with a name answers ("name" is a first_name, a title …).
 _NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
 
@@ -93,7 +96,7 @@ def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
     for p in sql.projections:
         if p.is_aggregate or _ARITHMETIC.search(p.expr) or p.expr in sql.window_functions:
             computed.append(p)
-            if _EXTREME.match(p.expr):  # MIN(date) is a date
+            if _EXTREME.match(p.expr):  # MIN(date) is a date, LISTAGG(name) names
                 names += list(p.columns)
         else:
             names += list(p.columns)
