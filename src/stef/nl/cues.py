@@ -759,14 +759,14 @@ _FIRST_WORDS = re.compile(r"\W*([a-z']+)(?:\s+([a-z']+))?")
 
 
 #: Words between a list opener and the noun it asks for that say nothing of that noun.
-_BEFORE_NOUN = lx._words("me us the our my your total q1 q2 q3 q4 ytd mtd qtd")
+_BEFORE_NOUN = lx._words("me us the our my your total q1 q2 q3 q4 ytd mtd qtd are were is was")
 
 
 def _measure_next(low: str, first: re.Match[str] | None) -> bool:
-    """Does the noun after the opening words ("what were", "show me the Q3") name an
-    amount?"""
-    rest = [w.strip("?.,!") for w in low[first.end() :].split()[:5]] if first else []
-    rest = [w for w in rest if w not in _BEFORE_NOUN and not w.isdigit()]
+    """Does the noun after the opening words name an amount ("show me the Q3 revenue")?"""
+    words = [first.group(2) or "", *low[first.end() :].split()[:5]] if first else []
+    rest = [w.strip("?.,!") for w in words]
+    rest = [w for w in rest if w and w not in _BEFORE_NOUN and not w.isdigit()]
     return bool(rest) and rest[0] in lx.MEASURE_NOUNS
 
 
