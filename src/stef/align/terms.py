@@ -146,6 +146,9 @@ def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     )
 
 
+#: Amounts a SUM or an AVG answers whatever its column is named ("revenue" as SUM(amount));
+#: "spend" is as often the verb ("members who spend the most").
+_SUMMED = lx.MEASURE_NOUNS - {"spend", "spending"}
 #: Time units, and the words before one that make it a period the date checks read
 #: ("last month", "this quarter", "past week"): no schema term.
 _TIME_UNITS = lx.TIME_UNITS
@@ -224,6 +227,8 @@ def check_question_terms(
     rules' ``context`` terms (the application's own names) are never unexplained."""
     base, with_synonyms = _Vocabulary.of(sql, synonyms, context)
     terms = _unexplained(question, with_synonyms)
+    if any(a.func in ("sum", "avg") for a in sql.aggregations):
+        terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
     hinted = hinted_terms(terms, enriched, base)
     for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
         out.add(
