@@ -18,6 +18,7 @@ from stef.align.measures import (
     check_median,
     check_percentile,
     check_running,
+    check_total_bound,
 )
 from stef.findings import FindingCollector
 from stef.nl.request import singular
@@ -143,6 +144,7 @@ def check_aggregations(
     check_percentile(sql, out, text)
     check_running(sql, out, text)
     check_duration_unit(sql, out, text)
+    check_total_bound(nl, sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -349,3 +349,49 @@ def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
             "aggregation",
         )
         return
+
+
+#: After a bound's number: its noun, then "in total" ("more than 100 units in total").
+_IN_TOTAL = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:in\s+total|in\s+all|altogether|combined)\b")
+#: A column that holds a total already (``Total``, ``total_units``, ``sum_qty``).
+_TOTAL_NAME = re.compile(r"total|sum|overall|cumul|count", re.IGNORECASE)
+
+
+def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question bounds a total ("products that sold more than 100 units in total") and
+    the SQL bounds each row with that number (``qty > 100`` in WHERE), with no HAVING,
+    subquery or column holding a total: ``bound_per_row``. ``text`` as
+    :func:`check_median` takes it.
+
+    >>> from stef.spec import Filter
+    >>> nl = Spec(filters=[Filter(None, ">", ("100",), "more than 100")])
+    >>> sql = Spec(filters=[Filter("qty", ">", ("100",), "qty > 100", "where")])
+    >>> out = FindingCollector()
+    >>> check_total_bound(nl, sql, out, " products sold more than 100 units in total ")
+    >>> [f.kind for f in out.findings]
+    ['bound_per_row']
+    """
+    if not any(w in text for w in ("total", "altogether", "combined", " in all ")):
+        return
+    if sql.subqueries or sql.ctes or any(s.clause == "having" for s in sql.filters):
+        return
+    for f in nl.filters:
+        at = text.find(f" {f.text.casefold()} ") if f.text and f.op in _BOUND_OPS else -1
+        if at < 0 or not f.values or not _IN_TOTAL.match(text, at + len(f.text) + 1):
+            continue
+        same = [s for s in sql.filters if f.values[0] in s.values]
+        if not same or any(s.func or _TOTAL_NAME.search(s.column or "") for s in same):
+            continue
+        out.add(
+            "bound_per_row",
+            "warning",
+            f"the question bounds a total ({f.text} … in total); the SQL's {same[0].text}"
+            " bounds each row",
+            f.text,
+            same[0].text,
+            "aggregation",
+        )
+        return
+
+
+_BOUND_OPS = frozenset({">", ">=", "<", "<="})
