@@ -40,8 +40,9 @@ _OPENER = re.compile(
     # after a leading qualifier: "For each course, list its name, …" (verbs that are no noun)
     r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*"
     r"|,\s*(?:state|(?:what|which)\s+(?:is|are|was|were))(?=\s+(?:the|their|its)\b)"
-    # what each listed row comes with: "the 10 latest orders along with the customer name"
-    r"|\b(?:along|together)\s+with)"
+    # what each listed row comes with: "the 10 latest orders along with the customer name",
+    # "the students with their grades"
+    r"|\b(?:along|together)\s+with|\bwith(?=\s+(?:their|its)\b))"
     r"\s+(?:(?:the|their|its|his|her|all|all of the|each|every|both|any|a|an)\s+)*"
 )
 
@@ -123,6 +124,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     ['id']
     >>> [i.text for i in requested_items("List the latest orders along with the customer name")]
     ['latest orders', 'customer name']
+    >>> [i.text for i in requested_items("Show all products with their prices and stock")]
+    ['products', 'prices', 'stock']
     """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
