@@ -8,7 +8,14 @@ without its name when the SQL filters a coded column (``status_id = 3``,
 ``VoteTypeId = 1``: the code cannot be read without the schema), when the enriched
 question defines the word ("pending refers to status = 'P'"), or when it restates the
 question without the word ("unpaid invoices" as "invoices with no payment yet": the
-reformulation says what the state means): then nothing is reported.
+reformulation says what the state means; one that widens to "all invoices" does not):
+then nothing is reported.
+
+The polarity is checked too (``filter_wrong_operator``): a state the question excludes
+("excluding refunded orders") that the SQL keeps alone (``status = 'refunded'``), and rows
+where something never happened ("users who have never logged in") kept as those where it
+did (``last_login_at IS NOT NULL``). Days of the week asked for and read nowhere are
+``weekday_unfiltered``.
 """
 
 from __future__ import annotations
