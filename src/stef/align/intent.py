@@ -278,8 +278,6 @@ def check_enumeration(question: str, sql: Spec, out: FindingCollector) -> None:
     """
     if not sql.projections or sql.flags.get("select_star"):
         return
-    if any(f.kind == "projection_request_missing" for f in out.findings):
-        return  # the missing item is named already: one error, reported once
     n = enumeration_size(question)
     if len(sql.projections) < n:
         out.add(
