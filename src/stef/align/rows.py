@@ -94,7 +94,8 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
     if m is None:
         return
     phrase = _counted_phrase(low[m.start("n") :])
-    noun, table, arg = phrase[-1], sql.tables[0], (counts[0].arg or "").casefold()
+    noun, table = phrase[-1], sql.tables[0]
+    arg = (counts[0].arg or "").casefold().rsplit(".", 1)[-1]
     if not noun or any(_same(w, table) for w in phrase):
         return
     if arg.startswith(singular(noun)[:4]):
