@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import name_words
+from stef.align.matching import BOUNDS, name_words
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -376,7 +376,7 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
     if sql.subqueries or sql.ctes or any(s.clause == "having" for s in sql.filters):
         return
     for f in nl.filters:
-        at = text.find(f" {f.text.casefold()} ") if f.text and f.op in _BOUND_OPS else -1
+        at = text.find(f" {f.text.casefold()} ") if f.text and f.op in BOUNDS else -1
         if at < 0 or not f.values or not _IN_TOTAL.match(text, at + len(f.text) + 1):
             continue
         same = [s for s in sql.filters if f.values[0] in s.values]
@@ -393,5 +393,3 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
         )
         return
 
-
-_BOUND_OPS = frozenset({">", ">=", "<", "<="})

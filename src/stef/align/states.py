@@ -250,9 +250,8 @@ _NEVER = re.compile(
     r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
     r"(?P<w>[a-z]{3,}ed)\b"
 )
-#: Operators that keep the rows where a thing happened (``logged_in_at IS NOT NULL``), and
-#: those that keep the others or subtract them.
-_HAPPENED = frozenset({"is not null"})
+#: Operators that keep the rows where a thing has not happened or subtract the others, and
+#: those that do so on the column named for it.
 _KEEPS_OTHERS = frozenset({"is null", "not in", "not exists"})
 _KEEPS_OTHERS_ON = frozenset({"!=", "not like", "<", "<=", "="})
 
@@ -283,18 +282,18 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
     low = question.casefold()
     if "never" not in low and "not" not in low and "n't" not in low:
         return
-    if "except" in sql.set_operations or any(
-        str(j.get("kind", "")).casefold() in ("left", "right", "full") for j in sql.joins
+    if (
+        "except" in sql.set_operations
+        or any(str(j.get("kind", "")).casefold() in ("left", "right", "full") for j in sql.joins)
+        or any(f.op in _KEEPS_OTHERS or f.negated for f in sql.filters)
     ):
         return
     for m in _NEVER.finditer(low):
         root = _participle_stem(m.group("w"))
         named = [f for f in sql.filters if f.column and root in f.column.casefold()]
-        if any(f.op in _KEEPS_OTHERS or f.negated for f in sql.filters) or any(
-            f.op in _KEEPS_OTHERS_ON for f in named
-        ):
+        if any(f.op in _KEEPS_OTHERS_ON for f in named):
             return
-        kept = next((f for f in named if f.op in _HAPPENED), None)
+        kept = next((f for f in named if f.op == "is not null"), None)
         if kept is None:
             continue
         out.add(

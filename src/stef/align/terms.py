@@ -142,17 +142,14 @@ def _question_terms(question: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
         i
         for i, w in enumerate(words)
         if not (len(w) < 3 or w in QUESTION_FILLER_WORDS or _verb_form(w))
-        and not (w in _TIME_UNITS and i and words[i - 1] in _PERIOD_LEADS)
+        # "last month", "this quarter": a period the date checks read, no schema term
+        and not (w in lx.TIME_UNITS and i and words[i - 1] in lx.RELATIVE_DATE_WORDS)
     )
 
 
 #: Amounts a SUM or an AVG answers whatever its column is named ("revenue" as SUM(amount));
 #: "spend" is as often the verb ("members who spend the most").
 _SUMMED = lx.MEASURE_NOUNS - {"spend", "spending"}
-#: Time units, and the words before one that make it a period the date checks read
-#: ("last month", "this quarter", "past week"): no schema term.
-_TIME_UNITS = lx.TIME_UNITS
-_PERIOD_LEADS = lx.RELATIVE_DATE_WORDS
 
 
 def _verb_form(word: str) -> bool:

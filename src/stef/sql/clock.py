@@ -165,9 +165,8 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     7.0
     """
     while isinstance(node, (exp.TimeToStr, exp.TsOrDsToDate)) and node.this is not None:
-        fmt = node.args.get("format")
-        if isinstance(node, exp.TimeToStr) and (
-            not isinstance(fmt, exp.Literal) or _FORMATS.get(text(fmt)) != "trunc:day"
+        if isinstance(node, exp.TimeToStr) and _format_op(node.args.get("format"), text) != (
+            "trunc:day"
         ):
             break  # a day written as text ('%Y%m%d'), as a sharded table's suffix holds it
         node = node.this
@@ -333,6 +332,17 @@ _DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
 _FORMATS = {
     "%Y-%m-%d": "trunc:day", "%Y%m%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year"
 }
+
+
+def _format_op(fmt: exp.Expr | None, text: LiteralText) -> str | None:
+    """The step a format literal takes (:data:`_FORMATS`), None for any other format.
+
+    >>> _format_op(exp.Literal.string("%Y-%m"), _as_written), _format_op(None, _as_written)
+    ('fmt:year_month', None)
+    """
+    return _FORMATS.get(text(fmt)) if isinstance(fmt, exp.Literal) else None
+
+
 #: SQLite's modifiers that move a time to the start of its day, month or year.
 _SQLITE_STARTS = {"start of day": "day", "start of month": "month", "start of year": "year"}
 
@@ -379,8 +389,7 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
     if isinstance(node, exp.TsOrDsToTimestamp):
         return _clock_ops(node.this, text)
     if isinstance(node, exp.TimeToStr):  # strftime('%Y-%m', 'now')
-        fmt = node.args.get("format")
-        last = _FORMATS.get(text(fmt)) if isinstance(fmt, exp.Literal) else None
+        last = _format_op(node.args.get("format"), text)
         inner = _clock_ops(node.this, text)
         return [*inner, last] if inner is not None and last is not None else None
     if isinstance(node, exp.Anonymous) and str(node.this).casefold() in _NOW_CALLS:
@@ -422,8 +431,7 @@ def _sqlite_ops(node: exp.Anonymous, text: LiteralText) -> list[str] | None:
     args = list(node.expressions)
     last: str | None = "trunc:day" if name == "date" else None
     if name == "strftime":
-        fmt = args.pop(0) if args else None
-        last = _FORMATS.get(text(fmt)) if isinstance(fmt, exp.Literal) else None
+        last = _format_op(args.pop(0) if args else None, text)
         if last is None:
             return None
     elif name != "datetime" and name != "date":

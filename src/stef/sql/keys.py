@@ -102,21 +102,6 @@ def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
             yield eq.this, eq.expression
 
 
-def _fans_out(sel: exp.Select, alias: str, column: str, tables: dict[str, str]) -> bool:
-    """Is ``alias.column`` joined by equality to another table's column that refers to it
-    (not that table's own key): one row of ``alias`` to many of the other?"""
-    for left, right in _join_equalities(sel):
-        if isinstance(left, _COLUMN) and isinstance(right, _COLUMN):
-            for mine, other in ((left, right), (right, left)):
-                if mine.table.casefold() != alias or mine.name.casefold() != column:
-                    continue
-                other_table = tables.get(other.table.casefold())
-                other_alias = other.table.casefold()
-                if other_table and other_alias != alias and not _own_key(other.name, other_table):
-                    return True
-    return False
-
-
 def key_counts(
     sel: exp.Expr, counts: list[exp.Count] | None = None
 ) -> list[tuple[exp.Count, str, str]]:
@@ -141,7 +126,7 @@ def key_counts(
             continue
         name = col.name.casefold()
         if _own_key(name, table):
-            if _fans_out(sel, alias, name, tables):
+            if _child_of(sel, alias, table, tables, name) is not None:
                 out.append((count, _singular(table), "joined"))
         elif (entity := _entity_of_key(name)) is not None and entity not in table:
             # a key named for a table the name of this one holds not (``playlist_tracks``
@@ -191,7 +176,9 @@ def fanned_sums(aggs: list[exp.AggFunc]) -> list[list[str]]:
         if type(agg) is not exp.Sum or not isinstance(col, _COLUMN) or not col.table:
             continue
         sel = agg.find_ancestor(exp.Select)
-        if not isinstance(sel, _SELECT) or agg.find_ancestor(exp.Window) is not None:
+        if not isinstance(sel, _SELECT) or not sel.args.get("joins"):
+            continue
+        if agg.find_ancestor(exp.Window) is not None:
             continue
         tables = _tables(sel)
         alias = col.table.casefold()
@@ -221,10 +208,11 @@ def _pinned(sel: exp.Select, child: str, parent: str) -> bool:
 
 
 def _child_of(
-    sel: exp.Select, alias: str, table: str, tables: dict[str, str]
+    sel: exp.Select, alias: str, table: str, tables: dict[str, str], key: str | None = None
 ) -> tuple[str, str] | None:
-    """(alias, name) of a table joined to ``alias``'s own key by a column that refers to it
-    (many of its rows to one of ``alias``'s), or None."""
+    """(alias, name) of a table joined by equality to ``alias``'s own key (``key`` when
+    given, any own key of ``table`` else) by a column that refers to it, not that table's
+    own key: many of its rows to one of ``alias``'s. None when there is none."""
     for left, right in _join_equalities(sel):
         if not (isinstance(left, _COLUMN) and isinstance(right, _COLUMN)):
             continue
@@ -232,6 +220,7 @@ def _child_of(
             other_table = tables.get(other.table.casefold())
             if mine.table.casefold() != alias or other.table.casefold() == alias:
                 continue
-            if _own_key(mine.name, table) and other_table and not _own_key(other.name, other_table):
+            own = mine.name.casefold() == key if key is not None else _own_key(mine.name, table)
+            if own and other_table and not _own_key(other.name, other_table):
                 return other.table.casefold(), other_table
     return None

@@ -247,7 +247,6 @@ class _Extractor:
         self.raw_strings: list[str] = []
         self.w = Walk()
         self._key_counts: list[tuple[exp.Count, str, str]] = []
-        self._fanned: list[list[str]] = []
         self._ungrouped: list[str] = []
 
     def run(self) -> SqlSpecResult:
@@ -258,14 +257,14 @@ class _Extractor:
                 self.sources.build_scopes(self.tree)
             # read before any rendering folds the columns' qualifiers
             self._key_counts = self._counts_of_keys(w)
-            self._fanned = fanned_sums(w.aggs) if w.aggs and self.tree.find(exp.Join) else []
+            fanned = fanned_sums(w.aggs)  # a SUM each: nearly every query has none
             self._ungrouped = (  # nothing aggregates: no column is collapsed
                 [c for sel in w.selects for c in ungrouped(sel)]
                 if w.aggs or w.aggregate_clause
                 else []
             )
             spec = self._build(w)
-            spec.flags["sum_fanouts"] = self._fanned
+            spec.flags["sum_fanouts"] = fanned
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
@@ -415,8 +414,10 @@ class _Extractor:
             if isinstance(node, (exp.Max, exp.Min)) and node.expressions:
                 continue
             arg, distinct = self.reader.aggregate_arg(node)
-            func = _COUNTS.get(node.sql_name().lower(), node.sql_name().lower())
-            arg, distinct = ("*", False) if type(node) is exp.CountIf else (arg, distinct)
+            name = node.sql_name().lower()
+            func = _COUNTS.get(name, name)
+            if type(node) is exp.CountIf:
+                arg, distinct = "*", False  # COUNT_IF(cond): the rows where cond holds
             distinct = distinct or type(node) is exp.ApproxDistinct
             found = Aggregation(func, arg, distinct, tt.original(node, "func"))
             (spec.window_aggregations if a.windowed else spec.aggregations).append(found)
