@@ -20,8 +20,10 @@ from stef.align.matching import (
     int_value,
     name_words,
     text_mentions,
+    value_in_names,
+    values_match,
 )
-from stef.align.places import other_place
+from stef.align.places import other_place, stated_place
 from stef.findings import FindingCollector
 from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
@@ -198,10 +200,13 @@ def counted_by_limit(req: Filter, sql: Spec) -> bool:
     True
     >>> counted_by_limit(Filter("age", ">=", ("5",)), Spec(limit=5))
     False
+    >>> counted_by_limit(Filter(None, ">=", ("5",), ">= 5"), Spec(limit=5))  # "reputation >= 5"
+    False
     """
     return (
         req.column is None
         and req.op in ("=", ">=")
+        and not req.text.startswith(("<", ">", "="))  # a value compared, not rows counted
         and sql.limit is not None
         and req.values == (str(sql.limit),)
     )
@@ -345,7 +350,8 @@ def listed_missing(
 ) -> list[Filter]:
     """Capitalised values no filter holds although the question lists them with a value
     the SQL filters for equality ("customers in Germany or France" as ``country =
-    'Germany'``): the SQL filters that list, and leaves these out (``filter_missing``).
+    'Germany'``): the SQL filters that list, and leaves these out (``filter_missing``). A
+    place named on its own that no filter or name holds is missing too ("users in Canada").
 
     >>> out = FindingCollector()
     >>> de = Filter(None, "=", ("germany",), "Germany")
@@ -376,6 +382,11 @@ def listed_missing(
                 "filter_alignment",
             )
             break
+        else:
+            if (place := stated_place(req.values, question)) is not None:
+                missing.append(req)
+                why = f"the question names {place}, a place; no SQL filter or name holds it"
+                out.add("filter_missing", "error", why, req.text, None, "filter_alignment")
     return missing
 
 
@@ -431,3 +442,54 @@ def answer_elsewhere(
         fragment,
         "filter_alignment",
     )
+
+
+def stated_literal(req: Filter, sql: Spec) -> str | None:
+    """A literal of the SQL outside its filters that holds the required value (a label the
+    answer should show, ``CASE … THEN 'TOTAL'``; a value inside an OR'ed LIKE)."""
+    if req.op not in ("=", "like") or req.func is not None:
+        return None
+    return next((s for v in req.values for s in sql.literals if values_match(v, s)), None)
+
+
+def weak_value(
+    req: Filter,
+    sql: Spec,
+    matched: list[tuple[Filter, Filter]],
+    out: FindingCollector,
+    literal: str | None,
+    text: str,
+) -> bool:
+    """A value no SQL filter applies: answered when a literal elsewhere in the SQL (an
+    OR'ed LIKE, a CASE label) or — for a value read only from capitalisation — a name (a
+    table, a column) holds it; a capitalised value held nowhere is reported as unmatched,
+    without making the filters partial — such a phrase is as often a title, a product or
+    a metric as a value to filter on, unless it names a place (``filter_missing``). ``literal``
+    is the SQL literal already found for it, if any (looked up here otherwise). True when
+    answered."""
+    vals = ", ".join(req.values)
+    literal = literal if literal is not None else stated_literal(req, sql)
+    names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
+    name = (
+        None
+        if literal
+        else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
+    )
+    if literal is None and name is None:
+        bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
+        kind, why = "value_unmatched", "neither a filter nor a name of the SQL holds it"
+        kind, why = ("value_unfiltered", "the SQL filters nothing") if bare else (kind, why)
+        if stated_place(req.values, text) is not None:
+            return False  # "users in Canada": a missing filter (:func:`listed_missing`)
+        out.add(
+            kind,
+            "warning",
+            f"the question names {vals}; {why}",
+            req.text,
+            None,
+            "filter_alignment",
+        )
+        return False
+    where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
+    answer_elsewhere(req, where, literal or name, matched, out)
+    return True

@@ -506,14 +506,20 @@ def applies_a_period(sql_filters: Sequence[Filter], functions: Sequence[str]) ->
     True
     >>> applies_a_period([Filter("posttypeid", "=", ("1",))], ["count"])
     False
+    >>> applies_a_period([Filter("closeddate", "is null")], [])
+    False
     """
     if _CLOCK_FUNCS & set(functions):
         return True
     return any(
         (f.func is not None and f.func not in {"lower", "upper", "length"})
-        or (f.column is not None and DATE_LIKE_NAME.search(f.column))
+        or (f.column is not None and DATE_LIKE_NAME.search(f.column) and f.op not in _STATES)
         for f in sql_filters
     )
+
+
+#: Tests of a date column that keep a state, not a period (``ClosedDate IS NULL``: open).
+_STATES = frozenset({"is null", "is not null"})
 
 
 #: A word each match of :data:`lx.RELATIVE <stef.nl.lexicon.RELATIVE>` holds, lower-case.

@@ -37,6 +37,8 @@ from stef.align.answers import (
     number_in_code,
     number_in_names,
     scaled_pairs,
+    stated_literal,
+    weak_value,
 )
 from stef.align.clock_periods import (
     check_negated_periods,
@@ -76,7 +78,6 @@ from stef.align.matching import (
     searchable,
     text_mentions,
     text_stems,
-    value_in_names,
     values_match,
 )
 from stef.align.operators import (
@@ -312,6 +313,7 @@ def align_filters(
     bad = 0
     stated = frozenset(v for f in required for v in f.values) | frozenset(nl.literals)
     unmatched: list[Filter] = []  # capitalised values no filter or name holds
+    raw = f"{question}\n{hints or ''}" if question else text  # as written, for places
     together = run_of_days([nl_span(f) for f in required])
     alone = sum(1 for f in required if relative_period(f.text)) <= 1
     for req in required:
@@ -325,7 +327,7 @@ def align_filters(
         if m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
         elif m.sql is None and (
-            req.cue == WEAK_CUE or (literal := _stated_literal(req, sql)) is not None
+            req.cue == WEAK_CUE or (literal := stated_literal(req, sql)) is not None
         ):
             wrong = named_column_other_value(req, candidates, used, text)
             if wrong is not None:
@@ -334,7 +336,7 @@ def align_filters(
             else:
                 # a weak cue short-circuits the look-up above; a strong one found its literal
                 weak = None if req.cue == WEAK_CUE else literal
-                if not _weak_value(req, sql, matched, out, weak):
+                if not weak_value(req, sql, matched, out, weak, raw):
                     unmatched.append(req)
         elif (
             m.sql is None
@@ -348,7 +350,7 @@ def align_filters(
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
                 _report_missing_filter(req, out)
-    for req in listed_missing(unmatched, matched, question or text, out):
+    for req in listed_missing(unmatched, matched, raw, out):
         bad += 1  # "in Germany or France" as country = 'Germany' alone
         missing.append(req)
     absorb_year_bounds(matched, candidates, used)
@@ -530,53 +532,6 @@ def _answered_otherwise(
         matched.append((req, m.sql))
         return True
     return False
-
-
-def _stated_literal(req: Filter, sql: Spec) -> str | None:
-    """A literal of the SQL outside its filters that holds the required value (a label the
-    answer should show, ``CASE … THEN 'TOTAL'``; a value inside an OR'ed LIKE)."""
-    if req.op not in ("=", "like") or req.func is not None:
-        return None
-    return next((s for v in req.values for s in sql.literals if values_match(v, s)), None)
-
-
-def _weak_value(
-    req: Filter,
-    sql: Spec,
-    matched: list[tuple[Filter, Filter]],
-    out: FindingCollector,
-    literal: str | None = None,
-) -> bool:
-    """A value no SQL filter applies: answered when a literal elsewhere in the SQL (an
-    OR'ed LIKE, a CASE label) or — for a value read only from capitalisation — a name (a
-    table, a column) holds it; a capitalised value held nowhere is reported as unmatched,
-    without making the filters partial — such a phrase is as often a title, a product or
-    a metric as a value to filter on. ``literal`` is the SQL literal already found for it,
-    if any (it is looked up here otherwise). True when answered."""
-    vals = ", ".join(req.values)
-    literal = literal if literal is not None else _stated_literal(req, sql)
-    names = [*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias)]
-    name = (
-        None
-        if literal
-        else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
-    )
-    if literal is None and name is None:
-        bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
-        why = "neither a filter nor a name of the SQL holds it"
-        why = "the SQL filters nothing" if bare else why
-        out.add(
-            "value_unfiltered" if bare else "value_unmatched",
-            "warning",
-            f"the question names {vals}; {why}",
-            req.text,
-            None,
-            "filter_alignment",
-        )
-        return False
-    where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
-    answer_elsewhere(req, where, literal or name, matched, out)
-    return True
 
 
 def _best_match(req: Filter, candidates: Sequence[Filter], used: set[int]) -> _Match:

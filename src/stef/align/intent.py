@@ -490,7 +490,8 @@ _SUBJECT = re.compile(
 )
 #: A ranked title's noun after up to three modifiers: "Top 20 most viewed posts", "Top SO Users".
 _RANKED_SUBJECT = re.compile(
-    rf"^\W*(?:the\s+)?(?:{_RANKS})(?:\s+\d+)?\s+"
+    # a capitalised site or topic may come first: "Stackoverflow Top 100 users"
+    rf"^\W*(?:(?-i:[A-Z][\w.#+-]*)\s+)?(?:the\s+)?(?:{_RANKS})(?:\s+\d+)?\s+"
     r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an)\b)[A-Za-z][\w'-]*\s+){0,3}?"
     r"(?P<noun>[a-z]{3,}s)\b",
     re.I,
@@ -500,7 +501,7 @@ _RANKED_SUBJECT = re.compile(
 #: A listing verb's noun after up to two modifiers: "Show stupid posts", "Find unanswered
 #: questions" (the verb is required: a title's first words alone may be its topic).
 _LISTED_SUBJECT = re.compile(
-    r"^\W*(?:find|show|get)(?:\s+all)?\s+(?:the\s+|my\s+)?"
+    r"^\W*(?:find|show|get|search)(?:\s+all)?\s+(?:the\s+|my\s+)?(?:\d+\s+)?"
     r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an|that|which|who|all)\b)"
     r"[A-Za-z][\w'-]*\s+){1,2}?(?P<noun>[a-z]{3,}s)\b",
     re.I,

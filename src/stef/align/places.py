@@ -87,3 +87,45 @@ def _places() -> tuple[_Kind, _Kind]:
     for s in pycountry.subdivisions:
         subdivisions.add(s.name, {s.code.split("-", 1)[1].casefold()})
     return countries, subdivisions
+
+
+#: Subdivisions a question names as a place to filter on ("users in Texas"): the states,
+#: provinces and territories of ISO 3166-2, not its districts, parishes or towns.
+_REGIONS = frozenset({"State", "Province", "Territory"})
+
+
+def stated_place(values: tuple[str, ...], text: str) -> str | None:
+    """The first of ``values`` (case-folded) that names a country, or a state, province or
+    territory, where ``text`` states it on its own: not after a comma that makes it the
+    qualifier of the place before it ("Kolkata, India" is a city of India).
+
+    >>> stated_place(("canada",), "Top Android users in Canada")
+    'canada'
+    >>> stated_place(("india",), "Top 100 users from Kolkata, India"), stated_place(("nice",), "x")
+    (None, None)
+    """
+    low = text.casefold()
+    for value in values:
+        if len(value) < 4 or value not in _place_names():
+            continue
+        i = low.find(value)
+        while i >= 0:
+            if not low[:i].rstrip().endswith(","):
+                return value
+            i = low.find(value, i + 1)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _place_names() -> frozenset[str]:
+    """Case-folded names of the countries (official, common and everyday names) and of the
+    subdivisions of :data:`_REGIONS` kinds."""
+    import pycountry
+
+    names = set(_ALIASES)
+    for c in pycountry.countries:
+        for attr in ("name", "official_name", "common_name"):
+            if label := getattr(c, attr, None):
+                names.add(label.casefold())
+    names.update(s.name.casefold() for s in pycountry.subdivisions if s.type in _REGIONS)
+    return frozenset(names)
