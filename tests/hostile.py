@@ -281,6 +281,17 @@ def cases(scale: float = 1.0) -> list[Case]:
                 ),
             ],
         ),
+        _case(
+            "repeated_request_openers",
+            [
+                (
+                    # each "show" opens a list that used to be read to the text's end
+                    record("openers", "SELECT name FROM t", ("show the name, " * 1333)[:19_990]),
+                    ("ok", None),
+                ),
+                good("openers-after"),
+            ],
+        ),
     ]
 
 

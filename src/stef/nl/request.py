@@ -325,6 +325,10 @@ def _ends_list(words: list[str]) -> bool:
     )
 
 
+#: Longest clause (characters) a request's list is read in; real lists are far shorter.
+_MAX_CLAUSE = 1_000
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def enumeration_size(question: str) -> int:
     """How many items the longest list of one request opener asks to get back (two or
@@ -356,8 +360,10 @@ def enumeration_size(question: str) -> int:
     """
     best = 0
     for start in _opener_ends(question.casefold()):
-        end = _SENTENCE.search(question, start)
-        clause = question[start : end.start() if end else len(question)]
+        # a list is read up to its sentence's end, and no further than _MAX_CLAUSE characters:
+        # each opener of a hostile text of openers would otherwise read all the rest of it
+        end = _SENTENCE.search(question, start, start + _MAX_CLAUSE)
+        clause = question[start : end.start() if end else start + _MAX_CLAUSE]
         count, ended, qualified = 0, False, False
         for n, segment in enumerate(clause.split(",")):
             words = segment.split()
