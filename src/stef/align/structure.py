@@ -1,6 +1,7 @@
 """Structural checks that need no question: redundant or bridge-only tables, integer
 division, identical set-operation sides, cartesian joins, duplicate outputs, aggregates in
-WHERE and nested aggregates (flags set by :mod:`stef.sql.spec`).
+WHERE and nested aggregates (flags set by :mod:`stef.sql.spec`), and a LIKE pattern compared
+with ``=``.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             "structure",
         )
     _check_or_precedence(flags, out)
+    _check_wildcards(sql, out)
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -159,6 +161,43 @@ def _check_or_precedence(flags: dict[str, Any], out: FindingCollector) -> None:
             "were probably meant",
             None,
             precedence,
+            "structure",
+        )
+
+
+#: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern.
+_PERCENT_TEXT = re.compile(r"-?\d+(?:\.\d+)?\s*%")
+
+
+def _check_wildcards(sql: Spec, out: FindingCollector) -> None:
+    """A LIKE pattern compared with ``=``, ``<>`` or ``IN`` (``start_date = '8/%'``): only
+    LIKE reads ``%`` as a wildcard, so the condition looks for the text as written. An error
+    where the pattern is all the condition holds; a warning for one value of a longer IN list
+    (the other values still match).
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")]), out)
+    >>> like, percent = Filter("d", "like", ("8/%",)), Filter("r", "=", ("10%",))
+    >>> _check_wildcards(Spec(filters=[like, percent]), out)
+    >>> [f.message.split(":")[0] for f in out.findings]
+    ["d = '8/%' compares with '='"]
+    """
+    for f in sql.filters:
+        if f.op not in ("=", "!=", "in", "not in"):
+            continue
+        pattern = next((v for v in f.values if "%" in v and not _PERCENT_TEXT.fullmatch(v)), None)
+        if pattern is None:
+            continue
+        op = {"=": "'='", "!=": "'<>'"}.get(f.op, f.op.upper())
+        alone = all("%" in v for v in f.values)
+        out.add(
+            "wildcard_without_like",
+            "error" if alone else "warning",
+            f"{f.text} compares with {op}: '%' is a wildcard only in LIKE, so it keeps the rows "
+            f"whose value is {pattern!r} as written",
+            None,
+            f.text,
             "structure",
         )
 
