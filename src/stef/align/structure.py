@@ -176,17 +176,20 @@ def _check_wildcards(sql: Spec, out: FindingCollector) -> None:
     (the other values still match).
 
     >>> from stef.spec import Filter
-    >>> out = FindingCollector()
-    >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")]), out)
+    >>> out, flags = FindingCollector(), {"string_literals": ["8/%", "10%"]}
+    >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")], flags=flags), out)
     >>> like, percent = Filter("d", "like", ("8/%",)), Filter("r", "=", ("10%",))
-    >>> _check_wildcards(Spec(filters=[like, percent]), out)
+    >>> _check_wildcards(Spec(filters=[like, percent], flags=flags), out)
     >>> [f.message.split(":")[0] for f in out.findings]
     ["d = '8/%' compares with '='"]
     """
-    for f in sql.filters:
+    written = {s.casefold() for s in sql.flags.get("string_literals") or () if "%" in s}
+    for f in sql.filters if written else ():  # a format ('%Y%m%d') is no literal compared
         if f.op not in ("=", "!=", "in", "not in"):
             continue
-        pattern = next((v for v in f.values if "%" in v and not _PERCENT_TEXT.fullmatch(v)), None)
+        pattern = next(
+            (v for v in f.values if v in written and not _PERCENT_TEXT.fullmatch(v)), None
+        )
         if pattern is None:
             continue
         op = {"=": "'='", "!=": "'<>'"}.get(f.op, f.op.upper())
