@@ -103,6 +103,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
         )
     _check_or_precedence(flags, out)
     _check_wildcards(sql, out)
+    _check_value_types(sql, out)
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -203,6 +204,51 @@ def _check_wildcards(sql: Spec, out: FindingCollector) -> None:
             f.text,
             "structure",
         )
+
+
+#: Last words of a column name that hold a number: a year, a price, an age, a count.
+_NUMBER_HEADS = _words(
+    """year years price prices cost costs amount amounts salary salaries qty quantity total
+    age ages weight height budget revenue capacity population count fee fees duration"""
+)
+#: First words of a name that make it a flag whatever it ends with (``is_offered_this_year``).
+_FLAG_LEADS = _words("is has flag")
+
+
+def _check_value_types(sql: Spec, out: FindingCollector) -> None:
+    """A column named for a number compared with a text that holds no digit (``Year = 'San
+    Jose State University'``, ``price = 'cumin'``): no row can hold it, and the value most
+    likely belongs to another column.
+
+    >>> from stef.spec import Filter
+    >>> out, flags = FindingCollector(), {"string_literals": ["Glenn", "Y"]}
+    >>> year = Filter("year", "=", ("glenn",), "Year = 'Glenn'")
+    >>> flag = Filter("is_this_year", "=", ("y",))
+    >>> _check_value_types(Spec(filters=[year, flag], flags=flags), out)
+    >>> [f.message for f in out.findings]
+    ["year holds numbers (a year); the SQL compares it with the text 'glenn'"]
+    """
+    written = {s.casefold() for s in sql.flags.get("string_literals") or ()}
+    for f in sql.filters if written else ():
+        if f.op not in ("=", "!=", "in", "not in") or not f.column:
+            continue
+        words = name_words(f.column)
+        if not words or words[-1] not in _NUMBER_HEADS or words[0] in _FLAG_LEADS:
+            continue
+        text = next(
+            (v for v in f.values if v in written and v.strip() and not any(map(str.isdigit, v))),
+            None,
+        )
+        if text is not None and "%" not in text:
+            out.add(
+                "value_type_mismatch",
+                "error",
+                f"{f.column} holds numbers (a {words[-1]}); the SQL compares it with the text"
+                f" {text!r}",
+                None,
+                f.text,
+                "structure",
+            )
 
 
 def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:
