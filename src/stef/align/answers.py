@@ -25,6 +25,7 @@ from stef.align.matching import (
 )
 from stef.align.places import other_place, stated_place
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
 
@@ -493,3 +494,81 @@ def weak_value(
     where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
     answer_elsewhere(req, where, literal or name, matched, out)
     return True
+
+
+#: Words before a column's name that are no value of it ("each department", "the largest
+#: department", "their department", "a new category").
+_NOT_MODIFIERS = (
+    lx.DETERMINERS
+    | lx.SUPERLATIVE_WORDS
+    | lx.NUMBER_WORD_SET
+    | lx.REQUEST_STOPS
+    | lx.REQUEST_FILLERS
+    | lx.CONNECTIVES
+    | lx.AGGREGATE_WORDS
+    | lx.IMPERATIVES
+    | lx.DISTINCT_WORDS
+    | lx.RELATIVE_DATE_WORDS
+    | lx._words("same other another new main specific given particular their my our your")
+)
+
+
+#: Last words of a column name that do not sort rows into kinds: the word before them is
+#: whose they are ("the customer name", "the order date"), not a value.
+_NOT_KIND_HEADS = lx._words(
+    "name names id ids code codes number numbers date dates time times title titles value values"
+)
+
+
+def _a_word(value: str) -> bool:
+    """Is a literal a word or words (``'sales'``, ``'closed won'``), not a flag or a symbol?"""
+    return sum(ch.isalpha() for ch in value) >= 3 and value not in NEUTRAL_LITERALS
+
+
+def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
+    """The question's words naming a column the SQL compares with a value the question never
+    states, with a word before the name that is no value of the SQL ("engineering department"
+    against ``department = 'Sales'``): the value the question gives that column, or None.
+    The word must be no determiner, superlative, participle or grammar word, and no word of a
+    table, column or string literal of the SQL; the column's name must end in a noun that
+    sorts rows into kinds (not a name, an id or a date), and its value be a word (not a flag
+    such as ``'Y'`` or a symbol). ``text`` is the searchable question
+    (:func:`stef.align.matching.searchable`).
+
+    >>> from stef.spec import Filter, Spec
+    >>> sales = Filter("department", "=", ("sales",), "department = 'Sales'")
+    >>> sql = Spec(filters=[sales], columns=["department", "salary"], tables=["employees"],
+    ...     flags={"string_literals": ["Sales"]})
+    >>> modifier_of_column(sales, " employees in the engineering department ", sql)
+    'engineering department'
+    >>> modifier_of_column(sales, " employees of each department ", sql) is None
+    True
+    """
+    if f.op not in ("=", "in") or not f.column:
+        return None
+    written = {v.casefold() for v in sql.flags.get("string_literals") or ()}
+    if not f.values or not all(v in written and _a_word(v) for v in f.values):
+        return None  # a string literal the SQL compares, not a number, a flag or an expression
+    words = name_words(f.column)
+    head = words[-1] if words else ""
+    if len(head) < 4 or head in _NOT_KIND_HEADS:
+        return None
+    said: set[str] = set()
+    for form in (head, head + "s"):
+        i = text.find(f" {form} ")
+        while i > 0:
+            before = text[:i].rsplit(" ", 1)[-1]
+            if before.isalpha() and len(before) >= 3:
+                said.add(before)
+            i = text.find(f" {form} ", i + 1)
+    if not said:
+        return None
+    names = {w.removesuffix("s") for n in (*sql.tables, *sql.columns) for w in name_words(n)}
+    literal_words = {w for v in written for w in name_words(v)}
+    for word in sorted(said):
+        if word in _NOT_MODIFIERS or word.removesuffix("s") in names or word in literal_words:
+            continue
+        if word.endswith("est") or word == head or (len(word) > 4 and word.endswith("ed")):
+            continue  # a superlative, the name again, a participle ("hosted competition")
+        return f"{word} {head}"
+    return None

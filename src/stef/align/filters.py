@@ -33,6 +33,7 @@ from stef.align.answers import (
     counted_by_limit,
     counted_by_pairs,
     listed_missing,
+    modifier_of_column,
     named_column_other_value,
     number_in_code,
     number_in_names,
@@ -359,7 +360,7 @@ def align_filters(
     for i, f in enumerate(candidates):
         if i in used or f.clause in ("case", "or") or _note_benign(f, benign, benign_found, out):
             continue  # an unmatched CASE condition shapes an output, it filters nothing
-        _classify_unasked(f, text, matched, extra, out)
+        _classify_unasked(f, text, matched, extra, out, sql)
     for f in sql.filters:
         if not f.values:
             _note_benign(f, benign, benign_found, out)
@@ -640,9 +641,10 @@ def _classify_unasked(
     matched: list[tuple[Filter, Filter]],
     extra: list[Filter],
     out: FindingCollector,
+    sql: Spec,
 ) -> None:
     """A SQL filter no required filter matched: implied when the question states its
-    values, else extra."""
+    values, wrong when the question gives its column another value, else extra."""
     if all(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in f.values):
         matched.append((Filter(f.column, f.op, f.values, "", "question"), f))
         out.add(
@@ -653,6 +655,12 @@ def _classify_unasked(
             f.text,
             "filter_alignment",
         )
+    elif (said := modifier_of_column(f, text, sql)) is not None and not any(
+        x.kind == "filter_wrong_value" and x.sql == f.text for x in out.findings
+    ):
+        extra.append(f)  # "the engineering department" as department = 'Sales'
+        why = f"the question says {said!r}; the SQL compares {f.text}"
+        out.add("filter_wrong_value", "error", why, said, f.text, "filter")
     else:
         extra.append(f)
         unexplained = [v for v in f.values if not text_mentions(v, text)]

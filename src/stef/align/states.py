@@ -25,6 +25,7 @@ import re
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
+from stef.nl.lexicon import _words
 from stef.nl.states import StateWord, state_words, weekday_words
 from stef.nl.words import stem
 from stef.spec import Filter, Spec
@@ -60,6 +61,8 @@ def check_states(
     for state in states:
         if state.excluded:
             _check_excluded(sql, out, state)
+        elif not _negated_before(state.word, question):
+            _check_opposite(sql, out, state)
     if not states or _coded_filter(sql):
         return
     names = " ".join(
@@ -127,6 +130,105 @@ def _check_excluded(sql: Spec, out: FindingCollector, state: StateWord) -> None:
         state.word,
         keeps.text,
         "filter_alignment",
+    )
+
+
+#: The stem of each state's opposite, and of the state itself where it is no negation:
+#: "open" rows are no ``status = 'closed'`` and no ``closed_at IS NOT NULL``.
+_OPPOSITES: dict[str, tuple[str, str | None]] = {
+    "open": ("clos", "open"),
+    "closed": ("open", "clos"),
+    "enabled": ("disabl", "enabl"),
+    "disabled": ("enabl", "disabl"),
+    "successful": ("fail", "success"),
+    "failed": ("success", "fail"),
+    "published": ("draft", "publish"),
+    "unpaid": ("paid", None),
+    "unshipped": ("ship", None),
+    "undelivered": ("deliver", None),
+    "unapproved": ("approv", None),
+    "unpublished": ("publish", None),
+    "unverified": ("verif", None),
+    "unresolved": ("resolv", None),
+    "unanswered": ("answer", None),
+    "incomplete": ("complet", None),
+}
+#: Values of a flag that keep its rows, and that keep them out.
+_TRUE = frozenset({"1", "true", "t", "y", "yes"})
+_FALSE = frozenset({"0", "false", "f", "n", "no"})
+
+
+def _check_opposite(sql: Spec, out: FindingCollector, state: StateWord) -> None:
+    """The question asks for rows in a state ("tickets that are still open") and a filter of
+    the SQL keeps those in the opposite one: a value that names it (``status = 'closed'``), a
+    date or flag named for it that is set (``closed_at IS NOT NULL``, ``is_closed = 1``), or
+    one named for the state itself that is empty (``opened_at IS NULL``):
+    ``filter_wrong_value``. Nothing is said when the SQL subtracts rows (``EXCEPT``, ``NOT
+    IN``/``NOT EXISTS``), and nothing when a filter names the state itself.
+
+    >>> from stef.spec import Filter
+    >>> from stef.nl.states import StateWord
+    >>> out, open_ = FindingCollector(), StateWord("open", ("open", "clos"))
+    >>> _check_opposite(Spec(filters=[Filter("closed_at", "is not null")]), out, open_)
+    >>> _check_opposite(Spec(filters=[Filter("status", "=", ("closed",))]), out, open_)
+    >>> _check_opposite(Spec(filters=[Filter("closed_at", "is null")]), out, open_)
+    >>> [f.message for f in out.findings]  # doctest: +NORMALIZE_WHITESPACE
+    ['the question asks for open rows; the SQL keeps the opposite (closed_at IS NOT NULL)',
+      'the question asks for open rows; the SQL keeps the opposite (status = closed)']
+    """
+    pair = _OPPOSITES.get(state.word)
+    if pair is None or "except" in sql.set_operations or any(f.negated for f in sql.filters):
+        return  # the SQL subtracts rows: what it keeps is not what it returns
+    other, own = pair
+    read = [f for f in sql.filters if not f.negated and f.clause in ("where", "having")]
+    if any(state.word in v or (own and own in v) for f in read for v in f.values):
+        return  # a filter names the state itself: the SQL reads it
+    for f in read:
+        if _keeps_opposite(f, other, own):
+            shown = f.text or f"{f.column} {f.op.upper()} {', '.join(f.values)}".strip()
+            out.add(
+                "filter_wrong_value",
+                "error",
+                f"the question asks for {state.word} rows; the SQL keeps the opposite ({shown})",
+                state.word,
+                f.text,
+                "filter_alignment",
+            )
+            return
+
+
+#: Words before a state word in its sentence that may turn it round ("excluding community
+#: wiki / closed posts", "not yet closed").
+_TURNING = lx.NEGATION_WORDS | _words("excluding exclude excludes ignoring non yet")
+
+
+def _negated_before(word: str, question: str) -> bool:
+    """Does a negation or an exclusion come before ``word`` in its sentence of ``question``?
+
+    >>> _negated_before("closed", "Top users excluding community wiki / closed posts")
+    True
+    >>> _negated_before("open", "Tickets that are still open. Not urgent ones.")
+    False
+    """
+    low = question.casefold()
+    at = low.find(word)
+    if at < 0:
+        return False
+    sentence = re.split(r"[.?!;]", low[:at])[-1]
+    return any(w in _TURNING for w in re.findall(r"[a-z]+", sentence))
+
+
+def _keeps_opposite(f: Filter, other: str, own: str | None) -> bool:
+    """Does ``f`` keep the rows of the state whose stem is ``other``: a value naming it, a
+    date or flag named for it that is set, or one named for the state ``own`` that is not?"""
+    column = (f.column or "").casefold()
+    values = {v.casefold() for v in f.values}
+    if f.op in _KEEPS and values and all(other in v for v in values):
+        return True
+    if other in column and (f.op == "is not null" or (f.op == "=" and values and values <= _TRUE)):
+        return True
+    return own is not None and own in column and (
+        f.op == "is null" or (f.op == "=" and bool(values) and values <= _FALSE)
     )
 
 

@@ -102,8 +102,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
             "structure",
         )
     _check_or_precedence(flags, out)
-    _check_wildcards(sql, out)
-    _check_value_types(sql, out)
+    _check_compared_literals(sql, out)
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -164,6 +163,13 @@ def _check_or_precedence(flags: dict[str, Any], out: FindingCollector) -> None:
             precedence,
             "structure",
         )
+
+
+def _check_compared_literals(sql: Spec, out: FindingCollector) -> None:
+    """String literals a condition compares in a way no row can match: a LIKE pattern
+    under ``=`` and a text compared with a column named for a number."""
+    _check_wildcards(sql, out)
+    _check_value_types(sql, out)
 
 
 #: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern.
