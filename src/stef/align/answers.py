@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 
 from stef.align.matching import (
     NEUTRAL_LITERALS,
@@ -526,14 +527,14 @@ def _a_word(value: str) -> bool:
 
 
 def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
-    """The question's words naming a column the SQL compares with a value the question never
-    states, with a word before the name that is no value of the SQL ("engineering department"
-    against ``department = 'Sales'``): the value the question gives that column, or None.
-    The word must be no determiner, superlative, participle or grammar word, and no word of a
-    table, column or string literal of the SQL; the column's name must end in a noun that
-    sorts rows into kinds (not a name, an id or a date), and its value be a word (not a flag
-    such as ``'Y'`` or a symbol). ``text`` is the searchable question
-    (:func:`stef.align.matching.searchable`).
+    """The value the question gives a column that the SQL compares with a value the question
+    never states, or None: a word before the column's name ("engineering department" against
+    ``department = 'Sales'``), or before the last word of the SQL's value in other words
+    ("organic search" against ``channel = 'paid_search'``). The word must be no determiner,
+    superlative, participle or grammar word, and no word of a table, column or string literal
+    of the SQL; the column's name must end in a noun that sorts rows into kinds (not a name,
+    an id or a date), and its value be a word (not a flag such as ``'Y'`` or a symbol).
+    ``text`` is the searchable question (:func:`stef.align.matching.searchable`).
 
     >>> from stef.spec import Filter, Spec
     >>> sales = Filter("department", "=", ("sales",), "department = 'Sales'")
@@ -543,16 +544,38 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
     'engineering department'
     >>> modifier_of_column(sales, " employees of each department ", sql) is None
     True
+    >>> paid = Filter("channel", "=", ("paid_search",), "channel = 'paid_search'")
+    >>> sql = Spec(filters=[paid], columns=["channel"], flags={"string_literals": ["paid_search"]})
+    >>> modifier_of_column(paid, " daily sessions from organic search ", sql)
+    'organic search'
     """
     if f.op not in ("=", "in") or not f.column:
         return None
     written = {v.casefold() for v in sql.flags.get("string_literals") or ()}
     if not f.values or not all(v in written and _a_word(v) for v in f.values):
         return None  # a string literal the SQL compares, not a number, a flag or an expression
+    names = {w.removesuffix("s") for n in (*sql.tables, *sql.columns) for w in name_words(n)}
+    literal_words = {w for v in written for w in name_words(v)}
     words = name_words(f.column)
     head = words[-1] if words else ""
-    if len(head) < 4 or head in _NOT_KIND_HEADS:
-        return None
+    if len(head) >= 4 and head not in _NOT_KIND_HEADS:
+        for word in _words_before(head, text):
+            if _gives_value(word, head, names, literal_words):
+                return f"{word} {head}"
+    for value in f.values if len(f.values) == 1 else ():
+        parts = name_words(value)
+        if len(parts) < 2 or len(parts[-1]) < 4 or any(f" {p} " in text for p in parts[:-1]):
+            continue  # one word, or the question says the value's other words too
+        for word in _words_before(parts[-1], text):
+            if _gives_value(word, parts[-1], names, literal_words) and not any(
+                SequenceMatcher(None, word, p).ratio() >= 0.75 for p in parts[:-1]
+            ):  # "Noth America" misspells the value's "north"
+                return f"{word} {parts[-1]}"
+    return None
+
+
+def _words_before(head: str, text: str) -> list[str]:
+    """The words (three letters or more) right before ``head`` or its plural in ``text``."""
     said: set[str] = set()
     for form in (head, head + "s"):
         i = text.find(f" {form} ")
@@ -561,14 +584,12 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
             if before.isalpha() and len(before) >= 3:
                 said.add(before)
             i = text.find(f" {form} ", i + 1)
-    if not said:
-        return None
-    names = {w.removesuffix("s") for n in (*sql.tables, *sql.columns) for w in name_words(n)}
-    literal_words = {w for v in written for w in name_words(v)}
-    for word in sorted(said):
-        if word in _NOT_MODIFIERS or word.removesuffix("s") in names or word in literal_words:
-            continue
-        if word.endswith("est") or word == head or (len(word) > 4 and word.endswith("ed")):
-            continue  # a superlative, the name again, a participle ("hosted competition")
-        return f"{word} {head}"
-    return None
+    return sorted(said)
+
+
+def _gives_value(word: str, head: str, names: set[str], literal_words: set[str]) -> bool:
+    """Can ``word`` before ``head`` be a value: no grammar word, superlative, participle, the
+    head again, nor a word of the SQL's names or literals (then the SQL reads it)?"""
+    if word in _NOT_MODIFIERS or word.removesuffix("s") in names or word in literal_words:
+        return False
+    return not (word.endswith("est") or word == head or (len(word) > 4 and word.endswith("ed")))
