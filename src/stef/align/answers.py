@@ -558,7 +558,9 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
     literal_words = {w for v in written for w in name_words(v)}
     words = name_words(f.column)
     head = words[-1] if words else ""
-    if len(head) >= 4 and head not in _NOT_KIND_HEADS:
+    # the question says no word of the value ("data engineering team" for 'Data Platform')
+    partly = any(f" {w} " in text for v in f.values for w in name_words(v) if len(w) >= 3)
+    if len(head) >= 4 and head not in _NOT_KIND_HEADS and not partly:
         for word in _words_before(head, text):
             if _gives_value(word, head, names, literal_words):
                 return f"{word} {head}"
@@ -589,7 +591,10 @@ def _words_before(head: str, text: str) -> list[str]:
 
 def _gives_value(word: str, head: str, names: set[str], literal_words: set[str]) -> bool:
     """Can ``word`` before ``head`` be a value: no grammar word, superlative, participle, the
-    head again, nor a word of the SQL's names or literals (then the SQL reads it)?"""
+    head again, nor a word of the SQL's names or literals, nor one a literal shortens
+    (``'ENT'`` for "enterprise": then the SQL reads it)?"""
     if word in _NOT_MODIFIERS or word.removesuffix("s") in names or word in literal_words:
+        return False
+    if any(len(w) >= 2 and word.startswith(w) for w in literal_words):
         return False
     return not (word.endswith("est") or word == head or (len(word) > 4 and word.endswith("ed")))
