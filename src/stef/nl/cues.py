@@ -707,8 +707,8 @@ def _step_group_by(ctx: _Ctx) -> None:
             col = ctx.match_column(key) or key
             if col not in spec.group_by:
                 spec.group_by.append(col)
-        if cue.endswith(("each", "every")):
-            spec.flags["group_each"] = True  # "for each X": one row per X, never a unit
+        if cue.endswith(("each", "every")) or (cue == "by" and not _plural_head(keys[-1])):
+            spec.flags["group_each"] = True  # "for each X", "by X": one row per X, never a unit
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
 
 
