@@ -630,8 +630,10 @@ QUARTER = re.compile(  # and halves: "Q3 2021", "the first half of 2023", "H2 20
     rf"\s*(?:of\s+|,\s*)?(?P<y>{_YEAR})\b",
     re.I,
 )
-MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_FULL_MONTHS})\b")
-MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_FULL_MONTHS})\b")
+#: A month named alone: its full name, "May" too (capitalised after "in", never the verb).
+_MONTH_NAMES = f"{_FULL_MONTHS}|May"
+MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_MONTH_NAMES})\b")
+MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_MONTH_NAMES})\b")
 RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
     r"(?P<unit>year|month|week|quarter|hour|day)\b(?!\s+of\b)"  # not "the last week of May"
