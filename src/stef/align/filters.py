@@ -85,6 +85,7 @@ from stef.align.operators import (
     DATE_PARTS,
     EQUALISH,
     age_as_date,
+    age_turned,
     as_of,
     hint_value_differs,
     one_off,
@@ -317,6 +318,7 @@ def align_filters(
     raw = f"{question}\n{hints or ''}" if question else text  # as written, for places
     together = run_of_days([nl_span(f) for f in required])
     alone = sum(1 for f in required if relative_period(f.text)) <= 1
+    aged = sql.flags.get("clock_ages") or ()
     for req in required:
         dated = _date_answer(req, candidates, used, sql, matched, out, hints, together, alone)
         if dated is not None:
@@ -325,7 +327,11 @@ def align_filters(
         m = _best_match(req, candidates, used)
         if m.sql is not None:
             used.add(next(i for i, c in enumerate(candidates) if c is m.sql))
-        if m.sql is not None and m.problem is None:
+        if m.sql is not None and m.problem is None and age_turned(req, m.sql, aged):
+            bad += 1  # "older than 3 days" as created_at > NOW() - 3: the last three days
+            why = f"question asks for {req.text!r}; the SQL keeps the other rows ({m.sql.text})"
+            out.add("filter_wrong_operator", "error", why, req.text, m.sql.text, "filter")
+        elif m.sql is not None and m.problem is None:
             matched.append((req, m.sql))
         elif m.sql is None and (
             req.cue == WEAK_CUE or (literal := stated_literal(req, sql)) is not None

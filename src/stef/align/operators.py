@@ -171,6 +171,27 @@ def age_as_date(nl: Filter, sql: Filter, aged: Iterable[str]) -> bool:
     return canon_col(sql.column) in {canon_col(c) for c in aged}
 
 
+#: An age the question states ("older than 3 days", "younger than 2 weeks").
+_AGE = re.compile(r"\b(?:older|younger|newer)\b.*\b(?:hours?|days?|weeks?|months?|years?)\b")
+
+
+def age_turned(nl: Filter, sql: Filter, aged: Iterable[str]) -> bool:
+    """Does ``sql`` compare a date back from now the way the question compares the age, so
+    that it keeps the other rows ("older than 3 days" as ``created_at > NOW() - 3``, the
+    rows of the last three days)? ``aged``: the ``clock_ages`` flag of the SQL's spec.
+
+    >>> older = Filter(None, ">", ("3",), "older than 3 days")
+    >>> age_turned(older, Filter("created_at", ">", ("now() - 3",)), ["created_at"])
+    True
+    >>> age_turned(older, Filter("created_at", "<", ("now() - 3",)), ["created_at"])
+    False
+    """
+    if sql.column is None or nl.op not in _AGE_AS_DATE or not _AGE.search(nl.text.casefold()):
+        return False
+    same = {">": (">", ">="), ">=": (">", ">="), "<": ("<", "<="), "<=": ("<", "<=")}[nl.op]
+    return sql.op in same and canon_col(sql.column) in {canon_col(c) for c in aged}
+
+
 def two_points(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:
     """The SQL equality on one of the two dates of a range the question states, when
     another equality on the same column holds the other ("the increase of the balance from
