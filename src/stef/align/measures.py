@@ -264,10 +264,13 @@ def _nth(fractions: set[float]) -> str:
 
 
 #: A running or moving aggregate asked for: "running total", "moving average", "rolling
-#: 7-day sum". ("Cumulative" is left out: "cumulative amount" is often a stored total.)
+#: 7-day sum", a cumulative figure over periods ("cumulative revenue by day"; "cumulative"
+#: alone is left out: "cumulative amount" is often a stored total).
 _ASKED_RUNNING = re.compile(
     r"\b(?:running|moving|rolling)\s+(?:\d+[\s-]*(?:day|week|month)s?\s+)?"
     r"(?:totals?|sums?|counts?|averages?|avg|means?)\b"
+    r"|\bcumulative\s+(?:[a-z]+\s+){0,2}?(?:by|per|over|each)\s+(?:the\s+)?"
+    r"(?:days?|weeks?|months?|quarters?|years?|dates?)\b"
 )
 #: Parts of a name that hold a running figure already computed (``running_total``,
 #: ``cum_revenue``, ``ma_7d``).
@@ -288,7 +291,7 @@ def check_running(sql: Spec, out: FindingCollector, text: str) -> None:
     >>> len(out.findings)
     1
     """
-    if "running" not in text and "moving" not in text and "rolling" not in text:
+    if not any(map(text.__contains__, ("running", "moving", "rolling", "cumulative"))):
         return
     asked = _ASKED_RUNNING.search(text)
     if asked is None or sql.window_functions or sql.subqueries or sql.ctes:

@@ -306,6 +306,17 @@ def _check_no_limit(
         )
         return
     via_agg = topk == 1 and (bool(set(aggs) & {"max", "min"}) or sql.subqueries > 0)
+    if via_agg and nl.offset and not sql.subqueries and not sql.ctes and not sql.window_functions:
+        out.add(  # "the second highest salary" as MAX(salary): the highest
+            "offset_mismatch",
+            "error",
+            f"question asks for the row at place {nl.offset + 1}; the SQL's"
+            f" {'/'.join(sorted(set(aggs) & {'max', 'min'})).upper()} gives the first",
+            nl.order_by[0].text if nl.order_by else None,
+            None,
+            "limit",
+        )
+        return
     asked = nl.order_by[0] if nl.order_by else None
     ranked = first is not None and asked is not None and first.direction == _wanted(asked, first)
     if ranked and not via_agg:
