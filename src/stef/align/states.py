@@ -351,6 +351,7 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
 _NEVER = re.compile(
     r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
     r"(?P<w>[a-z]{3,}ed)\b"
+    r"|\bwithout\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"  # "employees without a manager"
 )
 #: Operators that keep the rows where a thing has not happened or subtract the others, and
 #: those that do so on the column named for it.
@@ -378,11 +379,13 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
     >>> out = FindingCollector()
     >>> kept = Filter("last_login_at", "is not null", (), "last_login_at IS NOT NULL")
     >>> check_never(Spec(filters=[kept]), out, "How many users have never logged in?")
+    >>> boss = Filter("manager_id", "is not null", (), "manager_id IS NOT NULL")
+    >>> check_never(Spec(filters=[boss]), out, "Employees without a manager")
     >>> [(f.kind, f.nl) for f in out.findings]
-    [('filter_wrong_operator', 'never logged')]
+    [('filter_wrong_operator', 'never logged'), ('filter_wrong_operator', 'without a manager')]
     """
     low = question.casefold()
-    if "never" not in low and "not" not in low and "n't" not in low:
+    if not any(map(low.__contains__, ("never", "not", "n't", "without"))):
         return
     if (
         "except" in sql.set_operations
@@ -391,7 +394,7 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
     ):
         return
     for m in _NEVER.finditer(low):
-        root = _participle_stem(m.group("w"))
+        root = _participle_stem(m.group("w")) if m.group("w") else stem(m.group("n"))
         named = [f for f in sql.filters if f.column and root in f.column.casefold()]
         if any(f.op in _KEEPS_OTHERS_ON for f in named):
             return
@@ -401,8 +404,13 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
         out.add(
             "filter_wrong_operator",
             "error",
-            f"the question asks for rows that {m.group(0)}; the SQL keeps only those where it"
-            f" happened ({kept.text or kept.column})",
+            (
+                f"the question asks for rows that {m.group(0)}; the SQL keeps only those where it"
+                f" happened ({kept.text or kept.column})"
+                if m.group("w")
+                else f"the question asks for rows {m.group(0)}; the SQL keeps only those with"
+                f" one ({kept.text or kept.column})"
+            ),
             m.group(0),
             kept.text,
             "filter_alignment",
