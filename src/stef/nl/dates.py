@@ -124,6 +124,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
             o = ctx.search(lx.DATE_OP_BEFORE, max(0, m.start() - 25), m.start())
             op = lx.YEAR_OPS.get(" ".join(o.group("op").casefold().split()), "=") if o else "="
             start = o.start() if o else m.start()
+            op = "<" if o and _not_since(ctx.low, o) else op  # "not logged in since May 2024"
             f = Filter(None, op, (dv[0],), ctx.text[start : m.end()], src, dv[1])
             ctx.add_filter(f, start, m.end())
     year_range = ctx.may_have(_RANGE_WORDS) or ctx.may_hold(*_YEAR_RANGE_JOINS)
@@ -147,10 +148,31 @@ def _absolute_dates(ctx: _Ctx) -> None:
             continue
         if m.group("y"):
             op, y = lx.YEAR_OPS.get(" ".join(m.group("op").casefold().split()), "="), m.group("y")
+            op = "<" if _not_since(ctx.low, m) else op
         else:
             op = "<=" if _EARLIER.search(m.group("post")) else ">="
             y = m.group("y2")
         ctx.add_filter(Filter(None, op, (y,), m.group(0), src, "year"), m.start(), m.end())
+
+
+#: A negation in the clause before "since": "have not logged in since May 2024" keeps the
+#: rows whose last time is before it.
+_NEGATED_CLAUSE = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b")
+
+
+def _not_since(low: str, m: re.Match[str]) -> bool:
+    """Is the match's operator "since", after a negation in its clause (from the last
+    sentence break or comma)?
+
+    >>> low = "users who have not logged in since 2024"
+    >>> _not_since(low, lx.YEAR_OP.search(low)), _not_since("sold since 2024", lx.YEAR_OP.search(
+    ...     "sold since 2024"))
+    (True, False)
+    """
+    if m.group("op").casefold().split() != ["since"]:
+        return False
+    clause = re.split(r"[.;:?!,]", low[: m.start()])[-1]
+    return _NEGATED_CLAUSE.search(clause) is not None
 
 
 _MONTH_NAME = lx.alternation(lx.MONTHS)
