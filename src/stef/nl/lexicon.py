@@ -225,7 +225,7 @@ QUESTION_FILLER_WORDS = (
     above below less more ascending descending alphabetical alphabetically order ordered
     sorted sort respectively percentage percentages percent ratio ratios proportion fraction
     share daily weekly monthly yearly annual annually quarterly hourly week weeks trend trends
-    whats doing come comes"""
+    whats whos hows doing come comes"""
     )
     | CONNECTIVES
     | REQUEST_VERBS
