@@ -1,10 +1,12 @@
 """Where a required filter is answered other than by a matching SQL filter: a number a
 name holds (``NumGE1500``), a code that holds a year (``'2023FA'``), a LIMIT that is the
 number of rows asked for, a value applied by its key (``eye_colour_id = 7``), a fraction the
-SQL computes as a percentage or a quantity in a smaller unit (:func:`scaled_pairs`); and
-where it is answered wrongly, by another value on the column the question names
-(:func:`named_column_other_value`). Pure functions of the two specs, used by
-:mod:`stef.align.filters`.
+SQL computes as a percentage or a quantity in a smaller unit (:func:`scaled_pairs`), a
+capitalised value a literal or a name holds (:func:`weak_value`); where it is answered
+wrongly, by another value on the column the question names (:func:`named_column_other_value`,
+:func:`modifier_of_column`: "the engineering department" as ``department = 'Sales'``); and
+where it is missing, listed with a filtered value or a place named on its own
+(:func:`listed_missing`). Pure functions of the two specs, used by :mod:`stef.align.filters`.
 """
 
 from __future__ import annotations
@@ -384,7 +386,7 @@ def listed_missing(
                 "filter_alignment",
             )
             break
-        else:
+        else:  # listed with no filtered value: missing still where it names a place
             if (place := stated_place(req.values, question)) is not None:
                 missing.append(req)
                 why = f"the question names {place}, a place; no SQL filter or name holds it"

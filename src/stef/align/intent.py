@@ -557,8 +557,8 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
 
 def _own_text(name: str) -> bool:
     """Does a column hold a row's own text (a comment's ``text``, a post's ``body``) or its
-    own code (a product's ``sku``), which tells rows apart as a
-    title does (read only when the SQL reads one table)?"""
+    own code (a product's ``sku``), which tells rows apart as a title does (read only when
+    the SQL reads one table)?"""
     return name.casefold().rsplit(".", 1)[-1].endswith(_OWN_TEXT)
 
 

@@ -13,9 +13,11 @@ then nothing is reported.
 
 The polarity is checked too (``filter_wrong_operator``): a state the question excludes
 ("excluding refunded orders") that the SQL keeps alone (``status = 'refunded'``), and rows
-where something never happened ("users who have never logged in") kept as those where it
-did (``last_login_at IS NOT NULL``). Days of the week asked for and read nowhere are
-``weekday_unfiltered``.
+where something never happened ("users who have never logged in", "employees without a
+manager") kept as those where it did (``last_login_at IS NOT NULL``). A state the question
+asks for that the SQL keeps as its opposite ("still open" as ``status = 'closed'`` or
+``closed_at IS NOT NULL``) is ``filter_wrong_value``. Days of the week asked for and read
+nowhere are ``weekday_unfiltered``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import re
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
-from stef.nl.lexicon import _words
 from stef.nl.states import StateWord, state_words, weekday_words
 from stef.nl.words import stem
 from stef.spec import Filter, Spec
@@ -199,7 +200,7 @@ def _check_opposite(sql: Spec, out: FindingCollector, state: StateWord) -> None:
 
 #: Words before a state word in its sentence that may turn it round ("excluding community
 #: wiki / closed posts", "not yet closed").
-_TURNING = lx.NEGATION_WORDS | _words("excluding exclude excludes ignoring non yet")
+_TURNING = lx.NEGATION_WORDS | lx._words("excluding exclude excludes ignoring non yet")
 
 
 def _negated_before(word: str, question: str) -> bool:
