@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from stef.align.aggregation import sql_aggs
-from stef.align.matching import HINT_CLAUSE
+from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
 from stef.findings import FindingCollector
 from stef.rules import Rules
@@ -58,6 +58,50 @@ def check_order_limit(
         return
     _check_order(nl, sql, out, rules, aggs, hints)
     _check_limit(nl, sql, out, rules, aggs)
+    _check_group_rank(nl, sql, out)
+
+
+def _check_group_rank(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """One row per group ranked by a superlative ("the latest order for each customer") and
+    kept by ranking windows cut to their first rows that all rank the other way (``ROW_NUMBER()
+    OVER (PARTITION BY customer_id ORDER BY order_date ASC) = 1``: each customer's first
+    order): ``order_direction_mismatch``. An age superlative is left alone (the youngest has
+    the latest birth date).
+
+    >>> nl = Spec(flags={"one_per_group": "desc"})
+    >>> sql = Spec(flags={"rank_windows": [["order_date", "asc"]], "rank_cuts": [1]})
+    >>> out = FindingCollector()
+    >>> _check_group_rank(nl, sql, out)
+    >>> [f.kind for f in out.findings]
+    ['order_direction_mismatch']
+    """
+    want = nl.flags.get("one_per_group")
+    windows = sql.flags.get("rank_windows") or []
+    if want not in ("asc", "desc") or not windows or not sql.flags.get("rank_cuts"):
+        return
+    if any(direction == want for _, direction in windows):
+        return
+    if any(_age_like(str(key)) for key, _ in windows):
+        return
+    out.add(
+        "order_direction_mismatch",
+        "error",
+        f"question asks for each group's first row in {want.upper()} order; the SQL's ranking"
+        f" window orders {windows[0][1].upper()} by {windows[0][0]}",
+        None,
+        str(windows[0][0]),
+        "ordering",
+    )
+
+
+def _age_like(key: str) -> bool:
+    """Does a ranking key hold a birth date or an age, which ranks the other way round?
+
+    >>> _age_like("birth_date"), _age_like("Age"), _age_like("page_views")
+    (True, True, False)
+    """
+    words = name_words(key)
+    return any(w in ("age", "ages", "dob", "born") or w.startswith("birth") for w in words)
 
 
 def _check_inner_rank(nl: Spec, sql: Spec, out: FindingCollector, hints: str | None) -> None:

@@ -262,7 +262,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue
         spec.flags["superlative"] = True
         if ctx.topk_index is None and not ordinal and _per_group(low, end):
-            spec.flags["one_per_group"] = True
+            spec.flags["one_per_group"] = direction  # the direction that ranks each group
             continue  # one row per group: ranked inside a window or subquery, not by LIMIT
         if ctx.topk_index is not None:
             topk = spec.order_by[ctx.topk_index]
