@@ -134,10 +134,10 @@ def _check_excluded(sql: Spec, out: FindingCollector, state: StateWord) -> None:
     )
 
 
-#: The stem of each state's opposite, and of the state itself where it is no negation:
-#: "open" rows are no ``status = 'closed'`` and no ``closed_at IS NOT NULL``.
+#: The stems of each state's opposites ("|" between them), and of the state itself where it
+#: is no negation: "open" rows are no ``status = 'closed'`` and no ``closed_at IS NOT NULL``.
 _OPPOSITES: dict[str, tuple[str, str | None]] = {
-    "open": ("clos", "open"),
+    "open": ("clos|fill|resolv", "open"),  # an open ticket is unresolved, an open role unfilled
     "closed": ("open", "clos"),
     "enabled": ("disabl", "enabl"),
     "disabled": ("enabl", "disabl"),
@@ -180,12 +180,12 @@ def _check_opposite(sql: Spec, out: FindingCollector, state: StateWord) -> None:
     pair = _OPPOSITES.get(state.word)
     if pair is None or "except" in sql.set_operations or any(f.negated for f in sql.filters):
         return  # the SQL subtracts rows: what it keeps is not what it returns
-    other, own = pair
+    others, own = pair
     read = [f for f in sql.filters if not f.negated and f.clause in ("where", "having")]
     if any(state.word in v or (own and own in v) for f in read for v in f.values):
         return  # a filter names the state itself: the SQL reads it
     for f in read:
-        if _keeps_opposite(f, other, own):
+        if any(_keeps_opposite(f, other, own) for other in others.split("|")):
             shown = f.text or f"{f.column} {f.op.upper()} {', '.join(f.values)}".strip()
             out.add(
                 "filter_wrong_value",
