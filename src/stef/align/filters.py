@@ -76,6 +76,7 @@ from stef.align.matching import (
     checked_cues,
     int_value,
     name_mentioned,
+    name_words,
     searchable,
     text_mentions,
     text_stems,
@@ -666,7 +667,10 @@ def _classify_unasked(
     ):
         extra.append(f)  # "the engineering department" as department = 'Sales'
         why = f"the question says {said!r}; the SQL compares {f.text}"
-        out.add("filter_wrong_value", "error", why, said, f.text, "filter")
+        # the value's own word said with another ("organic search" for 'paid_search') is an
+        # error; a column's name with a word the value is not may be a synonym ('voice')
+        strong = any(said.endswith(f" {name_words(v)[-1]}") for v in f.values if name_words(v))
+        out.add("filter_wrong_value", "error" if strong else "warning", why, said, f.text, "filter")
     else:
         extra.append(f)
         unexplained = [v for v in f.values if not text_mentions(v, text)]
