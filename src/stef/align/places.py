@@ -1,6 +1,6 @@
-"""Places written as codes: a question names a country or a state ("Germany", "Texas"), the
-SQL compares the ISO 3166 code a warehouse stores (``country = 'DE'``, ``'DEU'``,
-``state = 'TX'``). The codes come from :mod:`pycountry` (the ISO 3166-1 countries and the
+"""Places written as codes: a question names a country or a state ("Germany", "Texas") or a
+country's adjective ("German", "Canadian"), the SQL compares the ISO 3166 code a warehouse
+stores (``country = 'DE'``, ``'DEU'``, ``state = 'TX'``). The codes come from :mod:`pycountry` (the ISO 3166-1 countries and the
 ISO 3166-2 subdivisions it packages; nothing is fetched), read the first time a code meets
 a place name, so a run that never compares one pays nothing.
 
@@ -36,7 +36,27 @@ def place_code(name: str, code: str) -> bool:
     (True, True, True)
     """
     name, kinds = _kinds_named(name, code)
-    return any(code in kind.codes[name] for kind in kinds)
+    return any(code in kind.codes[name] for kind in kinds) or _demonym_code(name, code)
+
+
+#: Endings of the adjective a country's people and things are called by ("Canadian", "German",
+#: "Japanese", "Swedish", "Pakistani").
+_DEMONYM_ENDS = ("an", "ese", "ish", "i")
+
+
+def _demonym_code(word: str, code: str) -> bool:
+    """Is ``word`` the adjective of a country whose code is ``code`` ("canadian" and
+    ``'CA'``): a country's name sharing its first four letters, the code one of its codes?
+
+    >>> _demonym_code("canadian", "ca"), _demonym_code("german", "deu")
+    (True, True)
+    >>> _demonym_code("german", "fr"), _demonym_code("canada", "ca")
+    (False, False)
+    """
+    if len(word) < 5 or not word.endswith(_DEMONYM_ENDS) or not (2 <= len(code) <= 3):
+        return False
+    countries = _places()[0]
+    return any(n[:4] == word[:4] and code in codes for n, codes in countries.codes.items())
 
 
 def other_place(name: str, code: str) -> bool:
