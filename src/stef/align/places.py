@@ -1,8 +1,9 @@
 """Places written as codes: a question names a country or a state ("Germany", "Texas") or a
 country's adjective ("German", "Canadian"), the SQL compares the ISO 3166 code a warehouse
-stores (``country = 'DE'``, ``'DEU'``, ``state = 'TX'``). The codes come from :mod:`pycountry` (the ISO 3166-1 countries and the
-ISO 3166-2 subdivisions it packages; nothing is fetched), read the first time a code meets
-a place name, so a run that never compares one pays nothing.
+stores (``country = 'DE'``, ``'DEU'``, ``state = 'TX'``). The codes come from
+:mod:`pycountry` (the ISO 3166-1 countries and the ISO 3166-2 subdivisions it packages;
+nothing is fetched), read the first time a code meets a place name, so a run that never
+compares one pays nothing.
 
 >>> place_code("germany", "de"), place_code("germany", "deu"), place_code("texas", "tx")
 (True, True, True)
