@@ -25,6 +25,7 @@ from stef.align.matching import (
     text_mentions,
     value_in_names,
     values_match,
+    written_strings,
 )
 from stef.align.places import other_place, stated_place
 from stef.findings import FindingCollector
@@ -480,13 +481,13 @@ def weak_value(
         else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
     )
     if literal is None and name is None:
-        bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
-        kind, why = "value_unmatched", "neither a filter nor a name of the SQL holds it"
-        kind, why = ("value_unfiltered", "the SQL filters nothing") if bare else (kind, why)
         if stated_place(req.values, text) is not None:
             return False  # "users in Canada": a missing filter (:func:`listed_missing`)
+        bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
+        why = "neither a filter nor a name of the SQL holds it"
+        why = "the SQL filters nothing" if bare else why
         out.add(
-            kind,
+            "value_unfiltered" if bare else "value_unmatched",
             "warning",
             f"the question names {vals}; {why}",
             req.text,
@@ -528,32 +529,34 @@ def _a_word(value: str) -> bool:
     return sum(ch.isalpha() for ch in value) >= 3 and value not in NEUTRAL_LITERALS
 
 
-def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
+def modifier_of_column(f: Filter, text: str, sql: Spec) -> tuple[str, bool] | None:
     """The value the question gives a column that the SQL compares with a value the question
-    never states, or None: a word before the column's name ("engineering department" against
-    ``department = 'Sales'``), or before the last word of the SQL's value in other words
-    ("organic search" against ``channel = 'paid_search'``). The word must be no determiner,
-    superlative, participle or grammar word, and no word of a table, column or string literal
-    of the SQL; the column's name must end in a noun that sorts rows into kinds (not a name,
-    an id or a date), and its value be a word (not a flag such as ``'Y'`` or a symbol).
-    ``text`` is the searchable question (:func:`stef.align.matching.searchable`).
+    never states, and whether the question says it with the value's own word, or None: a
+    word before the column's name ("engineering department" against ``department =
+    'Sales'``: the value may be a synonym), or before the last word of the SQL's value in
+    other words ("organic search" against ``channel = 'paid_search'``: another value). The
+    word must be no determiner, superlative, participle or grammar word, and no word of a
+    table, column or string literal of the SQL; the column's name must end in a noun that
+    sorts rows into kinds (not a name, an id or a date), and its value be a word (not a flag
+    such as ``'Y'`` or a symbol). ``text`` is the searchable question
+    (:func:`stef.align.matching.searchable`).
 
     >>> from stef.spec import Filter, Spec
     >>> sales = Filter("department", "=", ("sales",), "department = 'Sales'")
     >>> sql = Spec(filters=[sales], columns=["department", "salary"], tables=["employees"],
     ...     flags={"string_literals": ["Sales"]})
     >>> modifier_of_column(sales, " employees in the engineering department ", sql)
-    'engineering department'
+    ('engineering department', False)
     >>> modifier_of_column(sales, " employees of each department ", sql) is None
     True
     >>> paid = Filter("channel", "=", ("paid_search",), "channel = 'paid_search'")
     >>> sql = Spec(filters=[paid], columns=["channel"], flags={"string_literals": ["paid_search"]})
     >>> modifier_of_column(paid, " daily sessions from organic search ", sql)
-    'organic search'
+    ('organic search', True)
     """
     if f.op not in ("=", "in") or not f.column:
         return None
-    written = {v.casefold() for v in sql.flags.get("string_literals") or ()}
+    written = written_strings(sql)
     if not f.values or not all(v in written and _a_word(v) for v in f.values):
         return None  # a string literal the SQL compares, not a number, a flag or an expression
     names = {w.removesuffix("s") for n in (*sql.tables, *sql.columns) for w in name_words(n)}
@@ -565,7 +568,7 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
     if len(head) >= 4 and head not in _NOT_KIND_HEADS and not partly:
         for word in _words_before(head, text):
             if _gives_value(word, head, names, literal_words):
-                return f"{word} {head}"
+                return f"{word} {head}", False
     for value in f.values if len(f.values) == 1 else ():
         parts = name_words(value)
         if len(parts) < 2 or len(parts[-1]) < 4 or any(f" {p} " in text for p in parts[:-1]):
@@ -574,7 +577,7 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> str | None:
             if _gives_value(word, parts[-1], names, literal_words) and not any(
                 SequenceMatcher(None, word, p).ratio() >= 0.75 for p in parts[:-1]
             ):  # "Noth America" misspells the value's "north"
-                return f"{word} {parts[-1]}"
+                return f"{word} {parts[-1]}", True
     return None
 
 

@@ -76,7 +76,6 @@ from stef.align.matching import (
     checked_cues,
     int_value,
     name_mentioned,
-    name_words,
     searchable,
     text_mentions,
     text_stems,
@@ -662,15 +661,14 @@ def _classify_unasked(
             f.text,
             "filter_alignment",
         )
-    elif (said := modifier_of_column(f, text, sql)) is not None and not any(
+    elif (other := modifier_of_column(f, text, sql)) is not None and not any(
         x.kind == "filter_wrong_value" and x.sql == f.text for x in out.findings
     ):
         extra.append(f)  # "the engineering department" as department = 'Sales'
-        why = f"the question says {said!r}; the SQL compares {f.text}"
-        # the value's own word said with another ("organic search" for 'paid_search') is an
-        # error; a column's name with a word the value is not may be a synonym ('voice')
-        strong = any(said.endswith(f" {name_words(v)[-1]}") for v in f.values if name_words(v))
-        out.add("filter_wrong_value", "error" if strong else "warning", why, said, f.text, "filter")
+        said, own_word = other  # the value's own word said with another is another value;
+        why = f"the question says {said!r}; the SQL compares {f.text}"  # a column's, a synonym?
+        severity = "error" if own_word else "warning"
+        out.add("filter_wrong_value", severity, why, said, f.text, "filter")
     else:
         extra.append(f)
         unexplained = [v for v in f.values if not text_mentions(v, text)]

@@ -100,6 +100,17 @@ def quoted_terms(text: str, backquoted: bool = True) -> frozenset[str]:
     return frozenset(m.group(1).casefold().strip() for rx in kinds for m in rx.finditer(text))
 
 
+def written_strings(sql: Spec) -> frozenset[str]:
+    """The SQL's string literals, case-folded as its filters' values are: what a filter
+    compares as written, not a value the SQL computes (a date format inside ``FORMAT_DATE``,
+    a number).
+
+    >>> sorted(written_strings(Spec(flags={"string_literals": ["Sales", "8/%"]})))
+    ['8/%', 'sales']
+    """
+    return frozenset(s.casefold() for s in sql.flags.get("string_literals") or ())
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def searchable(*texts: str | None) -> str:
     """Question text prepared for literal look-ups: case-folded, punctuation spaced

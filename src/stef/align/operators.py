@@ -188,8 +188,8 @@ def age_turned(nl: Filter, sql: Filter, aged: Iterable[str]) -> bool:
     """
     if sql.column is None or nl.op not in _AGE_AS_DATE or not _AGE.search(nl.text.casefold()):
         return False
-    same = {">": (">", ">="), ">=": (">", ">="), "<": ("<", "<="), "<=": ("<", "<=")}[nl.op]
-    return sql.op in same and canon_col(sql.column) in {canon_col(c) for c in aged}
+    same_way = sql.op in BOUNDS and sql.op not in _AGE_AS_DATE[nl.op]  # not turned round
+    return same_way and canon_col(sql.column) in {canon_col(c) for c in aged}
 
 
 def two_points(nl: Filter, candidates: Sequence[Filter]) -> Filter | None:

@@ -45,6 +45,7 @@ def place_code(name: str, code: str) -> bool:
 _DEMONYM_ENDS = ("an", "ese", "ish", "i")
 
 
+@lru_cache(maxsize=4096)
 def _demonym_code(word: str, code: str) -> bool:
     """Is ``word`` the adjective of a country whose code is ``code`` ("canadian" and
     ``'CA'``): a country's name sharing its first four letters, the code one of its codes?
@@ -77,6 +78,9 @@ class _Kind:
     def __init__(self) -> None:
         self.codes: dict[str, set[str]] = {}
         self.all_codes: set[str] = set()
+        #: Case-folded names of the places a question names as a place to filter on (every
+        #: country; of the subdivisions, the :data:`_REGIONS` kinds).
+        self.regions: set[str] = set()
 
     def add(self, name: str, codes: set[str]) -> None:
         self.codes.setdefault(name.casefold(), set()).update(codes)
@@ -105,8 +109,11 @@ def _places() -> tuple[_Kind, _Kind]:
         for attr in ("name", "official_name", "common_name"):
             if label := getattr(c, attr, None):
                 countries.add(label, codes)
+    countries.regions.update(countries.codes)
     for s in pycountry.subdivisions:
         subdivisions.add(s.name, {s.code.split("-", 1)[1].casefold()})
+        if s.type in _REGIONS:
+            subdivisions.regions.add(s.name.casefold())
     return countries, subdivisions
 
 
@@ -140,13 +147,6 @@ def stated_place(values: tuple[str, ...], text: str) -> str | None:
 @lru_cache(maxsize=1)
 def _place_names() -> frozenset[str]:
     """Case-folded names of the countries (official, common and everyday names) and of the
-    subdivisions of :data:`_REGIONS` kinds."""
-    import pycountry
-
-    names = set(_ALIASES)
-    for c in pycountry.countries:
-        for attr in ("name", "official_name", "common_name"):
-            if label := getattr(c, attr, None):
-                names.add(label.casefold())
-    names.update(s.name.casefold() for s in pycountry.subdivisions if s.type in _REGIONS)
-    return frozenset(names)
+    subdivisions of :data:`_REGIONS` kinds, from the one reading of :func:`_places`."""
+    countries, subdivisions = _places()
+    return frozenset(_ALIASES).union(countries.regions, subdivisions.regions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stef.align.matching import name_words
+from stef.align.matching import name_words, written_strings
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
 from stef.spec import Spec
@@ -168,34 +168,36 @@ def _check_or_precedence(flags: dict[str, Any], out: FindingCollector) -> None:
 def _check_compared_literals(sql: Spec, out: FindingCollector) -> None:
     """String literals a condition compares in a way no row can match: a LIKE pattern
     under ``=`` and a text compared with a column named for a number."""
-    _check_wildcards(sql, out)
-    _check_value_types(sql, out)
+    written = written_strings(sql)
+    if written:  # a format ('%Y%m%d') or a number is no literal compared
+        _check_wildcards(sql, written, out)
+        _check_value_types(sql, written, out)
 
 
 #: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern.
 _PERCENT_TEXT = re.compile(r"-?\d+(?:\.\d+)?\s*%")
 
 
-def _check_wildcards(sql: Spec, out: FindingCollector) -> None:
+def _check_wildcards(sql: Spec, written: frozenset[str], out: FindingCollector) -> None:
     """A LIKE pattern compared with ``=``, ``<>`` or ``IN`` (``start_date = '8/%'``): only
     LIKE reads ``%`` as a wildcard, so the condition looks for the text as written. An error
     where the pattern is all the condition holds; a warning for one value of a longer IN list
     (the other values still match).
 
     >>> from stef.spec import Filter
-    >>> out, flags = FindingCollector(), {"string_literals": ["8/%", "10%"]}
-    >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")], flags=flags), out)
+    >>> out, written = FindingCollector(), frozenset({"8/%", "10%"})
+    >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")]), written, out)
     >>> like, percent = Filter("d", "like", ("8/%",)), Filter("r", "=", ("10%",))
-    >>> _check_wildcards(Spec(filters=[like, percent], flags=flags), out)
+    >>> _check_wildcards(Spec(filters=[like, percent]), written, out)
     >>> [f.message.split(":")[0] for f in out.findings]
     ["d = '8/%' compares with '='"]
     """
-    written = {s.casefold() for s in sql.flags.get("string_literals") or () if "%" in s}
-    for f in sql.filters if written else ():  # a format ('%Y%m%d') is no literal compared
+    patterns = {v for v in written if "%" in v}
+    for f in sql.filters if patterns else ():
         if f.op not in ("=", "!=", "in", "not in"):
             continue
         pattern = next(
-            (v for v in f.values if v in written and not _PERCENT_TEXT.fullmatch(v)), None
+            (v for v in f.values if v in patterns and not _PERCENT_TEXT.fullmatch(v)), None
         )
         if pattern is None:
             continue
@@ -221,21 +223,20 @@ _NUMBER_HEADS = _words(
 _FLAG_LEADS = _words("is has flag")
 
 
-def _check_value_types(sql: Spec, out: FindingCollector) -> None:
+def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector) -> None:
     """A column named for a number compared with a text that holds no digit (``Year = 'San
     Jose State University'``, ``price = 'cumin'``): no row can hold it, and the value most
     likely belongs to another column.
 
     >>> from stef.spec import Filter
-    >>> out, flags = FindingCollector(), {"string_literals": ["Glenn", "Y"]}
+    >>> out, written = FindingCollector(), frozenset({"glenn", "y"})
     >>> year = Filter("year", "=", ("glenn",), "Year = 'Glenn'")
     >>> flag = Filter("is_this_year", "=", ("y",))
-    >>> _check_value_types(Spec(filters=[year, flag], flags=flags), out)
+    >>> _check_value_types(Spec(filters=[year, flag]), written, out)
     >>> [f.message for f in out.findings]
     ["year holds numbers (a year); the SQL compares it with the text 'glenn'"]
     """
-    written = {s.casefold() for s in sql.flags.get("string_literals") or ()}
-    for f in sql.filters if written else ():
+    for f in sql.filters:
         if f.op not in ("=", "!=", "in", "not in") or not f.column:
             continue
         words = name_words(f.column)
