@@ -160,6 +160,14 @@ def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None
     'a11'
     >>> _column_holding(na, Spec(columns=["a11"]), "A3 refers to region") is None
     True
+
+    A clause that computes the aggregate ("maximum points = MAX(points)") says no column
+    holds it where the SQL aggregates that column with another function:
+
+    >>> top = Aggregation("max", None, False, "maximum points")
+    >>> avg = Spec(columns=["points"], aggregations=[Aggregation("avg", "points")])
+    >>> _column_holding(top, avg, "maximum points = MAX(points)") is None
+    True
     """
     words = _ALNUM_RUN.findall(na.text.casefold())
     while words and words[0] in {"the", "what", "is", "a", "an", "of"}:
@@ -167,7 +175,26 @@ def _column_holding(na: Aggregation, sql: Spec, hints: str | None) -> str | None
     phrase = " ".join(words[:2])
     if not hints or len(words) < 2 or words[0] in {"how", "many"}:
         return None
-    return hinted_column(hints, sql.columns, lambda _clause, said: phrase in " ".join(said))
+    held = hinted_column(hints, sql.columns, lambda _clause, said: phrase in " ".join(said))
+    if held is None:
+        return None
+    computes = re.compile(rf"\b(?:{_HINT_FUNCS.get(na.func, na.func)})\s*\(")
+    computed = hinted_column(
+        hints,
+        sql.columns,
+        lambda clause, said: phrase in " ".join(said) and computes.search(clause) is not None,
+    )
+    if computed == held and any(
+        a.func != na.func and a.arg and canon_col(a.arg) == canon_col(held)
+        for a in sql.aggregations
+    ):
+        return None  # "maximum points = MAX(points)" answered by AVG(points): substituted
+    return held
+
+
+#: How a hint writes each aggregate as a function call ("AVG(…)", "DIVIDE(SUM(…), …)").
+_HINT_FUNCS = {"avg": "avg|average|divide", "count": "count", "sum": "sum", "max": "max",
+               "min": "min"}
 
 
 def _check_asked_aggregate(

@@ -323,15 +323,15 @@ def date_match(
         got = column_span([f for _, f in dated])
         if (
             got == want
-            or _next_start_included(got, want)
-            or _strict_at_midnight(got, want)
+            or _next_start_included(got, want, [f for _, f in dated])
+            or _strict_at_midnight(got, want, [f for _, f in dated])
             or _week_back(got, want, req.text)
         ):
             return DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want)
         for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
             if filter_span(f) == want:
                 return DateMatch(candidates[i], [i], want)
-        if other is None and got is not None and _closed(got) and _closed(want):
+        if other is None and got is not None and _comparable(got, want, req, filters):
             other = DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want, got)
     for t in tables:
         if table_span(t) == want:
@@ -391,15 +391,22 @@ def _bound_applied(want: Span, candidates: Sequence[Filter], used: set[int]) -> 
     return None
 
 
-def _next_start_included(got: Span | None, want: Span) -> bool:
+def _next_start_included(got: Span | None, want: Span, filters: Sequence[Filter]) -> bool:
     """The period asked for, written with the next period's first day as an inclusive end
     (``BETWEEN '2016-04-01' AND '2016-07-01'`` for Q2 2016): the idiom of an exclusive
-    bound, off by the one day that a timestamp at midnight hardly fills.
+    bound, off by the one day that a timestamp at midnight hardly fills. Only an inclusive
+    end written at that first day is the idiom: ``d < '2016-01-02'`` for "before 2016-01-01"
+    takes in the whole first day of 2016.
 
     >>> q2 = Span(date(2016, 4, 1), date(2016, 7, 1))
-    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 2)), q2)
+    >>> ends = [Filter("d", "between", ("2016-04-01", "2016-07-01"))]
+    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 2)), q2, ends)
     True
-    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 3)), q2)
+    >>> _next_start_included(Span(date(2016, 4, 1), date(2016, 7, 3)), q2, ends)
+    False
+    >>> before = Span(None, date(2016, 1, 1))
+    >>> lt = [Filter("d", "<", ("2016-01-02",))]
+    >>> _next_start_included(Span(None, date(2016, 1, 2)), before, lt)
     False
     """
     return (
@@ -408,7 +415,18 @@ def _next_start_included(got: Span | None, want: Span) -> bool:
         and want.end is not None
         and got.end == want.end + timedelta(days=1)
         and want.end.day == 1
+        and any(
+            (f.op == "<=" or (f.op == "between" and len(f.values) == 2))
+            and _day_of(f.values[-1]) == want.end
+            for f in filters
+        )
     )
+
+
+def _day_of(value: str) -> date | None:
+    """The first day of the period a literal names (``'2016-07-01 00:00:00'``: July 1)."""
+    p = period(value)
+    return p.start if p is not None else None
 
 
 def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
@@ -443,20 +461,51 @@ def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
     return None
 
 
-def _strict_at_midnight(got: Span | None, want: Span) -> bool:
+def _strict_at_midnight(got: Span | None, want: Span, filters: Sequence[Filter]) -> bool:
     """``since 1/1/2019`` written ``d > '2019-01-01'``: on a timestamp the strict bound
-    leaves out only the instant of midnight, not the day.
+    leaves out only the instant of midnight, not the day. A bound written at the next day
+    (``d >= '2019-01-02'``) leaves out the whole day the question starts from.
 
     >>> since = Span(date(2019, 1, 1), None)
-    >>> _strict_at_midnight(Span(date(2019, 1, 2), None), since)
+    >>> jan2 = Span(date(2019, 1, 2), None)
+    >>> _strict_at_midnight(jan2, since, [Filter("d", ">", ("2019-01-01",))])
     True
+    >>> _strict_at_midnight(jan2, since, [Filter("d", ">=", ("2019-01-02",))])
+    False
     """
     return (
         got is not None
         and want.start is not None
         and got.start == want.start + timedelta(days=1)
         and got.end == want.end
+        and any(
+            f.op == ">" and len(f.values) == 1 and _day_of(f.values[0]) == want.start
+            for f in filters
+        )
     )
+
+
+def _comparable(got: Span, want: Span, req: Filter, filters: Sequence[Filter]) -> bool:
+    """Do two periods bound the same sides (both closed, or both from a day on, or both
+    before a day), so that one reads as the other one written wrong? A one-sided bound
+    written at the very day or year the question states ("after 2014" as ``d > '2014-01-01'``,
+    "after 2012-01-01" as ``d >= '2012-01-01'``) is the question's own value with a looser
+    operator, which the operator checks weigh; it is no other period.
+
+    >>> may1, may2, since = date(2014, 5, 1), date(2014, 5, 2), Filter(None, ">=", ("2014-05-01",))
+    >>> _comparable(Span(may2, None), Span(may1, None), since, [Filter("d", ">=", ("2014-05-02",))])
+    True
+    >>> _comparable(Span(may1, None), Span(may2, None), since, [Filter("d", ">=", ("2014-05-01",))])
+    False
+    """
+    if _closed(got) and _closed(want):
+        return True
+    if (got.start is None, got.end is None) != (want.start is None, want.end is None) or (
+        (got.start is None) == (got.end is None)
+    ):
+        return False
+    stated = {_day_of(v) for v in req.values}
+    return not any(_day_of(v) in stated for f in filters for v in f.values)
 
 
 def _closed(span: Span) -> bool:

@@ -1,0 +1,94 @@
+"""Is the measure a ranked listing's title sorts by shown? An intent check of the alignment.
+
+A title that ranks a list by a measure ("Top 50 posts by score", "Users with the most gold
+badges", "Users ranked by average answer score") asks to see that measure beside each row:
+a list of user links in the right order, with no count, total or score, leaves the reader
+unable to tell why a row is where it is, or whether the ranking measured the right thing.
+SQL that sorts by an expression none of its outputs shows does not answer such a title.
+
+Only titles (no request opener with its own list of outputs, which
+:func:`stef.align.intent.check_requests` reads) and only plural listings: "which user has
+the most posts?" asks for the user alone.
+
+>>> from stef.findings import FindingCollector
+>>> from stef.spec import OrderKey, Projection, Spec
+>>> sql = Spec(projections=[Projection("id", "user link", ("id",))],
+...            order_by=[OrderKey("count(*)", "desc", True)], limit=10)
+>>> out = FindingCollector()
+>>> check_rank_shown("Top 10 users by number of answers", Spec(), sql, out)
+>>> [f.kind for f in out.findings]
+['rank_measure_unshown']
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.findings import FindingCollector
+from stef.spec import Spec
+
+_RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
+#: "Top 100 [active] users by …", "Top 20 SO users ranked by …", "Users ranked by …".
+_RANKED_BY = re.compile(
+    rf"^\W*(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)"
+    r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an)\b)[\w#+.'-]+\s+){0,3}?"
+    r"[a-z]{3,}s\s+(?:(?:ranked|sorted|ordered)\s+)?by\s+(?P<measure>[\w ]+)",
+    re.I,
+)
+#: "Users with the most badges", "Top 10 questions with the highest view counts".
+_WITH_MOST = re.compile(
+    rf"^\W*(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)?"
+    r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an|who|which|that)\b)"
+    r"[\w#+.'-]+\s+){0,3}?"
+    r"[a-z]{3,}s\s+(?:ranked\s+by|with\s+(?:the\s+)?(?:most|highest|largest|greatest|lowest|"
+    r"fewest|least|biggest|smallest))\s+(?P<measure>[\w ]+)",
+    re.I,
+)
+#: A period or place that "by" may name instead of a measure: "Posts by month", "by tag".
+_NOT_MEASURE = re.compile(
+    r"(?:year|month|week|day|date|hour|quarter|tag|country|location|city|region|type|"
+    r"category|site|language)s?\b",
+    re.I,
+)
+
+
+def ranked_measure(question: str) -> str | None:
+    """The measure a title-style plural listing ranks its rows by, else ``None``.
+
+    >>> ranked_measure("Top 100 users by reputation per day")
+    'reputation per day'
+    >>> ranked_measure("Users with the most Populist badges")
+    'Populist badges'
+    >>> ranked_measure("Questions by month"), ranked_measure("Which user has the most posts?")
+    (None, None)
+    """
+    m = _RANKED_BY.match(question) or _WITH_MOST.match(question)
+    if m is None:
+        return None
+    measure = " ".join(m.group("measure").split())
+    if not measure or _NOT_MEASURE.match(measure):
+        return None
+    return measure
+
+
+def check_rank_shown(question: str, nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A ranked listing whose first sort key no output shows (see the module doc). Outputs
+    that show the key are its expression, its alias, an output ``*``, or a column of it."""
+    if nl.projections or not sql.order_by or not sql.projections or sql.flags.get("select_star"):
+        return
+    measure = ranked_measure(question)
+    if measure is None:
+        return
+    key = sql.order_by[0].key
+    for p in sql.projections:
+        if key in (p.expr, p.alias) or (p.columns and key in p.columns):
+            return
+    out.add(
+        "rank_measure_unshown",
+        "warning",
+        f"the question ranks its rows by {measure!r}; the SQL sorts by {key} but no output "
+        "shows it",
+        measure,
+        sql.order_by[0].text or key,
+        "request",
+    )
