@@ -59,6 +59,28 @@ def check_order_limit(
     _check_order(nl, sql, out, rules, aggs, hints)
     _check_limit(nl, sql, out, rules, aggs)
     _check_group_rank(nl, sql, out)
+    _check_one_row_sorted(nl, sql, out)
+
+
+def _check_one_row_sorted(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """SQL that folds every row into one aggregate and then sorts that one row
+    (``SELECT COUNT(*) … ORDER BY capacity DESC LIMIT 1``): the ranking picks nothing, so
+    the count or total covers all rows, not the top ones. An error where the question
+    ranks (a superlative or a top-k), a warning otherwise."""
+    if not sql.flags.get("one_row_sorted") or not sql.order_by:
+        return
+    ranks = bool(nl.order_by) or nl.limit is not None
+    key = sql.order_by[0].text or sql.order_by[0].key
+    out.add(
+        "order_on_one_row",
+        "error" if ranks else "warning",
+        f"the SQL aggregates all its rows into one and then sorts by {key}: the ORDER BY"
+        f"{' … LIMIT' if sql.limit is not None else ''} picks nothing"
+        + (f" of the {nl.order_by[0].text!r} the question asks for" if nl.order_by else ""),
+        nl.order_by[0].text if nl.order_by else None,
+        key,
+        "ordering",
+    )
 
 
 def _check_group_rank(nl: Spec, sql: Spec, out: FindingCollector) -> None:

@@ -403,3 +403,47 @@ def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
 #: aggregate, an ordered-set aggregate's WITHIN GROUP, an aggregate's FILTER).
 _AGGREGATE_SCOPES = (exp.Query, exp.Window, exp.AggFunc, exp.WithinGroup, exp.Filter)
 _AGGREGATING = (exp.AggFunc, exp.WithinGroup, exp.Filter)
+
+
+def _aggregated(e: exp.Expr) -> bool:
+    """Does an output aggregate the rows of its own query (not a subquery's, not a window's)?"""
+    stop = (exp.Query, exp.Subquery, exp.Window)
+    return any(
+        isinstance(n, exp.AggFunc)
+        for n in e.walk(bfs=True, prune=lambda n: n is not e and isinstance(n, stop))
+    )
+
+
+def one_row_sorted(sel: exp.Select) -> bool:
+    """The query folds all its rows into one (aggregates, no GROUP BY) and then sorts or
+    limits that one row: the ORDER BY … LIMIT that should pick the top rows picks nothing.
+
+    >>> import sqlglot
+    >>> one_row_sorted(sqlglot.parse_one("SELECT COUNT(*) FROM t ORDER BY cap DESC LIMIT 1"))
+    True
+    >>> one_row_sorted(sqlglot.parse_one("SELECT c, COUNT(*) FROM t GROUP BY c ORDER BY 2 LIMIT 1"))
+    False
+    >>> one_row_sorted(sqlglot.parse_one("SELECT SUM(x) OVER (), y FROM t ORDER BY y LIMIT 1"))
+    False
+    """
+    order = sel.args.get("order")
+    if sel.args.get("group") is not None or order is None or not sel.expressions:
+        return False
+    if all(isinstance(k.this, exp.Literal) for k in order.expressions):
+        return False
+    outputs = [e.unalias() for e in sel.expressions]
+    return all(isinstance(e, exp.Literal) or _aggregated(e) for e in outputs) and any(
+        _aggregated(e) for e in outputs
+    )
+
+
+def output_flags(sel: exp.Expr) -> dict[str, bool]:
+    """The flags of the effective SELECT's outputs: :func:`unlabelled_groups`,
+    :func:`aggregates_unshown` and :func:`one_row_sorted` (all False for a set operation)."""
+    if not isinstance(sel, exp.Select):
+        return dict.fromkeys(("unlabelled_groups", "aggregates_unshown", "one_row_sorted"), False)
+    return {
+        "unlabelled_groups": unlabelled_groups(sel),
+        "aggregates_unshown": aggregates_unshown(sel),
+        "one_row_sorted": one_row_sorted(sel),
+    }

@@ -49,12 +49,11 @@ from stef.sql.nodes import preorder
 from stef.sql.outputs import (
     RANKING,
     aggregate_aliases,
-    aggregates_unshown,
     branch_aggregates,
     carried_aliases,
+    output_flags,
     rank_cuts,
     ungrouped,
-    unlabelled_groups,
     unshown_plain_keys,
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
@@ -516,8 +515,7 @@ class _Extractor:
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "percentiles": percentile_fractions(self.tree, w.functions),
             "diff_units": diff_units(self.tree, w.functions),
-            "unlabelled_groups": isinstance(eff, _SELECT) and unlabelled_groups(eff),
-            "aggregates_unshown": isinstance(eff, _SELECT) and aggregates_unshown(eff),
+            **output_flags(eff),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "group_anywhere": any(sel.args.get("group") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
