@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.impossible import check_contradiction, check_like_cue
 from stef.align.join_keys import _id_like, _words, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
@@ -582,6 +583,44 @@ def _own_id(name: str, head: str) -> bool:
     return stem == "" or stem.endswith(head)
 
 
+def check_pinned_outputs(sql: Spec, out: FindingCollector) -> None:
+    """Every output is a column the WHERE clause holds equal to a value ("Who founded Sony?"
+    as ``SELECT founder … WHERE founder = 'Sony'``): the result can only repeat the value the
+    question gave; the value belongs to another column, or the output to another one."""
+    values = sql.flags.get("outputs_pinned") or []
+    if not values:
+        return
+    shown = ", ".join(repr(v) for v in values)
+    out.add(
+        "output_pinned",
+        "error",
+        f"every output is a column the WHERE clause holds equal to {shown}: the result can"
+        " only repeat that value",
+        None,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "request",
+    )
+
+
+def check_own_key_counts(sql: Spec, out: FindingCollector) -> None:
+    """SQL that reads one table, groups it by that table's own id and counts (``SELECT
+    name FROM products GROUP BY product_id ORDER BY COUNT(*)``): each group is one row, so
+    every count is 1 and a ranking by it picks arbitrarily; the rows to count sit in another
+    table that the SQL never joins."""
+    key = sql.flags.get("own_key_counted")
+    if not key:
+        return
+    out.add(
+        "count_per_own_key",
+        "error",
+        f"the SQL groups its one table by its own id {key} and counts: each group holds one "
+        "row, so every count is 1",
+        None,
+        key,
+        "aggregation",
+    )
+
+
 def check_tables(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """A query none of whose tables the question names."""
     if not sql.tables or any(mentioned(t) for t in sql.tables):
@@ -695,6 +734,10 @@ def check_intent(
         check_counted_rows(nl, sql, out, question)
         check_outer_join(sql, out, question)
     check_negation(nl, sql, out, question, enriched)
+    check_pinned_outputs(sql, out)
+    check_own_key_counts(sql, out)
+    check_contradiction(sql, out)
+    check_like_cue(question, sql, out)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)
     check_order_columns(sql, out, mentioned)

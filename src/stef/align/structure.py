@@ -12,7 +12,7 @@ from typing import Any
 from stef.align.matching import name_words, written_strings
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
-from stef.spec import Spec
+from stef.spec import Filter, Spec
 
 #: Words of an output's alias and the aggregates they describe.
 _ALIAS_FUNCS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
@@ -240,6 +240,8 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
         if f.op not in ("=", "!=", "in", "not in") or not f.column:
             continue
         words = name_words(f.column)
+        if ("email" in words or words[-1:] == ["mail"]) and _check_email(f, written, out):
+            continue
         if not words or words[-1] not in _NUMBER_HEADS or words[0] in _FLAG_LEADS:
             continue
         text = next(
@@ -256,6 +258,23 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
                 f.text,
                 "structure",
             )
+
+
+def _check_email(f: Filter, written: frozenset[str], out: FindingCollector) -> bool:
+    """An e-mail column compared with a text that holds no ``@`` (``email_address =
+    'Lockmanfurt'``): no address can equal it; the value belongs to another column."""
+    text = next((v for v in f.values if v in written and "@" not in v and "%" not in v), None)
+    if text is None or not text.strip():
+        return False
+    out.add(
+        "value_type_mismatch",
+        "error",
+        f"{f.column} holds e-mail addresses; the SQL compares it with the text {text!r}",
+        None,
+        f.text,
+        "structure",
+    )
+    return True
 
 
 def _check_branch_counts(flags: dict[str, Any], out: FindingCollector) -> None:

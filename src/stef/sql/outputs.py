@@ -11,13 +11,15 @@ leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from sqlglot import exp
 
 from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star
+from stef.sql.text import TreeText
 from stef.sql.walk import contains, search
 
 #: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
@@ -347,7 +349,7 @@ def ungrouped(sel: exp.Select) -> list[str]:
 
 def _source_tables(sel: exp.Select) -> dict[str, str]:
     """Table name of each qualifier of the SELECT's own sources (``""`` for a lone one)."""
-    from_ = sel.args.get("from")
+    from_ = sel.args.get("from_")
     joins = sel.args.get("joins") or ()
     tables = [from_.this if from_ else None, *(j.this for j in joins)]
     named = [t for t in tables if type(t) is _TABLE]
@@ -437,13 +439,151 @@ def one_row_sorted(sel: exp.Select) -> bool:
     )
 
 
-def output_flags(sel: exp.Expr) -> dict[str, bool]:
+#: How :func:`outputs_pinned` reads a node: a column's (qualifier, name), a string's text.
+ColumnKey = Callable[[exp.Column], tuple[str, str]]
+StringText = Callable[[exp.Expr], str | None]
+
+
+def outputs_pinned(sel: exp.Select, key: ColumnKey, string: StringText) -> list[str]:
+    """The string values the WHERE clause holds every output equal to, when each output is
+    a plain column that an AND-ed ``col = 'value'`` of the same SELECT pins (no OR, IN,
+    LIKE, subquery or GROUP BY): the result can only repeat those values. Else ``[]``.
+    ``key`` gives a column's lower-cased (qualifier or "", name); ``string`` the text of a
+    string literal (None for any other node).
+
+    >>> import sqlglot
+    >>> key = lambda c: (c.table.lower(), c.name.lower())
+    >>> text = lambda n: n.name if isinstance(n, exp.Literal) and n.is_string else None
+    >>> outputs_pinned(sqlglot.parse_one("SELECT founder FROM m WHERE founder = 'Sony'"), key, text)
+    ['Sony']
+    >>> outputs_pinned(sqlglot.parse_one("SELECT a.name FROM a, b WHERE b.name = 'x'"), key, text)
+    []
+    """
+    where = sel.args.get("where")
+    if where is None or sel.args.get("group") is not None or not sel.expressions:
+        return []
+    if where.find(exp.Or, exp.In, exp.Like, exp.Query):
+        return []
+    pinned: dict[tuple[str, str], str] = {}
+    for c in conjuncts(where.this):
+        if not isinstance(c, exp.EQ):
+            continue
+        for col, value in ((c.left, c.right), (c.right, c.left)):
+            text = string(value)
+            if isinstance(col, exp.Column) and text is not None:
+                pinned[key(col)] = text
+    values: list[str] = []
+    for e in sel.expressions:
+        out = e.unalias()
+        if not isinstance(out, exp.Column) or isinstance(out.this, exp.Star):
+            return []
+        table, name = key(out)
+        hit = next(
+            (v for (t, n), v in pinned.items() if n == name and (not t or not table or t == table)),
+            None,
+        )
+        if hit is None:
+            return []
+        values.append(hit)
+    return list(dict.fromkeys(values))
+
+
+def own_key_counted(sel: exp.Select) -> str | None:
+    """The key a SELECT over one stored table (no join, no CTE) groups by when it is that
+    table's own id (``id``, or the table's name and ``id``: ``Products.product_id``) and the
+    SELECT counts: each group is one row, so every count is 1. Else None.
+
+    >>> import sqlglot
+    >>> own_key_counted(sqlglot.parse_one(
+    ...     "SELECT name FROM products GROUP BY product_id ORDER BY COUNT(*) DESC LIMIT 1"))
+    'product_id'
+    >>> own_key_counted(sqlglot.parse_one("SELECT product_id, COUNT(*) FROM orders GROUP BY 1"))
+    """
+    group = sel.args.get("group")
+    source = sel.args.get("from_")
+    if group is None or len(group.expressions) != 1 or sel.args.get("joins") or source is None:
+        return None
+    key, table = group.expressions[0], source.this
+    if not isinstance(key, exp.Column) or not isinstance(table, exp.Table):
+        return None
+    root = sel.root()
+    if any(c.alias_or_name.casefold() == table.name.casefold() for c in root.find_all(exp.CTE)):
+        return None  # a CTE may hold several rows per id
+    if not _own_key(key.name.casefold(), table.name.casefold()) or not search(sel, (exp.Count,)):
+        return None
+    return key.name.casefold()
+
+
+def contradiction(
+    sel: exp.Select, key: ColumnKey, value: StringText, render: Callable[[exp.Expr], str]
+) -> list[str] | None:
+    """Two conditions of the WHERE clause's AND chain that hold one column equal to two
+    different literals (``year = 0 AND year = 2010``), rendered by ``render``; else None.
+    ``key`` and ``value`` read columns and literals as for :func:`outputs_pinned`.
+
+    >>> import sqlglot
+    >>> key = lambda c: (c.table.lower(), c.name.lower())
+    >>> text = lambda n: n.name if isinstance(n, exp.Literal) else None
+    >>> q = sqlglot.parse_one("SELECT * FROM t WHERE y = 0 AND x = 1 AND y = 2010")
+    >>> contradiction(q, key, text, lambda n: n.sql())
+    ['y = 0', 'y = 2010']
+    >>> contradiction(sqlglot.parse_one("SELECT * FROM t WHERE y = 0 OR y = 2"), key, text, str)
+    """
+    where = sel.args.get("where")
+    if where is None:
+        return None
+    seen: dict[tuple[str, str], tuple[str, exp.Expr]] = {}
+    for c in conjuncts(where.this):
+        if not isinstance(c, exp.EQ) or not isinstance(c.left, exp.Column):
+            continue
+        text = value(c.right)
+        if text is None:
+            continue
+        k = key(c.left)
+        if k in seen and seen[k][0] != text.casefold():
+            return [render(seen[k][1]), render(c)]
+        seen[k] = (text.casefold(), c)
+    return None
+
+
+def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
     """The flags of the effective SELECT's outputs: :func:`unlabelled_groups`,
-    :func:`aggregates_unshown` and :func:`one_row_sorted` (all False for a set operation)."""
+    :func:`aggregates_unshown`, :func:`one_row_sorted` and :func:`outputs_pinned` (none set
+    for a set operation). ``tt`` reads columns and strings as written (a double-quoted
+    ``"Sony"`` that SQLite reads as a string)."""
     if not isinstance(sel, exp.Select):
-        return dict.fromkeys(("unlabelled_groups", "aggregates_unshown", "one_row_sorted"), False)
+        return {
+            "unlabelled_groups": False,
+            "aggregates_unshown": False,
+            "one_row_sorted": False,
+            "outputs_pinned": [],
+            "own_key_counted": None,
+            "contradiction": None,
+        }
+
+    def key(col: exp.Column) -> tuple[str, str]:
+        info = tt.columns.get(id(col))
+        if info is None:
+            return col.table.lower(), col.name.lower()
+        return info.qualifier or "", info.raw
+
+    def string(node: exp.Expr) -> str | None:
+        info = tt.columns.get(id(node)) if isinstance(node, exp.Column) else None
+        if info is not None:
+            return info.string
+        if isinstance(node, exp.Literal) and node.is_string:
+            return tt.literal_value(node)
+        return None
+
+    def literal(node: exp.Expr) -> str | None:
+        text = string(node)
+        return text if text is not None or not isinstance(node, exp.Literal) else node.name
+
     return {
         "unlabelled_groups": unlabelled_groups(sel),
         "aggregates_unshown": aggregates_unshown(sel),
         "one_row_sorted": one_row_sorted(sel),
+        "outputs_pinned": outputs_pinned(sel, key, string),
+        "own_key_counted": own_key_counted(sel),
+        "contradiction": contradiction(sel, key, literal, tt.original),
     }

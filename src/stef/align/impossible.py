@@ -1,0 +1,72 @@
+"""Conditions that cannot select what the question asks for: intent checks of the alignment.
+
+- One column held equal to two different values in one AND chain (``year = 0 AND year =
+  2010``): no row meets both, so the result is empty whatever the data.
+- A LIKE pattern with no wildcard where the question asks for text that *contains* a word
+  or a letter ("names containing 'ee'" as ``name LIKE 'ee'``): without ``%`` the pattern
+  matches only the whole value, as ``=`` does.
+
+>>> from stef.findings import FindingCollector
+>>> from stef.spec import Filter, Spec
+>>> out = FindingCollector()
+>>> like = Filter("title", "like", ("universal",), 'Title LIKE "Universal"')
+>>> check_like_cue("Films whose title contains the word Universal", Spec(filters=[like]), out)
+>>> check_contradiction(Spec(flags={"contradiction": ["year = 0", "year = 2010"]}), out)
+>>> [f.kind for f in out.findings]
+['like_without_wildcard', 'contradicting_filters']
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.findings import FindingCollector
+from stef.spec import Spec
+
+#: A question that asks for text containing something: "contains", "including the word",
+#: "with the letter z", "having the substring".
+_CONTAINS = re.compile(
+    r"\bcontain(?:s|ed|ing)?\b|\binclud(?:e|es|ed|ing)\s+(?:the\s+)?(?:word|letter|string|"
+    r"text|phrase|substring)s?\b|\b(?:with|having)\s+(?:the\s+|a\s+)?(?:word|letter|"
+    r"substring|phrase)s?\b",
+    re.I,
+)
+
+
+def check_like_cue(question: str, sql: Spec, out: FindingCollector) -> None:
+    """A LIKE with no ``%`` or ``_`` under a "contains" cue (see the module doc); said once,
+    not again where the filter alignment already calls its operator wrong."""
+    if not question or _CONTAINS.search(question) is None:
+        return
+    told = {f.sql for f in out.findings if f.kind == "filter_wrong_operator"}
+    for f in sql.filters:
+        if f.op != "like" or not f.values or f.text in told:
+            continue
+        value = f.values[0]
+        if value and "%" not in value and "_" not in value:
+            out.add(
+                "like_without_wildcard",
+                "error",
+                f"the question asks for text that contains {value!r}; {f.text} has no '%', so "
+                "it matches only values equal to it",
+                None,
+                f.text,
+                "filter_alignment",
+            )
+            return
+
+
+def check_contradiction(sql: Spec, out: FindingCollector) -> None:
+    """One column held equal to two different values in one AND chain (see the module
+    doc); the flag holds the two conditions as written."""
+    pair = sql.flags.get("contradiction")
+    if not pair:
+        return
+    out.add(
+        "contradicting_filters",
+        "error",
+        f"{pair[0]} and {pair[1]} hold one column to two values at once: no row meets both",
+        None,
+        " AND ".join(pair),
+        "filter_alignment",
+    )
