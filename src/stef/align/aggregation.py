@@ -19,6 +19,7 @@ from stef.align.measures import (
     check_percentile,
     check_running,
     check_total_bound,
+    check_unit_columns,
 )
 from stef.findings import FindingCollector
 from stef.nl.request import singular
@@ -145,6 +146,7 @@ def check_aggregations(
     check_percentile(sql, out, text)
     check_running(sql, out, text)
     check_duration_unit(sql, out, text)
+    check_unit_columns(sql, out, text)
     check_total_bound(nl, sql, out, text)
 
 

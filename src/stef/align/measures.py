@@ -14,6 +14,7 @@ import re
 
 from stef.align.matching import BOUNDS, name_words
 from stef.findings import FindingCollector
+from stef.nl.lexicon import _words
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
@@ -396,3 +397,65 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
         )
         return
 
+
+
+#: Units a column's name or the question may state, as (dimension, unit).
+_UNITS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("feet", "foot", "ft"), ("length", "feet")),
+    **dict.fromkeys(("meter", "meters", "metre", "metres"), ("length", "meters")),
+    **dict.fromkeys(("km", "kilometer", "kilometers", "kilometre", "kilometres"), ("length", "km")),
+    **dict.fromkeys(("mile", "miles"), ("length", "miles")),
+    **dict.fromkeys(("kg", "kilogram", "kilograms"), ("mass", "kg")),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), ("mass", "pounds")),
+    **dict.fromkeys(("celsius",), ("temperature", "celsius")),
+    **dict.fromkeys(("fahrenheit",), ("temperature", "fahrenheit")),
+    **dict.fromkeys(("usd", "dollar", "dollars"), ("money", "usd")),
+    **dict.fromkeys(("eur", "euro", "euros"), ("money", "eur")),
+}
+#: Words that make a column a measure, so that its unit word is a unit (``length_feet``, not
+#: ``preferred_foot``).
+_MEASURE_WORDS = _words(
+    """length height width depth distance elevation altitude size area weight mass price cost
+    amount salary revenue budget fee temp temperature speed"""
+)
+
+
+def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question measures in one unit ("the average length in feet") and every measure
+    column of that dimension the SQL reads is in another (``length_meters``): the figure
+    comes back in the wrong unit, or compares a bound in the wrong one. ``text`` as
+    :func:`check_median` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_unit_columns(Spec(columns=["length_meters"]), out, " average length in feet ")
+    >>> [f.message for f in out.findings]
+    ['the question measures in feet; the SQL reads length_meters, in meters']
+    >>> check_unit_columns(Spec(columns=["length_feet", "length_meters"]), out, " in feet ")
+    >>> len(out.findings)
+    1
+    """
+    asked = {_UNITS[w] for w in text.split() if w in _UNITS}
+    if not asked:
+        return
+    read: dict[tuple[str, str], str] = {}
+    for column in sql.columns:
+        words = name_words(column)
+        if not _MEASURE_WORDS.intersection(words):
+            continue
+        for w in words:
+            if w in _UNITS:
+                read.setdefault(_UNITS[w], column)
+    for dimension, unit in sorted(asked):
+        mine = {u: c for (d, u), c in read.items() if d == dimension}
+        if not mine or unit in mine:
+            continue
+        other, column = next(iter(mine.items()))
+        out.add(
+            "unit_mismatch",
+            "error",
+            f"the question measures in {unit}; the SQL reads {column}, in {other}",
+            unit,
+            column,
+            "aggregation",
+        )
+        return

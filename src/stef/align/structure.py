@@ -242,6 +242,8 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
         words = name_words(f.column)
         if ("email" in words or words[-1:] == ["mail"]) and _check_email(f, written, out):
             continue
+        if words and words[-1] in _DATE_HEADS and _check_date_text(f, written, out):
+            continue
         if not words or words[-1] not in _NUMBER_HEADS or words[0] in _FLAG_LEADS:
             continue
         text = next(
@@ -258,6 +260,41 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
                 f.text,
                 "structure",
             )
+
+
+#: Last words of a column name that hold a date or a time.
+_DATE_HEADS = _words("date time timestamp datetime")
+#: Texts that stand for a missing value, which a date column may hold as written.
+_NULL_TEXTS = frozenset({"null", "none", "n/a", "na", "nan", "unknown"})
+
+
+def _check_date_text(f: Filter, written: frozenset[str], out: FindingCollector) -> bool:
+    """A date or time column compared with a text that holds no digit (``end_date = 'Palo
+    Alto'``): no date equals it; the value belongs to another column. A text that stands for
+    a missing value (``'null'``) is left alone."""
+    text = next(
+        (
+            v
+            for v in f.values
+            if v in written
+            and v.strip()
+            and not any(map(str.isdigit, v))
+            and v.strip().casefold() not in _NULL_TEXTS
+            and "%" not in v
+        ),
+        None,
+    )
+    if text is None:
+        return False
+    out.add(
+        "value_type_mismatch",
+        "error",
+        f"{f.column} holds dates; the SQL compares it with the text {text!r}",
+        None,
+        f.text,
+        "structure",
+    )
+    return True
 
 
 def _check_email(f: Filter, written: frozenset[str], out: FindingCollector) -> bool:
