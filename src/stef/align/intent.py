@@ -585,7 +585,8 @@ def _own_id(name: str, head: str) -> bool:
 
 def check_pinned_outputs(sql: Spec, out: FindingCollector) -> None:
     """Every output is a column the WHERE clause holds equal to a value ("Who founded Sony?"
-    as ``SELECT founder … WHERE founder = 'Sony'``): the result can only repeat the value the
+    as ``SELECT founder … WHERE founder = 'Sony'``, "cloud covers in zip code 94107" as
+    ``SELECT zip_code … WHERE zip_code = 94107``): the result can only repeat the value the
     question gave; the value belongs to another column, or the output to another one."""
     values = sql.flags.get("outputs_pinned") or []
     if not values:

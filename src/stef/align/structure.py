@@ -237,6 +237,8 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
     ["year holds numbers (a year); the SQL compares it with the text 'glenn'"]
     """
     for f in sql.filters:
+        if f.op in (">", ">=", "<", "<=") and f.column and _check_size_text(f, written, out):
+            continue
         if f.op not in ("=", "!=", "in", "not in") or not f.column:
             continue
         words = name_words(f.column)
@@ -260,6 +262,24 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
                 f.text,
                 "structure",
             )
+
+
+def _check_size_text(f: Filter, written: frozenset[str], out: FindingCollector) -> bool:
+    """A column compared by size with a word (``age > 'engineer'``): the word is a value of
+    another column that the comparison should have looked up (a subquery's MAX, a join)."""
+    words = [v for v in f.values if v in written and len(v.strip()) > 1 and "%" not in v]
+    text = next((v for v in words if not any(map(str.isdigit, v))), None)
+    if text is None:
+        return False
+    out.add(
+        "text_compared_by_size",
+        "error",
+        f"{f.text} compares {f.column} by size with the word {text!r}",
+        None,
+        f.text,
+        "structure",
+    )
+    return True
 
 
 #: Last words of a column name that hold a date or a time.

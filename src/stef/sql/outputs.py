@@ -445,11 +445,11 @@ StringText = Callable[[exp.Expr], str | None]
 
 
 def outputs_pinned(sel: exp.Select, key: ColumnKey, string: StringText) -> list[str]:
-    """The string values the WHERE clause holds every output equal to, when each output is
-    a plain column that an AND-ed ``col = 'value'`` of the same SELECT pins (no OR, IN,
-    LIKE, subquery or GROUP BY): the result can only repeat those values. Else ``[]``.
-    ``key`` gives a column's lower-cased (qualifier or "", name); ``string`` the text of a
-    string literal (None for any other node).
+    """The values the WHERE clause holds every output equal to, when each output is a plain
+    column that an AND-ed ``col = 'value'`` (or ``col = 94107``) of the same SELECT pins (no
+    OR, IN, LIKE, subquery or GROUP BY): the result can only repeat those values. Else
+    ``[]``. ``key`` gives a column's lower-cased (qualifier or "", name); ``string`` the text
+    of a literal (None for any other node).
 
     >>> import sqlglot
     >>> key = lambda c: (c.table.lower(), c.name.lower())
@@ -583,7 +583,7 @@ def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
         "unlabelled_groups": unlabelled_groups(sel),
         "aggregates_unshown": aggregates_unshown(sel),
         "one_row_sorted": one_row_sorted(sel),
-        "outputs_pinned": outputs_pinned(sel, key, string),
+        "outputs_pinned": outputs_pinned(sel, key, literal),
         "own_key_counted": own_key_counted(sel),
         "contradiction": contradiction(sel, key, literal, tt.original),
     }

@@ -307,7 +307,6 @@ class _Extractor:
         self.reader.may_read_clock = may_read_clock(w.functions, self.tt.sql)
         conds, cartesian, having_alone, group_alone = self._conditions(w, aggs_in)
         division = self._projections(eff, aggs_in, spec)
-        exprs = [p.expr for p in spec.projections]
         self._aggregations(aggs, spec)
 
         spec.filters = conds.filters
@@ -330,6 +329,9 @@ class _Extractor:
         spec.literals = self._literals(w)
 
         plain = [a for a in aggs if not a.windowed]
+        bare = [p for p in spec.projections if p.columns and not p.alias]  # unnamed column reads
+        one = len(spec.tables) == 1 and not spec.joins  # one source: t.x is x; else as written
+        exprs = [p.expr if one else p.text.replace(" ", "").casefold() for p in bare]
         spec.flags = self._flags(
             w,
             spec,
