@@ -256,6 +256,8 @@ class Sources:
                     first = next(iter(at), None)
                     for other in at:
                         links.link(first, other)
+                if type(pred) is exp.EQ and (i := _pinned_source(pred, sources, index, qualifier)):
+                    links.link(i, 0)  # JOIN users u ON u.id = 42: one row, multiplying none
         for i, src in enumerate(sources):
             if _one_row(self._source_query(scope, src)):
                 links.link(i, 0 if i else min(1, len(sources) - 1))
@@ -496,3 +498,24 @@ def _one_base_table(scope: Scope) -> str | None:
     from_ = sel.args.get("from_")
     src = from_.this if from_ is not None else None
     return src.name.lower() if type(src) is _TABLE and src.name else None
+
+
+def _pinned_source(
+    pred: exp.Expr,
+    sources: list[exp.Expr],
+    index: dict[str, int],
+    qualifier: Callable[[exp.Expr], str | None],
+) -> int | None:
+    """The joined source (position ≥ 1) whose own id an equality holds to a literal
+    (``u.Id = 1387233``): it gives one row, so joining it multiplies no row. Else None."""
+    for col, value in ((pred.this, pred.expression), (pred.expression, pred.this)):
+        if type(col) is not _COLUMN or not isinstance(value, exp.Literal):
+            continue
+        i = index.get(qualifier(col) or "")
+        src = sources[i] if i else None
+        if type(src) is _TABLE:
+            name = src.name.casefold().replace("_", "")
+            key = col.name.casefold().replace("_", "")
+            if key in ("id", f"{name}id", f"{name.removesuffix('s')}id"):
+                return i
+    return None
