@@ -17,10 +17,12 @@ from stef.align.measures import (
     check_measures,
     check_median,
     check_percentile,
+    check_ratio_scale,
     check_running,
     check_total_bound,
     check_unit_columns,
 )
+from stef.align.structure import check_star_arguments
 from stef.findings import FindingCollector
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
@@ -140,29 +142,15 @@ def check_aggregations(
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
     _check_aggregate_shown(nl, sql, out)
-    _check_star_arguments(sql, out)
+    check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
     check_median(sql, out, text)
     check_percentile(sql, out, text)
     check_running(sql, out, text)
     check_duration_unit(sql, out, text)
     check_unit_columns(sql, out, text)
+    check_ratio_scale(sql, out, text)
     check_total_bound(nl, sql, out, text)
-
-
-def _check_star_arguments(sql: Spec, out: FindingCollector) -> None:
-    """``AVG(*)``, ``SUM(*)``, ``MAX(*)``: only COUNT takes ``*``; no engine runs the others."""
-    for a in (*sql.aggregations, *sql.window_aggregations):
-        if a.func in ("sum", "avg", "min", "max") and a.arg == "*" and "*" in a.text:
-            out.add(
-                "aggregate_of_star",
-                "error",
-                f"{a.text} is no valid SQL: only COUNT takes *",
-                None,
-                a.text,
-                "aggregation",
-            )
-            return
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

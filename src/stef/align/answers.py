@@ -34,14 +34,14 @@ from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
 
 #: A SQL expression scaled to a percentage (``x * 100 / n``, ``100.0 * x / n``).
-_TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
+TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
 
 
 def percent_scaled(nl: Filter, sql: Filter) -> bool:
     """One side states a percentage and the other a fraction: ``over 75%`` against
     ``share > 0.75``, ``a rate of over 0.3`` against ``x * 100 / n > 30``."""
     said = nl.text.casefold()
-    return "%" in said or "percent" in said or _TIMES_100.search(sql.text) is not None
+    return "%" in said or "percent" in said or TIMES_100.search(sql.text) is not None
 
 
 def hundredfold(a: str, b: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.answers import TIMES_100
 from stef.align.matching import BOUNDS, name_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
@@ -459,3 +460,35 @@ def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
             "aggregation",
         )
         return
+
+
+#: A word that asks for a percentage (or a scale of 100) rather than a plain ratio.
+_PERCENT_CUE = re.compile(r"percent|%|\bpct\b|\b100\b|hundred")
+
+
+def check_ratio_scale(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question (or its hints) asks for a ratio and says nothing of a percentage, and an
+    output divides and multiplies by 100 (``… * 100 / COUNT(*)``): the figure comes back 100
+    times the ratio asked for. ``text`` as :func:`check_median` takes it.
+
+    >>> from stef.spec import Projection
+    >>> out = FindingCollector()
+    >>> check_ratio_scale(Spec(projections=[Projection("sum(a) * 100 / count(b)")]), out,
+    ...                   " what is the ratio of a to b ")
+    >>> [f.kind for f in out.findings]
+    ['ratio_as_percentage']
+    """
+    if " ratio " not in text or _PERCENT_CUE.search(text):
+        return
+    for p in sql.projections:
+        if "/" in p.expr and TIMES_100.search(p.expr):
+            out.add(
+                "ratio_as_percentage",
+                "error",
+                "the question asks for a ratio; the SQL's output multiplies it by 100, a "
+                "percentage",
+                "ratio",
+                p.text or p.expr,
+                "aggregation",
+            )
+            return

@@ -519,3 +519,19 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
                 "structure",
             )
             return
+
+
+def check_star_arguments(sql: Spec, out: FindingCollector) -> None:
+    """``AVG(*)``, ``SUM(*)``, ``MAX(*)``: only COUNT takes ``*``; no engine runs the others."""
+    for a in (*sql.aggregations, *sql.window_aggregations):
+        if a.func in ("sum", "avg", "min", "max") and a.arg == "*" and "*" in a.text:
+            out.add(
+                "aggregate_of_star",
+                "error",
+                f"{a.text} is no valid SQL: only COUNT takes *",
+                None,
+                a.text,
+                "aggregation",
+            )
+            return
+
