@@ -413,6 +413,9 @@ _UNITS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("usd", "dollar", "dollars"), ("money", "usd")),
     **dict.fromkeys(("eur", "euro", "euros"), ("money", "eur")),
 }
+#: Words of a column that holds money, where "pounds" are pounds sterling.
+_MONEY_WORDS = _words("price cost amount salary revenue budget fee")
+_POUNDS = frozenset({"pound", "pounds", "lb", "lbs"})
 #: Words that make a column a measure, so that its unit word is a unit (``length_feet``, not
 #: ``preferred_foot``).
 _MEASURE_WORDS = _words(
@@ -432,8 +435,9 @@ def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
     >>> [f.message for f in out.findings]
     ['the question measures in feet; the SQL reads length_meters, in meters']
     >>> check_unit_columns(Spec(columns=["length_feet", "length_meters"]), out, " in feet ")
-    >>> len(out.findings)
-    1
+    >>> check_unit_columns(Spec(columns=["price_in_pounds"]), out, " highest price in usd ")
+    >>> [f.message for f in out.findings][1:]
+    ['the question measures in usd; the SQL reads price_in_pounds, in gbp']
     """
     asked = {_UNITS[w] for w in text.split() if w in _UNITS}
     if not asked:
@@ -443,9 +447,10 @@ def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
         words = name_words(column)
         if not _MEASURE_WORDS.intersection(words):
             continue
+        money = bool(_MONEY_WORDS.intersection(words))
         for w in words:
-            if w in _UNITS:
-                read.setdefault(_UNITS[w], column)
+            if w in _UNITS:  # "price_in_pounds": pounds sterling, not a weight
+                read.setdefault(("money", "gbp") if money and w in _POUNDS else _UNITS[w], column)
     for dimension, unit in sorted(asked):
         mine = {u: c for (d, u), c in read.items() if d == dimension}
         if not mine or unit in mine:
