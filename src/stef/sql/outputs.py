@@ -439,16 +439,17 @@ def one_row_sorted(sel: exp.Select) -> bool:
     )
 
 
-#: How :func:`outputs_pinned` reads a node: a column's (qualifier, name), a string's text.
+#: How :func:`outputs_pinned` and :func:`contradiction` read a node: a column's (qualifier,
+#: name), and a literal's text as written (None for any other node).
 ColumnKey = Callable[[exp.Column], tuple[str, str]]
-StringText = Callable[[exp.Expr], str | None]
+LiteralText = Callable[[exp.Expr], str | None]
 
 
-def outputs_pinned(sel: exp.Select, key: ColumnKey, string: StringText) -> list[str]:
+def outputs_pinned(sel: exp.Select, key: ColumnKey, value: LiteralText) -> list[str]:
     """The values the WHERE clause holds every output equal to, when each output is a plain
     column that an AND-ed ``col = 'value'`` (or ``col = 94107``) of the same SELECT pins (no
     OR, IN, LIKE, subquery or GROUP BY): the result can only repeat those values. Else
-    ``[]``. ``key`` gives a column's lower-cased (qualifier or "", name); ``string`` the text
+    ``[]``. ``key`` gives a column's lower-cased (qualifier or "", name); ``value`` the text
     of a literal (None for any other node).
 
     >>> import sqlglot
@@ -468,8 +469,8 @@ def outputs_pinned(sel: exp.Select, key: ColumnKey, string: StringText) -> list[
     for c in conjuncts(where.this):
         if not isinstance(c, exp.EQ):
             continue
-        for col, value in ((c.left, c.right), (c.right, c.left)):
-            text = string(value)
+        for col, other in ((c.left, c.right), (c.right, c.left)):
+            text = value(other)
             if isinstance(col, exp.Column) and text is not None:
                 pinned[key(col)] = text
     values: list[str] = []
@@ -515,7 +516,7 @@ def own_key_counted(sel: exp.Select) -> str | None:
 
 
 def contradiction(
-    sel: exp.Select, key: ColumnKey, value: StringText, render: Callable[[exp.Expr], str]
+    sel: exp.Select, key: ColumnKey, value: LiteralText, render: Callable[[exp.Expr], str]
 ) -> list[str] | None:
     """Two conditions of the WHERE clause's AND chain that hold one column equal to two
     different literals (``year = 0 AND year = 2010``), rendered by ``render``; else None.
@@ -547,10 +548,11 @@ def contradiction(
 
 
 def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
-    """The flags of the effective SELECT's outputs: :func:`unlabelled_groups`,
-    :func:`aggregates_unshown`, :func:`one_row_sorted` and :func:`outputs_pinned` (none set
-    for a set operation). ``tt`` reads columns and strings as written (a double-quoted
-    ``"Sony"`` that SQLite reads as a string)."""
+    """The flags of the effective SELECT's outputs and conditions: :func:`unlabelled_groups`,
+    :func:`aggregates_unshown`, :func:`one_row_sorted`, :func:`outputs_pinned`,
+    :func:`own_key_counted` and :func:`contradiction` (none set for a set operation). ``tt``
+    reads columns and literals as written (a double-quoted ``"Sony"`` that SQLite reads as a
+    string)."""
     if not isinstance(sel, exp.Select):
         return {
             "unlabelled_groups": False,
