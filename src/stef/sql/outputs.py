@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
-from stef.sql.sources import is_star
+from stef.sql.sources import is_star, own_key
 from stef.sql.text import TreeText
 from stef.sql.walk import contains, search
 
@@ -336,7 +336,7 @@ def ungrouped(sel: exp.Select) -> list[str]:
         return []
     pinned = _pinned_columns(sel)
     tables = _source_tables(sel)
-    keyed = {q for q, name in pinned if _own_key(name, tables.get(q, ""))}
+    keyed = {q for q, name in pinned if own_key(name, tables.get(q, ""))}
     return list(
         dict.fromkeys(
             c.name.casefold()
@@ -359,25 +359,10 @@ def _source_tables(sel: exp.Select) -> dict[str, str]:
     return out
 
 
-def _own_key(column: str, table: str) -> bool:
-    """Is ``column`` the table's own key (``id``, ``molecule_id`` of molecule), not a
-    key of another table it refers to (``posttypeid`` of posts)?
-
-    >>> _own_key("molecule_id", "molecule"), _own_key("posttypeid", "posts"), _own_key("id", "")
-    (True, False, True)
-    """
-    col = _NON_ALNUM.sub("", column)
-    name = _NON_ALNUM.sub("", table)
-    return col == "id" or (bool(name) and col in (f"{name}id", f"{name.removesuffix('s')}id"))
-
-
-_NON_ALNUM = re.compile(r"[^a-z0-9]")
-
-
 def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
     """(qualifier, column) of each WHERE equality with a literal: such a column has one
     value, and its source's own key pinned so picks one row of it (``m.molecule_id =
-    'TR006'``: the molecule's label has one value beside a COUNT; :func:`_own_key`). ``""``
+    'TR006'``: the molecule's label has one value beside a COUNT; :func:`own_key`). ``""``
     qualifies the columns of a SELECT from one source only.
 
     >>> import sqlglot
@@ -389,16 +374,18 @@ def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
     if where is None:
         return set()
     joined = bool(sel.args.get("joins"))
-    out: set[tuple[str, str]] = set()
-    for part in conjuncts(where.this):
-        if type(part) is not exp.EQ:
-            continue
-        col, lit = part.this, part.expression
-        if type(col) is _LITERAL:
-            col, lit = lit, col
-        if type(col) is _COLUMN and type(lit) is _LITERAL and (col.table or not joined):
-            out.add((col.table.casefold(), col.name.casefold()))
-    return out
+    found = _equalities(where, _written_key, _literal_name)
+    return {k for k, _, _ in found if k[0] or not joined}
+
+
+def _written_key(col: exp.Column) -> tuple[str, str]:
+    """A column's (qualifier, name) as written, case-folded."""
+    return col.table.casefold(), col.name.casefold()
+
+
+def _literal_name(node: exp.Expr) -> str | None:
+    """A literal's text (None for any other node)."""
+    return node.name if type(node) is _LITERAL else None
 
 
 #: Subtrees whose columns are read row by row into one value (a query, a window, an
@@ -434,8 +421,9 @@ def one_row_sorted(sel: exp.Select) -> bool:
     if all(isinstance(k.this, exp.Literal) for k in order.expressions):
         return False
     outputs = [e.unalias() for e in sel.expressions]
-    return all(isinstance(e, exp.Literal) or _aggregated(e) for e in outputs) and any(
-        _aggregated(e) for e in outputs
+    aggregated = [_aggregated(e) for e in outputs]
+    return any(aggregated) and all(
+        a or isinstance(e, exp.Literal) for a, e in zip(aggregated, outputs, strict=True)
     )
 
 
@@ -465,14 +453,7 @@ def outputs_pinned(sel: exp.Select, key: ColumnKey, value: LiteralText) -> list[
         return []
     if where.find(exp.Or, exp.In, exp.Like, exp.Query):
         return []
-    pinned: dict[tuple[str, str], str] = {}
-    for c in conjuncts(where.this):
-        if not isinstance(c, exp.EQ):
-            continue
-        for col, other in ((c.left, c.right), (c.right, c.left)):
-            text = value(other)
-            if isinstance(col, exp.Column) and text is not None:
-                pinned[key(col)] = text
+    pinned = {k: text for k, text, _ in _equalities(where, key, value)}
     values: list[str] = []
     for e in sel.expressions:
         out = e.unalias()
@@ -510,7 +491,7 @@ def own_key_counted(sel: exp.Select) -> str | None:
     root = sel.root()
     if any(c.alias_or_name.casefold() == table.name.casefold() for c in root.find_all(exp.CTE)):
         return None  # a CTE may hold several rows per id
-    if not _own_key(key.name.casefold(), table.name.casefold()) or not search(sel, (exp.Count,)):
+    if not own_key(key.name.casefold(), table.name.casefold()) or not search(sel, (exp.Count,)):
         return None
     return key.name.casefold()
 
@@ -534,17 +515,28 @@ def contradiction(
     if where is None:
         return None
     seen: dict[tuple[str, str], tuple[str, exp.Expr]] = {}
-    for c in conjuncts(where.this):
-        if not isinstance(c, exp.EQ) or not isinstance(c.left, exp.Column):
-            continue
-        text = value(c.right)
-        if text is None:
-            continue
-        k = key(c.left)
+    for k, text, c in _equalities(where, key, value, either_side=False):
         if k in seen and seen[k][0] != text.casefold():
             return [render(seen[k][1]), render(c)]
         seen[k] = (text.casefold(), c)
     return None
+
+
+def _equalities(
+    where: exp.Expr, key: ColumnKey, value: LiteralText, either_side: bool = True
+) -> list[tuple[tuple[str, str], str, exp.Expr]]:
+    """``(column key, literal text, condition)`` of each ``col = literal`` the WHERE clause's
+    AND chain holds (``literal = col`` too unless ``either_side`` is False)."""
+    found: list[tuple[tuple[str, str], str, exp.Expr]] = []
+    for c in conjuncts(where.this):
+        if not isinstance(c, exp.EQ):
+            continue
+        sides = ((c.left, c.right), (c.right, c.left)) if either_side else ((c.left, c.right),)
+        for col, other in sides:
+            text = value(other)
+            if isinstance(col, exp.Column) and text is not None:
+                found.append((key(col), text, c))
+    return found
 
 
 def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:

@@ -10,6 +10,7 @@ some stay apart), and which joined tables no column uses (redundant or bridge ta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Final
@@ -513,9 +514,21 @@ def _pinned_source(
             continue
         i = index.get(qualifier(col) or "")
         src = sources[i] if i else None
-        if type(src) is _TABLE:
-            name = src.name.casefold().replace("_", "")
-            key = col.name.casefold().replace("_", "")
-            if key in ("id", f"{name}id", f"{name.removesuffix('s')}id"):
-                return i
+        if type(src) is _TABLE and own_key(col.name.casefold(), src.name.casefold()):
+            return i
     return None
+
+
+def own_key(column: str, table: str) -> bool:
+    """Is ``column`` the table's own key (``id``, ``molecule_id`` of molecule), not a
+    key of another table it refers to (``posttypeid`` of posts)? Both names case-folded.
+
+    >>> own_key("molecule_id", "molecule"), own_key("posttypeid", "posts"), own_key("id", "")
+    (True, False, True)
+    """
+    col = _NON_ALNUM.sub("", column)
+    name = _NON_ALNUM.sub("", table)
+    return col == "id" or (bool(name) and col in (f"{name}id", f"{name.removesuffix('s')}id"))
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
