@@ -87,6 +87,7 @@ from stef.align.operators import (
     age_as_date,
     age_turned,
     as_of,
+    bound_stated,
     hint_value_differs,
     one_off,
     ops_compatible,
@@ -407,9 +408,7 @@ def _date_answer(
     if dated is None or (dated.got is not None and number_in_names(req, sql, hints)):
         return None  # another period, but a name holds the year ("A15 … crimes in 1995")
     used.update(dated.positions)
-    if dated.got in (None, together) or (
-        req.cue == "event" and event_days(dated.want, dated.got)
-    ):
+    if dated.got in (None, together) or (req.cue == "event" and event_days(dated.want, dated.got)):
         matched.append((req, dated.sql))  # "on Black Friday 2023": a day of that year
         return 0
     out.add(
@@ -523,11 +522,15 @@ def _answered_otherwise(
         out.add("age_as_date", "info", message, req.text, m.sql.text, "filter_alignment")
         return True
     if m.sql is not None and m.problem == "wrong_operator" and one_off(req, m.sql):
+        explicit = bound_stated(req)  # "3 or more" says the bound is in; "at least 3" less so
         out.add(
-            "filter_bound_inclusive",
-            "warning",
-            f"question asks {req.op} {', '.join(req.values)}; the SQL uses {m.sql.op}, "
-            "which includes or excludes the bound itself the other way",
+            "filter_bound_stated" if explicit else "filter_bound_inclusive",
+            # a hint's "TG >= 200" against a gold "> 200" is how labelled data often has it
+            "error" if explicit and req.clause == "question" else "warning",
+            f"question asks {req.op} {', '.join(req.values)}"
+            + (f" ({req.text!r})" if explicit else "")
+            + f"; the SQL uses {m.sql.op}, which includes or excludes the bound itself the "
+            "other way",
             req.text,
             m.sql.text,
             "filter_alignment",

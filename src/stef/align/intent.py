@@ -27,6 +27,7 @@ from stef.align.impossible import check_contradiction, check_like_cue
 from stef.align.join_keys import _id_like, _words, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
+from stef.align.numbered import check_numbered_attributes
 from stef.align.rows import check_counted_rows, check_outer_join
 from stef.align.shown import check_rank_shown
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
@@ -730,6 +731,7 @@ def check_intent(
     if question:
         check_subject(question, sql, out)
         check_rank_shown(question, nl, sql, out)
+        check_numbered_attributes(question, nl, sql, out)
         check_partial_names(nl, sql, out, question)
         check_enumeration(question, sql, out)
         check_counted_rows(nl, sql, out, question)

@@ -126,6 +126,31 @@ def one_off(nl: Filter, sql: Filter) -> bool:
     return _same_bound_side(nl.op, sql.op) and set(nl.values) == set(sql.values)
 
 
+#: Words that state whether a bound is in or out ("3 or more", "greater than or equal to
+#: 80", "age 50 and above", a symbol ``>=``); "at least 5" or "5000+" against ``> 5`` is
+#: how people often write a bound loosely, and says less.
+_BOUND_STATED = re.compile(
+    r"\bor\s+equal|\bequal\s+to\s+or\b|[<>]=?|=[<>]"
+    r"|\d\s*(?:[a-z]+\s+)?(?:old\s+)?(?:or|and)\s+(?:more|above|higher|greater|older|over|"
+    r"longer|bigger|larger|up|later|newer|less|fewer|below|lower|younger|under|smaller|"
+    r"shorter|earlier)\b",
+    re.I,
+)
+
+
+def bound_stated(nl: Filter) -> bool:
+    """Does the question's own wording say whether the bound itself is kept ("3 or more",
+    "less than or equal to 200", ``score >= 10``)?
+
+    >>> bound_stated(Filter(None, ">=", ("3",), "3 or more")), bound_stated(
+    ...     Filter(None, ">=", ("3",), "at least 3"))
+    (True, False)
+    >>> bound_stated(Filter(None, "<=", ("-2",), "-2 score or less"))
+    True
+    """
+    return _BOUND_STATED.search(nl.text) is not None
+
+
 def _same_bound_side(a: str, b: str) -> bool:
     """Two operators bounding from the same side, one strict and one not (``>``/``>=``)."""
     return {a, b} in ({">", ">="}, {"<", "<="})

@@ -28,16 +28,18 @@ from stef.findings import FindingCollector
 from stef.spec import Spec
 
 _RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
+#: A title may open with the verb of its listing: "View top 100 questions sorted by …".
+_VERB = r"(?:(?:view|show|list|find|get|display)\s+(?:(?:me|all|of)\s+)?)?"
 #: "Top 100 [active] users by …", "Top 20 SO users ranked by …", "Users ranked by …".
 _RANKED_BY = re.compile(
-    rf"^\W*(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)"
+    rf"^\W*{_VERB}(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)"
     r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an)\b)[\w#+.'-]+\s+){0,3}?"
     r"[a-z]{3,}s\s+(?:(?:ranked|sorted|ordered)\s+)?by\s+(?P<measure>[\w ]+)",
     re.I,
 )
 #: "Users with the most badges", "Top 10 questions with the highest view counts".
 _WITH_MOST = re.compile(
-    rf"^\W*(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)?"
+    rf"^\W*{_VERB}(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)?"
     r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an|who|which|that)\b)"
     r"[\w#+.'-]+\s+){0,3}?"
     r"[a-z]{3,}s\s+(?:ranked\s+by|with\s+(?:the\s+)?(?:most|highest|largest|greatest|lowest|"
@@ -50,6 +52,11 @@ _NOT_MEASURE = re.compile(
     r"category|site|language)s?\b",
     re.I,
 )
+
+
+#: An output that numbers the rows by the sort (its columns are the sort key's, its value
+#: is no measure).
+_RANKING = re.compile(r"(?:row_number|rank|dense_rank|ntile|percent_rank)\s*\(", re.I)
 
 
 def ranked_measure(question: str) -> str | None:
@@ -81,6 +88,8 @@ def check_rank_shown(question: str, nl: Spec, sql: Spec, out: FindingCollector) 
         return
     key = sql.order_by[0].key
     for p in sql.projections:
+        if _RANKING.match(p.expr):
+            continue  # ROW_NUMBER() OVER (ORDER BY views DESC) shows a rank, not the views
         if key in (p.expr, p.alias) or (p.columns and key in p.columns):
             return
     out.add(

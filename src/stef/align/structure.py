@@ -172,6 +172,7 @@ def _check_compared_literals(sql: Spec, out: FindingCollector) -> None:
     if written:  # a format ('%Y%m%d') or a number is no literal compared
         _check_wildcards(sql, written, out)
         _check_value_types(sql, written, out)
+    _check_numbered_names(sql, written, out)
 
 
 #: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern.
@@ -262,6 +263,39 @@ def _check_value_types(sql: Spec, written: frozenset[str], out: FindingCollector
                 f.text,
                 "structure",
             )
+
+
+def _check_numbered_names(sql: Spec, written: frozenset[str], out: FindingCollector) -> None:
+    """A column named for a name compared with a bare number (``DName = 520``,
+    ``supplier_name = 3``): a name is text, so the number is most likely the value of
+    another column (the department's number, the supplier's id). A number written as text
+    (``name = '520'``) is left alone.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> dept = Filter("dname", "=", ("520",), "T2.DName = 520")
+    >>> _check_numbered_names(Spec(filters=[dept]), frozenset(), out)
+    >>> [f.message for f in out.findings]
+    ['dname holds names; the SQL compares it with the number 520']
+    """
+    for f in sql.filters:
+        if f.op not in ("=", "!=", "in", "not in") or not f.column or not f.values:
+            continue
+        if not f.column.endswith("name") or f.func or any(v in written for v in f.values):
+            continue
+        if all(_NUMBER.fullmatch(v) for v in f.values):
+            out.add(
+                "value_type_mismatch",
+                "error",
+                f"{f.column} holds names; the SQL compares it with the number {f.values[0]}",
+                None,
+                f.text,
+                "structure",
+            )
+
+
+#: A number as a filter holds it (``520``, ``-3``, ``2.5``).
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def _check_size_text(f: Filter, written: frozenset[str], out: FindingCollector) -> bool:
@@ -534,4 +568,3 @@ def check_star_arguments(sql: Spec, out: FindingCollector) -> None:
                 "aggregation",
             )
             return
-
