@@ -168,6 +168,29 @@ def _number_used(v: str, values: set[str], sql: Spec, index: _ValueIndex | None 
     return any(values_match(str(m), b) for m in (n - 1, n + 1) for b in bounds)
 
 
+def _only_inside(c: str, sql_cols: set[str], sql: Spec) -> str | None:
+    """The longer column the SQL uses where a hint names ``c``, when ``c`` is used only
+    inside such names: the hint's ``DisplayName`` answered by ``OwnerDisplayName``, its
+    ``date`` by ``CreationDate``, its ``seconds`` by ``milliseconds`` are other columns. A
+    flag named for it (``isTextless`` for ``textless``) is the same column.
+
+    >>> cols = {"ownerdisplayname", "title", "istextless"}
+    >>> s = Spec(columns=sorted(cols))
+    >>> _only_inside("displayname", cols, s), _only_inside("textless", cols, s)
+    ('ownerdisplayname', None)
+    >>> _only_inside("title", cols, s) is None
+    True
+    """
+    if len(c) < 4 or c in sql_cols or c in sql.literals or any(c in t for t in sql.tables):
+        return None
+    if any(c in NAME_SPLIT.split(col.casefold()) for col in sql.columns):
+        return None  # a word of a longer name: ``acl`` of `` `aCL IgA` ``
+    longer = sorted(x for x in sql_cols if c in x)
+    if not longer or any(x in ("is" + c, "has" + c) for x in longer):
+        return None
+    return longer[0]
+
+
 def _digit_or_dot(ch: str) -> bool:
     return ch.isdecimal() or ch == "."
 
@@ -219,6 +242,16 @@ def check_literals_and_hints(
                 f"the enriched question names column {col!r}; the SQL never uses it",
                 col,
                 None,
+                "hint",
+            )
+        elif c and (longer := _only_inside(c, sql_cols, sql)):
+            out.add(
+                "hint_column_other",
+                "warning",
+                f"the enriched question names column {col!r}; the SQL uses {longer!r}, another"
+                " column whose name holds it",
+                col,
+                longer,
                 "hint",
             )
     sql_values = set(sql.literals)

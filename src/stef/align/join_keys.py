@@ -1,14 +1,16 @@
 """Join keys: which two columns can refer to each other (an id never to a name, two ids
 only when they share a word or one names the other's table), and the findings of joins
-and ``IN (SELECT …)`` pairs that cannot (``key_pair_mismatch``, ``join_key_other_table``,
-``join_on_own_ids``).
+and ``IN (SELECT …)`` pairs that cannot (``key_pair_mismatch``, ``in_subquery_mismatch``,
+``join_key_other_table``, ``join_on_own_ids``).
 
 >>> from stef.spec import Spec
 >>> from stef.findings import FindingCollector
 >>> out = FindingCollector()
 >>> check_keys(Spec(flags={"in_subquery_keys": [("name", "musical_id")]}), out)
+>>> check_keys(Spec(tables=["person", "personfriend"], flags={"in_subquery_keys": [
+...     ("friend", "name")]}), out)
 >>> [f.kind for f in out.findings]
-['key_pair_mismatch']
+['in_subquery_mismatch', 'key_pair_mismatch']
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ def keys_related(a: str, b: str) -> bool:
     if ida and idb:
         return True
     return _share_a_word(ca, cb) or ida != idb
+
+
+def _names_a_table(a: str, b: str, sql: Spec) -> bool:
+    """Does a word (four letters or more) of column ``a`` or ``b`` name a table of the query?
+
+    >>> _names_a_table("friend", "name", Spec(tables=["PersonFriend"]))
+    True
+    """
+    tables = [t.casefold() for t in sql.tables]
+    return any(w in t for n in (a, b) for w in _words(n) if len(w) >= 4 for t in tables)
 
 
 def _own_key(column: str, table: str) -> bool:
@@ -166,8 +178,11 @@ def check_keys(sql: Spec, out: FindingCollector) -> None:
     their own ``id`` columns, which links rows only when one table extends the other."""
     for outer, inner in sql.flags.get("in_subquery_keys") or ():
         if not keys_related(outer, inner):
+            # a column named for a table of the query may refer to its rows by any of
+            # their columns (``friend IN (SELECT name FROM person)`` beside personfriend)
+            by_table = _names_a_table(outer, inner, sql)
             out.add(
-                "key_pair_mismatch",
+                "key_pair_mismatch" if by_table else "in_subquery_mismatch",
                 "warning",
                 f"{outer} IN (SELECT {inner} …) compares columns that cannot refer to each other",
                 None,
