@@ -227,11 +227,27 @@ def _normalized(text: str | None) -> tuple[str, str]:
 
 
 def _is_request(text: str) -> bool:
-    """Does a text read like a question or a request (a restated question), not notes?"""
+    """Does a text read like a question or a request (a restated question), not notes? A
+    description of what the query returns ("Returns the latest suggested edits …", "This
+    query lists …") restates the question as well.
+
+    >>> _is_request("Returns the latest edits by anonymous users."), _is_request("Nice!")
+    (True, False)
+    """
     if _search_ci(hp.HINT_STYLE, text):
         return False
-    first = (word_tokens(text.casefold()) or [""])[0]
-    return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS
+    words = word_tokens(text.casefold())[:3]
+    if words[:2] == ["this", "query"]:
+        words = words[2:]
+    first = (words or [""])[0]
+    return text.rstrip().endswith("?") or first in lx.REQUEST_OPENERS or first in _DESCRIBES
+
+
+#: Verbs a description of the query opens with ("Returns …", "This query lists …").
+_DESCRIBES = lx._words(
+    "returns shows lists finds gets displays retrieves fetches selects counts calculates "
+    "computes gives provides"
+)
 
 
 def _position(text: str, f: Filter) -> int:
