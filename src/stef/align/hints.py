@@ -210,20 +210,15 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-def check_literals_and_hints(
+def _check_hint_columns(
     nl: Spec,
     sql: Spec,
     out: FindingCollector,
-    text: str,
-    reported: set[str],
-    synonyms: Mapping[str, Sequence[str]] | None = None,
-    question: str = "",
+    synonyms: Mapping[str, Sequence[str]] | None,
+    question: str,
 ) -> None:
-    """Columns the hints name, numbers the question states, literals nobody asked for.
-    A column named only through a synonym that the SQL compares as a value ("the sales
-    team" as ``team = 'sales'`` while "sales" is a synonym of ``amount``) is that value,
-    not the column; a term the question itself quotes (``an answer about `hg pull
-    --force```) is what the user searches for, whatever the hints quote."""
+    """Each column the hints name is used by the SQL (``hint_column_missing``), as itself
+    rather than inside a longer name (``hint_column_other``)."""
     sql_cols = {canon_col(c) for c in sql.columns}
     sql_cols |= {canon_col(p.alias) for p in sql.projections if p.alias}
     literals = {lit.casefold() for lit in sql.literals}
@@ -254,6 +249,23 @@ def check_literals_and_hints(
                 longer,
                 "hint",
             )
+
+
+def check_literals_and_hints(
+    nl: Spec,
+    sql: Spec,
+    out: FindingCollector,
+    text: str,
+    reported: set[str],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+    question: str = "",
+) -> None:
+    """Columns the hints name, numbers the question states, literals nobody asked for.
+    A column named only through a synonym that the SQL compares as a value ("the sales
+    team" as ``team = 'sales'`` while "sales" is a synonym of ``amount``) is that value,
+    not the column; a term the question itself quotes (``an answer about `hg pull
+    --force```) is what the user searches for, whatever the hints quote."""
+    _check_hint_columns(nl, sql, out, synonyms, question)
     sql_values = set(sql.literals)
     if sql.limit is not None:
         sql_values.add(str(sql.limit))
