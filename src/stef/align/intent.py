@@ -156,6 +156,10 @@ def check_requests(
         heads = [n for n in names if _word_matches(head, n)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
             heads = [n for n in names if any(_word_matches(w, n) for w in words[:-1])]
+        if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
+            heads = [
+                n for n in names if _keyed(n) and any(_word_matches(w, n) for w in words[:-1])
+            ]
         if not heads and singular(head) in ("name", "title"):
             heads = [n for n in names if not _id_like(n)]
         if not heads and _table_rows(words, head, names, sql):
@@ -180,6 +184,15 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+#: Heads of an item that ask for a key, which any key column named for its thing answers.
+_KEY_HEADS = frozenset({"key", "id"})
+
+
+def _keyed(name: str) -> bool:
+    """Is an output named as a key (``building_id``, ``FLOOR_KEY``, ``dept_code``)?"""
+    return _id_like(name) or canon_col(name).endswith(("key", "code"))
 
 
 #: Modifiers a HAVING (``COUNT(*) > 1``) expresses: "duplicate email addresses".
