@@ -92,15 +92,23 @@ def _abbreviates(short: str, word: str) -> bool:
     return all(ch in rest for ch in short[2:])
 
 
+#: A CASE that shows a column or blanks it (``CASE WHEN LAG(k) OVER (…) = k THEN NULL ELSE k
+#: END``: a repeated label left out) is that column.
+_SHOWN_CASE = re.compile(r"case\b.*\bthen null else [a-z_][\w.]* end$", re.I | re.S)
+
+
 def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
     """Names a plain output answers to (columns and aliases) and the computed outputs."""
     names: list[str] = []
     computed: list[Projection] = []
+    carried = sql.flags.get("carried_columns") or ()
+    if len(carried) == len(sql.projections):  # what a derived table or CTE computed them from
+        names += [n for columns in carried for n in columns]
     for p in sql.projections:
         if p.is_aggregate or _ARITHMETIC.search(p.expr) or p.expr in sql.window_functions:
             computed.append(p)
-            if _EXTREME.match(p.expr):  # MIN(date) is a date, LISTAGG(name) names
-                names += list(p.columns)
+            if _EXTREME.match(p.expr) or _SHOWN_CASE.match(p.expr):
+                names += list(p.columns)  # MIN(date) is a date, LISTAGG(name) names
         else:
             names += list(p.columns)
         if p.alias:

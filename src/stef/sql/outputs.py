@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from sqlglot import exp
 
+from stef.sql.carried import carried_columns
 from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
 from stef.sql.sources import is_star, own_key
@@ -542,7 +543,8 @@ def _equalities(
 def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
     """The flags of the effective SELECT's outputs and conditions: :func:`unlabelled_groups`,
     :func:`aggregates_unshown`, :func:`one_row_sorted`, :func:`outputs_pinned`,
-    :func:`own_key_counted` and :func:`contradiction` (none set for a set operation). ``tt``
+    :func:`own_key_counted`, :func:`contradiction` and
+    :func:`~stef.sql.carried.carried_columns` (none set for a set operation). ``tt``
     reads columns and literals as written (a double-quoted ``"Sony"`` that SQLite reads as a
     string)."""
     if not isinstance(sel, exp.Select):
@@ -553,6 +555,7 @@ def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
             "outputs_pinned": [],
             "own_key_counted": None,
             "contradiction": None,
+            "carried_columns": [],
         }
 
     def key(col: exp.Column) -> tuple[str, str]:
@@ -580,4 +583,5 @@ def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
         "outputs_pinned": outputs_pinned(sel, key, literal),
         "own_key_counted": own_key_counted(sel),
         "contradiction": contradiction(sel, key, literal, tt.original),
+        "carried_columns": carried_columns(sel),
     }
