@@ -472,7 +472,7 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
                 f"LIMIT {lim}",
                 "limit",
             )
-    elif lim is not None:
+    elif lim is not None and str(lim) not in nl.literals:  # "at least five names": LIMIT 5
         if lim >= rules.safety_limit_min:
             out.add(
                 "limit_tolerated",

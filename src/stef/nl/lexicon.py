@@ -173,8 +173,9 @@ MEASURE_NOUNS = _words(
 #: Words with no say in what an item is.
 REQUEST_FILLERS = _words(
     """the a an all different distinct unique full complete respective corresponding only
-    also both entire whole any some various overall detailed exact our my your q1 q2 q3 q4 h1
-    h2 ytd mtd qtd daily weekly monthly quarterly yearly annual"""
+    also both entire whole any some various overall detailed exact our my your associated
+    related individual q1 q2 q3 q4 h1 h2 ytd mtd qtd daily weekly monthly quarterly yearly
+    annual"""
 )
 
 #: Items that name no particular output ("the details", "the list of …", "include

@@ -12,8 +12,8 @@ levels down). A flag of the SQL spec (:mod:`stef.sql.spec`) that the request che
 ...     " GROUP BY f.building_use) AS t"))
 [['building_use'], []]
 >>> carried_columns(sqlglot.parse_one(
-...     "WITH s AS (SELECT access_level AS lvl FROM rooms) SELECT lvl FROM s"))
-[['access_level']]
+...     "WITH s AS (SELECT access_level AS lvl FROM rooms) SELECT x.lvl, lvl FROM s AS x"))
+[['access_level'], ['access_level']]
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def _sources(sel: exp.Select, ctes: dict[str, exp.Select]) -> dict[str, exp.Sele
 
 
 def _carried(
-    node: exp.Expr, sel: exp.Select, ctes: dict[str, exp.Select], depth: int
+    node: exp.Expr,
+    sel: exp.Select,
+    ctes: dict[str, exp.Select],
+    depth: int,
+    seen: dict[int, dict[str, exp.Expr]],
 ) -> list[str]:
     """The source columns the expression ``node`` of ``sel`` reads through its derived
     tables and CTEs (not the columns of ``sel``'s own sources: those the caller has)."""
@@ -52,15 +56,32 @@ def _carried(
     names: list[str] = []
     for col in node.find_all(exp.Column):
         qualifier = col.table.casefold()
-        inners = [sources[qualifier]] if qualifier in sources else list(sources.values())
-        for inner in inners if qualifier or len(sources) == 1 else ():
-            for out in inner.expressions:
-                if out.alias_or_name.casefold() != col.name.casefold():
-                    continue
-                expr = out.unalias()
-                names += [c.name.casefold() for c in expr.find_all(exp.Column)]
-                names += _carried(expr, inner, ctes, depth - 1)
+        if qualifier:  # a column of a base table, or of the derived table it names
+            inners = [sources[qualifier]] if qualifier in sources else []
+        else:  # unqualified: the one derived source there is, if it has that output
+            distinct = list({id(v): v for v in sources.values()}.values())
+            inners = distinct if len(distinct) == 1 else []
+        for inner in inners:
+            out = _outputs_by_name(inner, seen).get(col.name.casefold())
+            if out is None:
+                continue
+            expr = out.unalias()
+            names += [c.name.casefold() for c in expr.find_all(exp.Column)]
+            names += _carried(expr, inner, ctes, depth - 1, seen)
     return list(dict.fromkeys(n for n in names if n))
+
+
+def _outputs_by_name(sel: exp.Select, seen: dict[int, dict[str, exp.Expr]]) -> dict[str, exp.Expr]:
+    """A SELECT's outputs by their folded names (the first of a repeated name), built once
+    per SELECT and call (``seen``): a wide query's outputs are looked up, not scanned, for
+    each column."""
+    found = seen.get(id(sel))
+    if found is None:
+        found = {}
+        for out in sel.expressions:
+            found.setdefault(out.alias_or_name.casefold(), out)
+        seen[id(sel)] = found
+    return found
 
 
 def carried_columns(sel: exp.Expr) -> list[list[str]]:
@@ -74,4 +95,5 @@ def carried_columns(sel: exp.Expr) -> list[list[str]]:
         for cte in root.find_all(exp.CTE)
         if isinstance(cte.this, exp.Select)
     }
-    return [_carried(out.unalias(), sel, ctes, _DEPTH) for out in sel.expressions]
+    seen: dict[int, dict[str, exp.Expr]] = {}
+    return [_carried(out.unalias(), sel, ctes, _DEPTH, seen) for out in sel.expressions]
