@@ -583,5 +583,5 @@ def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
         "outputs_pinned": outputs_pinned(sel, key, literal),
         "own_key_counted": own_key_counted(sel),
         "contradiction": contradiction(sel, key, literal, tt.original),
-        "carried_columns": carried_columns(sel),
+        "carried_columns": carried_columns(sel, tt.columns),
     }
