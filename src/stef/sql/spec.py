@@ -578,7 +578,8 @@ class _Extractor:
         """Conditions of CASE WHEN / IIF, ``COUNT_IF`` and an aggregate's ``FILTER (WHERE
         …)`` in a SELECT's outputs, as filters of clause ``case`` (``SUM(CASE WHEN score > 50
         THEN 1 END)`` applies ``score > 50`` to what it counts); a simple ``CASE x WHEN v``
-        has values, not conditions."""
+        has values, not conditions, and a branch that blanks a value (``WHEN master = 'zzz'
+        THEN NULL``, a sort sentinel) applies no condition to the rows."""
         for e in sel.expressions:
             for node in e.dfs(prune=lambda n: isinstance(n, _QUERY)):
                 cond = node.this if type(node) in (exp.If, exp.CountIf) else None
@@ -586,8 +587,8 @@ class _Extractor:
                     cond = node.expression.this
                 if not isinstance(cond, _EXPR):
                     continue
-                parent = node.parent
-                if type(parent) is exp.Case and parent.this is not None:
+                simple = type(node.parent) is exp.Case and node.parent.this is not None
+                if simple or type(node.args.get("true")) is exp.Null:
                     continue
                 scratch = Conditions()
                 self.reader.read(cond, "case", scratch)
