@@ -756,10 +756,7 @@ def align(
         r.column_synonyms,
         r.context_terms,
     )
-    # a series over periods ("Voters in moderator elections per year") is checked where the
-    # SQL groups: the grouping and series checks have read it
-    series = 1 if nl.flags.get("period_series") and sql.group_by and not nl.group_by else 0
-    evidence = checked_cues(nl, required, matched, question) + series
+    evidence = checked_cues(nl, required, matched, question, grouped=bool(sql.group_by))
     alignment = Alignment(
         filter_status=status,
         filter_points=fp,

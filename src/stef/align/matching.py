@@ -462,11 +462,13 @@ def checked_cues(
     required: Sequence[Filter],
     matched: Sequence[tuple[Filter, Filter]],
     question: str,
+    grouped: bool = False,
 ) -> int:
     """How many of the question's cues the alignment could check: its required filters,
     aggregates, top-k, order, grouping, DISTINCT, columns and formulas, and each SQL filter
     matched to no required one whose value the question itself states (``filter_implied``:
-    it lined up too).
+    it lined up too); a series over periods ("Voters in moderator elections per year")
+    where the SQL is ``grouped``, since the grouping and series checks read it.
 
     >>> sql_f = Filter("city", "=", ("paris",), "city = 'Paris'", "where")
     >>> implied = Filter("city", "=", ("paris",), "", "question")
@@ -488,7 +490,7 @@ def checked_cues(
         + len(nl.aggregations)
         + (1 if nl.limit is not None else 0)
         + (1 if nl.order_by else 0)
-        + (1 if nl.group_by else 0)
+        + (1 if nl.group_by or (grouped and nl.flags.get("period_series")) else 0)
         + (1 if nl.distinct else 0)
         + len(nl.columns)
         + len(nl.formulas)
