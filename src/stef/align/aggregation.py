@@ -16,6 +16,7 @@ from stef.align.measures import (
     check_duration_unit,
     check_measures,
     check_median,
+    check_most_averaged,
     check_percentile,
     check_ratio_scale,
     check_running,
@@ -150,6 +151,7 @@ def check_aggregations(
     check_duration_unit(sql, out, text)
     check_unit_columns(sql, out, text)
     check_ratio_scale(sql, out, text)
+    check_most_averaged(sql, out, text)
     check_total_bound(nl, sql, out, text)
 
 

@@ -497,3 +497,43 @@ def check_ratio_scale(sql: Spec, out: FindingCollector, text: str) -> None:
                 "aggregation",
             )
             return
+
+
+#: "the most degrees", "the fewest wins", "the largest number of students": a count or a
+#: total of a plural thing, which no average ranks.
+_MOST_OF = re.compile(
+    r"\b(?:most|fewest|(?:largest|highest|greatest|smallest|lowest) number of)\s+"
+    r"(?P<noun>[a-z]{3,}s)\b"
+)
+#: Words that ask for an average, in the question or its hints.
+_AVERAGE_CUE = re.compile(r"\b(?:average|avg|mean)\b")
+
+
+def check_most_averaged(sql: Spec, out: FindingCollector, text: str) -> None:
+    """A question that ranks by the most (or fewest) of a plural thing ("Which year has the
+    most degrees conferred?") asks for a count or a total; SQL that ranks by an average
+    (``ORDER BY AVG(degrees) DESC LIMIT 1``) ranks by something else. Nothing of an average
+    may be said in the question or its hints. ``text`` as :func:`check_median` takes it.
+
+    >>> from stef.spec import OrderKey
+    >>> out = FindingCollector()
+    >>> sql = Spec(order_by=[OrderKey("avg(t2.degrees)", "desc", True)], limit=1)
+    >>> check_most_averaged(sql, out, " which year has the most degrees conferred ")
+    >>> [f.kind for f in out.findings]
+    ['rank_by_average']
+    """
+    first = sql.order_by[0] if sql.order_by else None
+    if first is None or not first.is_aggregate or not first.key.startswith("avg("):
+        return
+    m = _MOST_OF.search(text)
+    if m is None or _AVERAGE_CUE.search(text):
+        return
+    out.add(
+        "rank_by_average",
+        "warning",
+        f"the question ranks by the {m.group(0)} (a count or a total); the SQL ranks by "
+        f"{first.text or first.key}",
+        m.group(0),
+        first.text or first.key,
+        "aggregation",
+    )
