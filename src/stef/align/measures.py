@@ -399,7 +399,6 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
         return
 
 
-
 #: Units a column's name or the question may state, as (dimension, unit).
 _UNITS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("feet", "foot", "ft"), ("length", "feet")),

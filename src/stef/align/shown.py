@@ -30,18 +30,22 @@ from stef.spec import Spec
 _RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
 #: A title may open with the verb of its listing: "View top 100 questions sorted by …".
 _VERB = r"(?:(?:view|show|list|find|get|display)\s+(?:(?:me|all|of)\s+)?)?"
+#: The rank a title opens with: "Top 100 ", "the best ", "My top ".
+_RANK = rf"(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)"
+#: Up to three words before the listed noun that are no preposition or article ("active",
+#: "SO"); ``also`` adds the words that may not stand there either.
+_MODIFIERS = (
+    r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an{also})\b)[\w#+.'-]+\s+){{0,3}}?"
+)
 #: "Top 100 [active] users by …", "Top 20 SO users ranked by …", "Users ranked by …".
 _RANKED_BY = re.compile(
-    rf"^\W*{_VERB}(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)"
-    r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an)\b)[\w#+.'-]+\s+){0,3}?"
+    rf"^\W*{_VERB}{_RANK}{_MODIFIERS.format(also='')}"
     r"[a-z]{3,}s\s+(?:(?:ranked|sorted|ordered)\s+)?by\s+(?P<measure>[\w ]+)",
     re.I,
 )
 #: "Users with the most badges", "Top 10 questions with the highest view counts".
 _WITH_MOST = re.compile(
-    rf"^\W*{_VERB}(?:(?:the\s+|my\s+)?(?:{_RANKS})(?:\s+\d[\d,]*)?\s+)?"
-    r"(?:(?!(?:of|for|with|in|from|and|or|per|on|at|to|the|a|an|who|which|that)\b)"
-    r"[\w#+.'-]+\s+){0,3}?"
+    rf"^\W*{_VERB}{_RANK}?{_MODIFIERS.format(also='|who|which|that')}"
     r"[a-z]{3,}s\s+(?:ranked\s+by|with\s+(?:the\s+)?(?:most|highest|largest|greatest|lowest|"
     r"fewest|least|biggest|smallest))\s+(?P<measure>[\w ]+)",
     re.I,
