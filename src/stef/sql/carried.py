@@ -21,11 +21,12 @@ rendered subtree's columns stand without their qualifiers until the spec is done
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
 from stef.sql.text import ColumnInfo
+from stef.sql.walk import search
 
 #: How many derived tables or CTEs deep an output's columns are followed.
 _DEPTH = 3
@@ -34,17 +35,18 @@ _Outputs = dict[int, dict[str, exp.Expr]]
 
 
 class _Reader:
-    """One query's look-ups: its CTEs by name, each SELECT's outputs by name (built once),
-    and each column's name and qualifier as captured before rendering."""
+    """One query's look-ups: its CTEs by name, each SELECT's sources and outputs by name
+    (each built once), and each column's name and qualifier as captured before rendering."""
 
-    def __init__(self, root: exp.Expr, columns: Mapping[int, ColumnInfo]) -> None:
+    def __init__(self, ctes: Sequence[exp.CTE], columns: Mapping[int, ColumnInfo]) -> None:
         self.columns = columns
         self.ctes = {
             cte.alias_or_name.casefold(): cte.this
-            for cte in root.find_all(exp.CTE)
+            for cte in ctes
             if isinstance(cte.this, exp.Select)
         }
         self.outputs: _Outputs = {}
+        self.found: dict[int, dict[str, exp.Select]] = {}
 
     def column(self, col: exp.Column) -> tuple[str, str]:
         """(qualifier, name) of a column, folded."""
@@ -72,7 +74,9 @@ class _Reader:
     def sources(self, sel: exp.Select) -> dict[str, exp.Select]:
         """The SELECTs the FROM and JOIN sources of ``sel`` stand for, by the name the query
         gives them (a derived table's alias, a CTE's name or the alias it is read under)."""
-        found: dict[str, exp.Select] = {}
+        if id(sel) in self.found:
+            return self.found[id(sel)]
+        found: dict[str, exp.Select] = self.found.setdefault(id(sel), {})
         from_ = sel.args.get("from_")
         for src in [from_.this if from_ else None, *(j.this for j in sel.args.get("joins") or ())]:
             if isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select):
@@ -91,7 +95,7 @@ class _Reader:
             return []
         distinct = list({id(v): v for v in sources.values()}.values())
         names: list[str] = []
-        for col in node.find_all(exp.Column):
+        for col in search(node, (exp.Column,)):
             qualifier, name = self.column(col)
             if qualifier:  # a column of a base table, or of the derived table it names
                 inners = [sources[qualifier]] if qualifier in sources else []
@@ -102,18 +106,24 @@ class _Reader:
                 if out is None:
                     continue
                 expr = out.unalias()
-                names += [self.column(c)[1] for c in expr.find_all(exp.Column)]
+                names += [self.column(c)[1] for c in search(expr, (exp.Column,))]
                 names += self.carried(expr, inner, depth - 1)
         return list(dict.fromkeys(n for n in names if n))
 
 
 def carried_columns(
-    sel: exp.Expr, columns: Mapping[int, ColumnInfo] | None = None
+    sel: exp.Expr,
+    columns: Mapping[int, ColumnInfo] | None = None,
+    ctes: Sequence[exp.CTE] | None = None,
 ) -> list[list[str]]:
     """For each output of the effective SELECT ``sel``, in order, the source columns it
     carries through derived tables and CTEs (empty where it reads its sources directly).
-    ``columns``: the columns as captured before rendering (:attr:`TreeText.columns`)."""
+    ``columns``: the columns as captured before rendering (:attr:`TreeText.columns`);
+    ``ctes``: the query's CTEs, as the SQL spec's one walk of the tree collected them
+    (searched for in ``sel``'s tree when not given)."""
     if not isinstance(sel, exp.Select):
         return []
-    reader = _Reader(sel.root(), columns or {})
+    if ctes is None:
+        ctes = search(sel.root(), (exp.CTE,))
+    reader = _Reader(ctes, columns or {})
     return [reader.carried(out.unalias(), sel, _DEPTH) for out in sel.expressions]

@@ -11,7 +11,7 @@ leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from sqlglot import exp
@@ -471,10 +471,11 @@ def outputs_pinned(sel: exp.Select, key: ColumnKey, value: LiteralText) -> list[
     return list(dict.fromkeys(values))
 
 
-def own_key_counted(sel: exp.Select) -> str | None:
+def own_key_counted(sel: exp.Select, ctes: Sequence[exp.CTE] | None = None) -> str | None:
     """The key a SELECT over one stored table (no join, no CTE) groups by when it is that
     table's own id (``id``, or the table's name and ``id``: ``Products.product_id``) and the
-    SELECT counts: each group is one row, so every count is 1. Else None.
+    SELECT counts: each group is one row, so every count is 1. Else None. ``ctes``: the
+    query's CTEs where the caller has them (searched for in ``sel``'s tree when not).
 
     >>> import sqlglot
     >>> own_key_counted(sqlglot.parse_one(
@@ -489,8 +490,9 @@ def own_key_counted(sel: exp.Select) -> str | None:
     key, table = group.expressions[0], source.this
     if not isinstance(key, exp.Column) or not isinstance(table, exp.Table):
         return None
-    root = sel.root()
-    if any(c.alias_or_name.casefold() == table.name.casefold() for c in root.find_all(exp.CTE)):
+    if ctes is None:
+        ctes = search(sel.root(), (exp.CTE,))
+    if any(c.alias_or_name.casefold() == table.name.casefold() for c in ctes):
         return None  # a CTE may hold several rows per id
     if not own_key(key.name.casefold(), table.name.casefold()) or not search(sel, (exp.Count,)):
         return None
@@ -540,13 +542,15 @@ def _equalities(
     return found
 
 
-def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
+def output_flags(
+    sel: exp.Expr, tt: TreeText, ctes: Sequence[exp.CTE] | None = None
+) -> dict[str, Any]:
     """The flags of the effective SELECT's outputs and conditions: :func:`unlabelled_groups`,
     :func:`aggregates_unshown`, :func:`one_row_sorted`, :func:`outputs_pinned`,
     :func:`own_key_counted`, :func:`contradiction` and
     :func:`~stef.sql.carried.carried_columns` (none set for a set operation). ``tt``
     reads columns and literals as written (a double-quoted ``"Sony"`` that SQLite reads as a
-    string)."""
+    string); ``ctes``: the query's CTEs, as the spec's walk collected them."""
     if not isinstance(sel, exp.Select):
         return {
             "unlabelled_groups": False,
@@ -581,7 +585,7 @@ def output_flags(sel: exp.Expr, tt: TreeText) -> dict[str, Any]:
         "aggregates_unshown": aggregates_unshown(sel),
         "one_row_sorted": one_row_sorted(sel),
         "outputs_pinned": outputs_pinned(sel, key, literal),
-        "own_key_counted": own_key_counted(sel),
+        "own_key_counted": own_key_counted(sel, ctes),
         "contradiction": contradiction(sel, key, literal, tt.original),
-        "carried_columns": carried_columns(sel, tt.columns),
+        "carried_columns": carried_columns(sel, tt.columns, ctes),
     }

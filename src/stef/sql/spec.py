@@ -517,7 +517,7 @@ class _Extractor:
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "percentiles": percentile_fractions(self.tree, w.functions),
             "diff_units": diff_units(self.tree, w.functions),
-            **output_flags(eff, tt),
+            **output_flags(eff, tt, w.ctes),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "group_anywhere": any(sel.args.get("group") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
