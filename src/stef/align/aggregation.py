@@ -642,9 +642,14 @@ def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollecto
         )
 
 
+#: The cue of a ratio asked first ("fraction of …", "percentage of …").
+_RATIO_CUE = re.compile(r"ratio|percent|fraction|proportion|share|rate", re.I)
+
+
 def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """A question that opens with the aggregate it asks for ("Number of accounts per email
-    address", "How many users …") wants that figure back; SQL that works it out only to
+    """A question that opens with the aggregate or the ratio it asks for ("Number of
+    accounts per email address", "How many users …", "Fraction of … per tag") wants that
+    figure back; SQL that works it out only to
     group, filter or sort its rows (``GROUP BY email HAVING COUNT(*) > 1``) and outputs
     no computed value does not answer it. An output whose name says it stores the
     figure (``AnswerCount``) answers it."""
@@ -665,6 +670,7 @@ def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     if stored:
         return
     asked = next((a.text for a in nl.aggregations if a.func in ("count", "sum", "avg")), None)
+    asked = asked or next((c for c in nl.cues if _RATIO_CUE.search(c)), "a ratio")
     out.add(
         "aggregate_not_output",
         "warning",

@@ -468,7 +468,9 @@ def checked_cues(
     aggregates, top-k, order, grouping, DISTINCT, columns and formulas, and each SQL filter
     matched to no required one whose value the question itself states (``filter_implied``:
     it lined up too); a series over periods ("Voters in moderator elections per year")
-    where the SQL is ``grouped``, since the grouping and series checks read it.
+    where the SQL is ``grouped``, since the grouping and series checks read it; a ratio
+    or a percentage the question asks for ("fraction of … per tag"), which the division
+    checks read, unless a formula of the enrichment already counts it.
 
     >>> sql_f = Filter("city", "=", ("paris",), "city = 'Paris'", "where")
     >>> implied = Filter("city", "=", ("paris",), "", "question")
@@ -494,4 +496,5 @@ def checked_cues(
         + (1 if nl.distinct else 0)
         + len(nl.columns)
         + len(nl.formulas)
+        + (1 if nl.flags.get("ratio") and not nl.formulas else 0)
     )

@@ -132,8 +132,28 @@ def _contradicts(a: Aggregation, na: Aggregation, sql: Spec) -> bool:
     return a.func in _WRONG[na.func] and not _reaggregated(a, na, sql)
 
 
+def _stated_extremes(nl: Spec, sql: Spec) -> list[Aggregation]:
+    """The highest or lowest the question states as an order ("less than the minimum
+    rating", "the cars of the earliest year"), as asked MAX or MIN, where the SQL has no
+    ORDER BY to answer them (it then takes the extreme with an aggregate, in a subquery).
+
+    >>> from stef.spec import OrderKey
+    >>> nl = Spec(order_by=[OrderKey("rating", "asc", False, "minimum rating")])
+    >>> _stated_extremes(nl, Spec())
+    [Aggregation(func='min', arg=None, distinct=False, text='minimum rating')]
+    """
+    if sql.order_by:
+        return []
+    return [
+        Aggregation("max" if k.direction == "desc" else "min", None, False, k.text)
+        for k in nl.order_by
+        if k.stated
+    ]
+
+
 def check_measures(nl: Spec, sql: Spec, out: FindingCollector, *, divides: bool) -> None:
-    """Each asked total, average, highest or lowest whose measure the SQL aggregates only
+    """Each asked total, average, highest or lowest (an order the question states, where
+    the SQL sorts nothing: :func:`_stated_extremes`) whose measure the SQL aggregates only
     with a function that contradicts it (``divides``: the SQL divides somewhere, so an
     average may be a total over a count).
 
@@ -147,7 +167,7 @@ def check_measures(nl: Spec, sql: Spec, out: FindingCollector, *, divides: bool)
     [('aggregation_measure_mismatch', 'AVG(num_enrolled_students)')]
     """
     sql_aggs = (*sql.aggregations, *sql.window_aggregations)
-    for na in nl.aggregations:
+    for na in (*nl.aggregations, *_stated_extremes(nl, sql)):
         wrong = _WRONG.get(na.func)
         measure = measure_words(na.text) if wrong else None
         if not wrong or measure is None or (divides and na.func == "avg"):

@@ -40,6 +40,9 @@ _NUMBER_WORDS = frozenset({"number", "no", "num", "code", "id"})
 _KEYS = re.compile(r"(?:^|_)(?:id|no|num|nbr|number|code|key)$|(?<=[a-z])(?:id|no|num)$")
 #: Key columns named for no table: the key of whichever table the column belongs to.
 _BARE_KEYS = frozenset({"id", "no", "num", "number", "code", "key"})
+#: Keys that point at another row of the same table, whatever thing that row is: a
+#: ``ParentId`` holds the number of a post's question as a ``parent_id`` holds a category's.
+_SELF_KEYS = re.compile(r"^(?:parent|ancestor|root)_?(?:id|key|no)$")
 #: How far back the thing's other words may reach ("zip code 94103", "Branch location 1").
 _BEFORE = 2
 
@@ -52,9 +55,11 @@ def _related(word: str, column: str, abbreviated: bool = True) -> bool:
     (True, True, True)
     >>> _related("number", "flno"), _related("user", "id"), _related("student", "major")
     (True, True, False)
+    >>> _related("question", "ParentId"), _related("question", "parent_name")
+    (True, False)
     """
     canon = canon_col(column)
-    if canon in _BARE_KEYS:
+    if canon in _BARE_KEYS or _SELF_KEYS.match(canon):
         return True  # u.Id = 1387233 for "user 1387233": a table's own key, of any table
     for part in [*name_words(column), canon]:
         if part and (part[:3] == word[:3] or word in part or part in word):

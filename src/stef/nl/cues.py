@@ -754,9 +754,7 @@ def _step_period_series(ctx: _Ctx) -> None:
 #: A later sentence that asks for a list ("… ? List them by their ID.").
 _LIST_AFTER = re.compile(r"[.?!;]\s+(?:please\s+)?(?:list|name|show|give|state|indicate)\b")
 
-
 _FIRST_WORDS = re.compile(r"\W*([a-z']+)(?:\s+([a-z']+))?")
-
 
 #: Words between a list opener and the noun it asks for that say nothing of that noun.
 _BEFORE_NOUN = lx._words("me us the our my your total q1 q2 q3 q4 ytd mtd qtd are were is was")
@@ -787,7 +785,9 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
         if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
             if word == "rate" and not low.startswith(" of", m.end()):
                 continue
-            spec.flags["ratio"] = True
+            spec.flags["ratio"] = True  # asked first ("fraction of …"), it is the answer
+            if _ANSWER_LEAD.fullmatch(low, 0, m.start()):
+                spec.flags["aggregate_answer"] = True
             ctx.cue(m.group(0))
             break
     if ctx.may_have(lx.DIVIDED_WORDS) and ctx.rx(lx.DIVIDED_RE).search(low):
