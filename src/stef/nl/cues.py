@@ -287,8 +287,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
             spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
 
 
-#: A grouping cue after a superlative: ``the most recent order for each customer`` asks
-#: for one row per group, which no LIMIT gives.
+#: A grouping cue after a superlative ("the latest order for each customer"): no LIMIT.
 _PER_GROUP = re.compile(r"\b(?:per|for\s+each|in\s+each|of\s+each|on\s+each|for\s+every)\s+[a-z]")
 
 
@@ -335,8 +334,7 @@ _SUBJECT_VERB = re.compile(
 )
 
 
-#: The two words after a leading "which"/"what": a plural noun and a past-tense verb
-#: ("which customers spent").
+#: The two words after a leading "which"/"what" (a noun, a verb: "which customers spent").
 _WHICH_NOUNS = re.compile(r"^\W*(?:which|what)\s+(?P<a>[a-z\-]+)\s+(?P<b>[a-z\-]+)\b")
 
 
@@ -560,7 +558,8 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
             beside = _LISTED_AFTER.match(low, tend) or _LISTED_BEFORE.search(
                 low, max(0, start - 60), start
             )
-            return "sum" if value_form or tied or beside else None
+            first = rest[:1] == " " and _ANSWER_LEAD.fullmatch(low, 0, start)  # "Total X …"
+            return "sum" if value_form or tied or beside or first else None
         counted = any(w[:1].isdigit() or w in lx.NUMBER_WORDS for w in _prev_words(low, start, 2))
         if phrase == "in total" and (has_count or counted):
             return None  # "less than 30 characters in total": the number's scope, no sum
