@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.align.measures import (
+    check_distinct_counted,
     check_duration_unit,
     check_measures,
     check_median,
@@ -145,6 +146,7 @@ def check_aggregations(
     _check_aggregate_shown(nl, sql, out)
     check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
+    check_distinct_counted(nl, sql, out, text)
     check_median(sql, out, text)
     check_percentile(sql, out, text)
     check_running(sql, out, text)

@@ -556,3 +556,104 @@ def check_most_averaged(sql: Spec, out: FindingCollector, text: str) -> None:
         first.text or first.key,
         "aggregation",
     )
+
+
+#: Words of a distinct count's phrase that name no counted thing.
+_COUNT_FILLER = _words(
+    """how many number count distinct different unique various separate total the of all
+    id code name type kind sort"""
+)
+#: "How many distinct kinds of lenses": the phrase names the kind, not the thing counted.
+_KINDS_OF = re.compile(r"\b(?:kinds?|types?|sorts?|categories|category)\s+of\b")
+#: Column words that name a person, which a noun for what a person does ("answerers",
+#: "authors") may be counted by (``COUNT(DISTINCT OwnerUserId)``).
+_PEOPLE = ("user", "owner", "author", "person", "people", "member", "customer", "employee")
+
+
+def _abbreviates(stem: str, word: str) -> bool:
+    """Is ``stem`` (1–3 letters) an abbreviation of ``word``: its first letter, then letters
+    of it in order (``e`` for employee, ``ap`` for airport)?
+
+    >>> _abbreviates("ap", "airport"), _abbreviates("r", "airport")
+    (True, False)
+    """
+    if not 0 < len(stem) <= 3 or not word.startswith(stem[0]):
+        return False
+    rest = iter(word)
+    return all(c in rest for c in stem)
+
+
+def _counts_named(words: list[str], column: str) -> bool:
+    """May ``column`` (a folded column name) hold the things ``words`` name: a word begins
+    like one of its words or stands in it, one of its words abbreviates a word, or a person
+    column counts a noun for what people do?"""
+    parts = [w for w in name_words(column) if w != "id"]
+    if any(w[:4] in column or any(w[:4] == p[:4] for p in parts if len(p) >= 3) for w in words):
+        return True
+    stems = [p.removesuffix("id") for p in (*parts, column)]
+    if any(_abbreviates(s, w) for s in stems for w in words):
+        return True
+    agent = any(w.endswith(("er", "or")) for w in words)
+    return agent and any(p in column for p in _PEOPLE)
+
+
+def _alias_names(words: list[str], sql: Spec) -> bool:
+    """Does the name a distinct count goes by begin with a word's first three letters or
+    hold its first four (``COUNT(DISTINCT isbn) AS matcnt`` for materials,
+    ``AS unique_courses`` for courses)?"""
+    aliases = [a for a, func, arg in sql.flags.get("aggregate_aliases") or () if func == "count"]
+    return any(
+        p.startswith(w[:3]) or w[:4] in alias
+        for alias in aliases
+        for p in name_words(alias)
+        for w in words
+    )
+
+
+def check_distinct_counted(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> None:
+    """A distinct count the question asks for ("How many different jobs are listed?")
+    answered by the one ``COUNT(DISTINCT col)`` of the SQL over a column named for something
+    else (``COUNT(DISTINCT city)``): the SQL counts the wrong thing. A name or a title column
+    counts the things it names; a column the hints name (``text``: the question and hints,
+    :func:`~stef.align.matching.searchable`) is the one they chose.
+
+    >>> from stef.spec import Aggregation
+    >>> nl = Spec(aggregations=[Aggregation("count", None, True, "How many different jobs")])
+    >>> sql = Spec(aggregations=[Aggregation("count", "city", True, "COUNT(DISTINCT city)")])
+    >>> out = FindingCollector()
+    >>> check_distinct_counted(nl, sql, out, "how many different jobs are listed")
+    >>> [f.kind for f in out.findings]
+    ['distinct_count_column']
+    """
+    counts = [a for a in sql.aggregations if a.func == "count" and a.distinct]
+    if len(counts) != 1 or not counts[0].arg:
+        return
+    arg = counts[0].arg
+    column = arg.rsplit(".", 1)[-1]
+    if not column.replace("_", "").isalnum() or column.endswith(("name", "title")):
+        return
+    if column in ("id", "key", "code"):
+        return  # a table's own key counts its rows, whichever table that is
+    if column in text or column.replace("_", " ") in text:
+        return
+    for na in nl.aggregations:
+        if na.func != "count" or not na.distinct:
+            continue
+        phrase = na.text.casefold()
+        at = text.find(phrase)
+        if _KINDS_OF.search(text[at : at + len(phrase) + 12] if at >= 0 else phrase):
+            continue
+        words = [singular(w) for w in _WORD.findall(phrase) if w not in _COUNT_FILLER]
+        words = [w for w in words if len(w) >= 3 and w not in _COUNT_FILLER]
+        if not words or _counts_named(words, column) or _alias_names(words, sql):
+            continue
+        out.add(
+            "distinct_count_column",
+            "warning",
+            f"the question counts {na.text!r}; the SQL counts distinct {column}, a column"
+            " named for something else",
+            na.text,
+            counts[0].text,
+            "aggregation",
+        )
+        return
