@@ -565,9 +565,16 @@ _COUNT_FILLER = _words(
 )
 #: "How many distinct kinds of lenses": the phrase names the kind, not the thing counted.
 _KINDS_OF = re.compile(r"\b(?:kinds?|types?|sorts?|categories|category)\s+of\b")
-#: Column words that name a person, which a noun for what a person does ("answerers",
-#: "authors") may be counted by (``COUNT(DISTINCT OwnerUserId)``).
-_PEOPLE = ("user", "owner", "author", "person", "people", "member", "customer", "employee")
+#: Words that name a person. A noun for people ("customers", "answerers") may be counted
+#: by a column named for other people (``COUNT(DISTINCT OwnerUserId)``,
+#: ``COUNT(DISTINCT fullVisitorId)`` for users): which people a table's keys name is its
+#: schema's choice, not the question's.
+_PEOPLE = tuple(
+    """user owner author person people member customer employee visitor client buyer seller
+    student patient player driver staff guest subscriber participant reviewer editor voter
+    viewer donor manager worker teacher instructor professor doctor physician athlete artist
+    actor singer writer contributor passenger resident applicant candidate""".split()  # noqa: SIM905
+)
 
 
 def _abbreviates(stem: str, word: str) -> bool:
@@ -586,15 +593,19 @@ def _abbreviates(stem: str, word: str) -> bool:
 def _counts_named(words: list[str], column: str) -> bool:
     """May ``column`` (a folded column name) hold the things ``words`` name: a word begins
     like one of its words or stands in it, one of its words abbreviates a word, or a person
-    column counts a noun for what people do?"""
+    column counts people?
+
+    >>> _counts_named(["user"], "fullvisitorid"), _counts_named(["job"], "city")
+    (True, False)
+    """
     parts = [w for w in name_words(column) if w != "id"]
     if any(w[:4] in column or any(w[:4] == p[:4] for p in parts if len(p) >= 3) for w in words):
         return True
     stems = [p.removesuffix("id") for p in (*parts, column)]
     if any(_abbreviates(s, w) for s in stems for w in words):
         return True
-    agent = any(w.endswith(("er", "or")) for w in words)
-    return agent and any(p in column for p in _PEOPLE)
+    people = any(w in _PEOPLE or w.endswith(("er", "or")) for w in words)
+    return people and any(p in column for p in _PEOPLE)
 
 
 def _alias_names(words: list[str], sql: Spec) -> bool:
@@ -614,8 +625,10 @@ def check_distinct_counted(nl: Spec, sql: Spec, out: FindingCollector, text: str
     """A distinct count the question asks for ("How many different jobs are listed?")
     answered by the one ``COUNT(DISTINCT col)`` of the SQL over a column named for something
     else (``COUNT(DISTINCT city)``): the SQL counts the wrong thing. A name or a title column
-    counts the things it names; a column the hints name (``text``: the question and hints,
-    :func:`~stef.align.matching.searchable`) is the one they chose.
+    counts the things it names, a key the things it keys (``subject_id`` for patients,
+    ``visit_id`` for sessions: what a schema calls them is its own choice); a column the
+    hints name (``text``: the question and hints, :func:`~stef.align.matching.searchable`)
+    is the one they chose.
 
     >>> from stef.spec import Aggregation
     >>> nl = Spec(aggregations=[Aggregation("count", None, True, "How many different jobs")])
@@ -632,8 +645,8 @@ def check_distinct_counted(nl: Spec, sql: Spec, out: FindingCollector, text: str
     column = arg.rsplit(".", 1)[-1]
     if not column.replace("_", "").isalnum() or column.endswith(("name", "title")):
         return
-    if column in ("id", "key", "code"):
-        return  # a table's own key counts its rows, whichever table that is
+    if column == "code" or column.endswith(("id", "key", "sku")):
+        return  # a key counts the things it keys, whatever its schema calls them
     if column in text or column.replace("_", " ") in text:
         return
     for na in nl.aggregations:
