@@ -26,6 +26,7 @@ from stef.align.measures import (
 )
 from stef.align.structure import check_star_arguments
 from stef.findings import FindingCollector
+from stef.nl.lexicon import RATIO_WORDS
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
@@ -644,10 +645,6 @@ def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollecto
         )
 
 
-#: The cue of a ratio asked first ("fraction of …", "percentage of …").
-_RATIO_CUE = re.compile(r"ratio|percent|fraction|proportion|share|rate", re.I)
-
-
 def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A question that opens with the aggregate or the ratio it asks for ("Number of
     accounts per email address", "How many users …", "Fraction of … per tag") wants that
@@ -672,7 +669,8 @@ def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     if stored:
         return
     asked = next((a.text for a in nl.aggregations if a.func in ("count", "sum", "avg")), None)
-    asked = asked or next((c for c in nl.cues if _RATIO_CUE.search(c)), "a ratio")
+    ratio = (c for c in nl.cues if RATIO_WORDS & set(c.casefold().split()))  # "fraction of"
+    asked = asked or next(ratio, "a ratio")
     out.add(
         "aggregate_not_output",
         "warning",

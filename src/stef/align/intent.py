@@ -25,7 +25,7 @@ from functools import lru_cache
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.impossible import check_contradiction, check_like_cue
 from stef.align.join_keys import _id_like, _words, check_keys
-from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
+from stef.align.matching import HINT_CLAUSE, canon_col, letters_in_order, quoted_terms
 from stef.align.names import check_partial_names
 from stef.align.numbered import check_numbered_attributes
 from stef.align.rows import check_counted_rows, check_outer_join
@@ -86,10 +86,7 @@ def _abbreviates(short: str, word: str) -> bool:
     >>> [_abbreviates(a, b) for a, b in [("dept", "department"), ("date", "department")]]
     [True, False]
     """
-    if not 3 <= len(short) <= 5 or len(short) >= len(word) or short[:2] != word[:2]:
-        return False
-    rest = iter(word[2:])
-    return all(ch in rest for ch in short[2:])
+    return 3 <= len(short) <= 5 and len(short) < len(word) and letters_in_order(short, word, 2)
 
 
 #: A CASE that shows a column or blanks it (``CASE WHEN LAG(k) OVER (…) = k THEN NULL ELSE k

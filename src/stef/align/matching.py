@@ -367,6 +367,22 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
 BOUNDS = frozenset({"<", ">", "<=", ">="})
 
 
+def letters_in_order(short: str, word: str, lead: int = 1) -> bool:
+    """Does ``word`` begin with ``short``'s first ``lead`` letters and hold the rest of its
+    letters in order, as an abbreviation does (``dept`` in department with ``lead=2``,
+    ``ap`` in airport)? The callers bound the abbreviation's length.
+
+    >>> letters_in_order("dept", "department", 2), letters_in_order("ap", "airport")
+    (True, True)
+    >>> letters_in_order("date", "department", 2), letters_in_order("r", "airport")
+    (False, False)
+    """
+    if short[:lead] != word[:lead]:
+        return False
+    rest = iter(word[lead:])
+    return all(ch in rest for ch in short[lead:])
+
+
 def float_value(v: str) -> float | None:
     """A number as written, or None (``"2.5"`` → 2.5, ``"north"`` → None)."""
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from stef.align.answers import TIMES_100
-from stef.align.matching import BOUNDS, name_words
+from stef.align.matching import BOUNDS, letters_in_order, name_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
 from stef.nl.request import singular
@@ -569,11 +569,11 @@ _KINDS_OF = re.compile(r"\b(?:kinds?|types?|sorts?|categories|category)\s+of\b")
 #: by a column named for other people (``COUNT(DISTINCT OwnerUserId)``,
 #: ``COUNT(DISTINCT fullVisitorId)`` for users): which people a table's keys name is its
 #: schema's choice, not the question's.
-_PEOPLE = tuple(
+_PEOPLE = _words(
     """user owner author person people member customer employee visitor client buyer seller
     student patient player driver staff guest subscriber participant reviewer editor voter
     viewer donor manager worker teacher instructor professor doctor physician athlete artist
-    actor singer writer contributor passenger resident applicant candidate""".split()  # noqa: SIM905
+    actor singer writer contributor passenger resident applicant candidate"""
 )
 
 
@@ -584,10 +584,7 @@ def _abbreviates(stem: str, word: str) -> bool:
     >>> _abbreviates("ap", "airport"), _abbreviates("r", "airport")
     (True, False)
     """
-    if not 0 < len(stem) <= 3 or not word.startswith(stem[0]):
-        return False
-    rest = iter(word)
-    return all(c in rest for c in stem)
+    return 0 < len(stem) <= 3 and letters_in_order(stem, word)
 
 
 def _counts_named(words: list[str], column: str) -> bool:
