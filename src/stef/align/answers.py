@@ -21,6 +21,7 @@ from stef.align.matching import (
     float_value,
     hinted_column,
     int_value,
+    is_parameter,
     name_words,
     text_mentions,
     value_in_names,
@@ -342,6 +343,8 @@ def named_column_other_value(
             return c  # "in Germany" as country = 'FR': another country's code
         if len(canon_col(c.column)) < 4 or f" {c.column.casefold()} " not in text:
             continue
+        if all(map(is_parameter, c.values)):
+            continue  # ``category = :category``: a value bound when the query runs
         if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
             return c
     return None

@@ -41,6 +41,7 @@ from stef.align.answers import (
     stated_literal,
     weak_value,
 )
+from stef.align.attributes import check_attribute_values
 from stef.align.clock_periods import (
     check_negated_periods,
     check_relative_periods,
@@ -75,6 +76,7 @@ from stef.align.matching import (
     canon_col,
     checked_cues,
     int_value,
+    is_parameter,
     name_mentioned,
     searchable,
     text_mentions,
@@ -274,6 +276,8 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
     if nl.column:
         for s in candidates:
             if s.column and canon_col(s.column) == canon_col(nl.column) and s.values:
+                if all(map(is_parameter, s.values)):
+                    continue  # ``category = :category``: bound when the query runs
                 return _Match(nl, s, "wrong_value")
     return _Match(nl, None, None)
 
@@ -742,6 +746,7 @@ def align(
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found, labels)
     check_value_case(sql, out, question, enriched_question)
     check_states(sql, out, question, enriched_question)
+    check_attribute_values(sql, out, question)
     check_both(nl, sql, out, question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)

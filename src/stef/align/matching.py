@@ -158,6 +158,19 @@ CENTURY_YEAR = re.compile(r"(?:19|20)\d\d")
 SIGNED_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+#: How a run-time parameter starts, as the SQL spec writes it (``@tag``, ``:tag``, ``$1``, ``?``).
+_PARAMETER_MARKS = ("@", ":", "$", "?")
+
+
+def is_parameter(value: str) -> bool:
+    """Is the SQL value a run-time parameter, bound when the query runs?
+
+    >>> is_parameter(":category"), is_parameter("$1"), is_parameter("?"), is_parameter("toys")
+    (True, True, True, False)
+    """
+    return value.startswith(_PARAMETER_MARKS)
+
+
 def values_match(nv: str, sv: str) -> bool:
     """Does an NL value match a SQL literal? Exact, LIKE-pattern, year-of-date, or word-contained.
 
@@ -241,6 +254,8 @@ def word_variant(a: str, b: str) -> bool:
 
     >>> word_variant("america", "american"), word_variant("euro", "eur")
     (True, True)
+    >>> word_variant("eastern", "east"), word_variant("western europe", "west europe")
+    (True, True)
     >>> word_variant("europearn grand prix", "european grand prix")
     True
     >>> word_variant("male", "female"), word_variant("iran", "iraq")
@@ -255,8 +270,8 @@ def word_variant(a: str, b: str) -> bool:
         short, long_ = sorted((x, y), key=len)
         if not (short.isalpha() and long_.isalpha() and len(short) >= 3):
             return False
-        if long_.startswith(short) and len(long_) - len(short) <= 2:
-            continue
+        if long_.startswith(short) and (len(long_) - len(short) <= 2 or long_ == short + "ern"):
+            continue  # 'african' of 'africa', 'eastern' of 'east'
         if len(short) >= 6 and _one_edit(x, y):
             continue
         return False

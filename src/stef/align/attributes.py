@@ -1,0 +1,129 @@
+"""A value the question gives an attribute by name that nothing of the SQL holds: "the
+average score of questions with the python tag" answered over all questions
+(``attribute_value_unfiltered``).
+
+The question's attribute values come from :func:`stef.nl.attributes.attribute_values`
+("the History department", "products in category Electronics", "tagged with ruby"). A
+value is answered when a literal of the SQL holds it (``TagName = 'python'``, ``Tags LIKE
+'%<python>%'``, ``category IN ('Electronics', 'Toys')``), when a table, column or alias is
+named after it (``python_questions``), and — since a code or a run-time parameter may stand
+for it — when the SQL filters a column named for the attribute (``category_id = 3``,
+``TagName = @tag``) or binds any run-time parameter. Nor is anything said when the SQL
+returns the attribute (``SELECT league.name`` for "the name of the football league in the
+Netherlands": the phrase names what is asked for).
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import is_parameter, letters_in_order, name_words
+from stef.findings import FindingCollector
+from stef.nl.attributes import attribute_values
+from stef.spec import Spec
+
+_NON_ALNUM = re.compile(r"[^a-z0-9#+]")
+
+
+def _squash(text: str) -> str:
+    """Letters, digits, ``#`` and ``+`` of ``text``, case-folded: 'pre-modern' is 'premodern'.
+
+    >>> _squash("Pre-Modern"), _squash("%<c#>%")
+    ('premodern', 'c#')
+    """
+    return _NON_ALNUM.sub("", text.casefold())
+
+
+def _stem_of(held: str, value: str) -> bool:
+    """Is ``held`` (four letters or more) the start of ``value``: 'africa' of "African"?
+
+    >>> _stem_of("africa", "african"), _stem_of("asia", "asian"), _stem_of("a", "asian")
+    (True, True, False)
+    """
+    return len(held) >= 4 and value.startswith(held)
+
+
+def _names_attribute(name: str, attribute: str, stem: str) -> bool:
+    """Is the identifier ``name`` named for ``attribute``: its stem, or a word of three
+    letters or more that abbreviates it (``dept_id`` for department, ``cat_id`` for
+    category)?
+
+    >>> _names_attribute("dept_id", "department", "department")
+    True
+    >>> _names_attribute("tags", "tag", "tag")
+    True
+    >>> _names_attribute("date", "department", "department")
+    False
+    """
+    if stem in name.casefold():
+        return True
+    return any(
+        3 <= len(w) < len(attribute) and letters_in_order(w, attribute, 2)
+        for w in name_words(name)
+    )
+
+
+def _attribute_read(attribute: str, sql: Spec) -> bool:
+    """Does the SQL filter a column named for ``attribute``, or return one (``category``,
+    ``league.name``)?"""
+    stem = attribute[:-1] if attribute.endswith("y") else attribute  # category, categories
+    if any(_names_attribute(f.column or "", attribute, stem) for f in sql.filters):
+        return True
+    return any(
+        any(stem in c.casefold() for c in p.columns) or stem in (p.text or p.expr).casefold()
+        for p in sql.projections
+    )
+
+
+def _binds_parameter(sql: Spec) -> bool:
+    """Does a filter of the SQL compare with a run-time parameter?
+
+    >>> from stef.spec import Filter
+    >>> _binds_parameter(Spec(filters=[Filter("tagname", "=", ("@tag",))]))
+    True
+    """
+    return any(is_parameter(v) for f in sql.filters for v in f.values)
+
+
+def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Report each attribute value of ``question`` that nothing of ``sql`` holds (see the
+    module doc).
+
+    >>> from stef.spec import Filter, Projection
+    >>> out = FindingCollector()
+    >>> sql = Spec(tables=["posts"], columns=["score"], projections=[Projection("avg", "score")])
+    >>> check_attribute_values(sql, out, "Average score of questions with the python tag")
+    >>> [(f.kind, f.severity, f.nl) for f in out.findings]
+    [('attribute_value_unfiltered', 'warning', 'python tag')]
+    >>> out = FindingCollector()
+    >>> tagged = Spec(literals=["%<python>%"], filters=[Filter("tags", "like", ("%<python>%",))])
+    >>> check_attribute_values(tagged, out, "Average score of questions with the python tag")
+    >>> coded = Spec(filters=[Filter("tag_id", "=", ("17",))])
+    >>> check_attribute_values(coded, out, "Average score of questions with the python tag")
+    >>> out.findings
+    []
+    """
+    values = attribute_values(question)
+    if not values or sql.flags.get("parameter_columns") or _binds_parameter(sql):
+        return
+    held = [_squash(s) for s in sql.literals]
+    held += [_squash(v) for f in sql.filters for v in f.values]
+    names = [
+        _squash(n)
+        for n in (*sql.tables, *sql.columns, *(p.alias for p in sql.projections if p.alias))
+    ]
+    for item in values:
+        value = _squash(item.value)
+        if len(value) < 2 or any(value in h or _stem_of(h, value) for h in held):
+            continue
+        if any(value in n for n in names) or _attribute_read(item.attribute, sql):
+            continue
+        out.add(
+            "attribute_value_unfiltered",
+            "warning",
+            f"the question asks for the {item.attribute} {item.value!r}; no filter, literal or"
+            " name of the SQL holds it",
+            item.text,
+            None,
+            "filter_alignment",
+        )

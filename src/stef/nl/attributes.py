@@ -1,0 +1,181 @@
+"""Values a question gives an attribute by name: "the python tag", "the History department",
+"products in category Electronics", "questions tagged with Ruby".
+
+An attribute noun (:data:`ATTRIBUTES`: tag, badge, category, department, plan, …) next to a
+value word says which rows the question wants, whatever the value's case: "users on the pro
+plan" keeps the rows whose plan is pro. :func:`stef.align.attributes.check_attribute_values`
+reports such a value that nothing of the SQL holds.
+
+Two phrasings are read:
+
+* the value before the noun, after an article or a preposition: "in the Statistics
+  department", "with java tag", "for arena league" — where the noun ends its phrase (a
+  preposition, a verb of a clause, punctuation or the end follows): "the border color of
+  the card" asks for an attribute, "the football league name" names a column;
+* the value after the noun, after a preposition: "in category Electronics", "tagged with
+  ruby", "of status Pending" — capitalised, quoted, or after a tag.
+
+A value word is none of the words that qualify a noun without naming a value (articles,
+quantifiers, "same", "given", "top"…), no number, no participle and no superlative ("the
+hosting country", "the busiest city"). Deterministic and schema-free.
+
+>>> [(a.value, a.attribute) for a in attribute_values("Give the student in the History department")]
+[('history', 'department')]
+>>> [(a.value, a.attribute) for a in attribute_values("Most voted questions tagged with Ruby")]
+[('ruby', 'tag')]
+>>> attribute_values("What is the border color of the card?"), attribute_values("each department")
+((), ())
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from stef.nl import lexicon as lx
+from stef.nl.words import TEXT_CACHE_SIZE
+
+#: Nouns of an attribute whose values are names (the singular and its plural).
+_NOUNS = lx._words(
+    """tag badge category department team league division plan tier segment channel
+    language platform genre brand region country city county district priority currency
+    gender colour color campaign industry sector"""
+)
+ATTRIBUTES = _NOUNS | frozenset(
+    {n + "s" for n in _NOUNS if not n.endswith("y")}
+    | {n[:-1] + "ies" for n in _NOUNS if n.endswith("y")}
+)
+
+#: Words that qualify an attribute noun without naming a value of it.
+_NOT_VALUES = lx._words(
+    """the a an this that these those each every any all some no given specific certain
+    particular single one two three same different other another own their its his her
+    our my your which what whose whichever top most least more less popular main new old
+    first last primary secondary highest lowest largest smallest biggest best worst average
+    total overall entire whole respective corresponding such current previous next parent
+    child sub multiple several many few various both either neither only unique distinct
+    specified selected said above below following there per by of in on for to with from at
+    as and or not has have had is are was were be been do does did they them it he she we
+    you i home away host favourite favorite preferred default departure arrival origin
+    destination birth billing mailing source target start end contact"""
+)
+#: Words after an attribute noun that end its phrase: the noun is the phrase's head ("of"
+#: is not one: "the border color of the card" asks for the attribute).
+_ENDS = lx._words(
+    """with in and or that who which whose for to at on by from is are was were has have
+    had as than where when"""
+)
+#: Leads of the value-first phrasing ("in the Statistics department", "with java tag").
+_LEADS = lx._words("the a an with in for of from on under into")
+
+_TOKEN = re.compile(r"[A-Za-z][\w#+.'\-]*[\w#+]|[A-Za-z]|\d[\w.]*|[\"'\[\]]|[^\s\w]")
+#: An attribute noun, anywhere: the one search that rules most questions out.
+_ANY = re.compile(rf"\b(?:tagged|{lx.alternation(ATTRIBUTES)})\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class AttributeValue:
+    """A value the question gives an attribute: ``value`` (case-folded), ``attribute`` (the
+    noun, singular) and ``text`` (the phrase as written)."""
+
+    value: str
+    attribute: str
+    text: str
+
+
+def _singular(noun: str) -> str:
+    """The noun's singular ("tagged" names a tag).
+
+    >>> _singular("categories"), _singular("tags"), _singular("tagged")
+    ('category', 'tag', 'tag')
+    """
+    if noun == "tagged":
+        return "tag"
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    return noun[:-1] if noun.endswith("s") and noun[:-1] in _NOUNS else noun
+
+
+def _is_value(word: str) -> bool:
+    """Can ``word`` name a value: no qualifier, number, participle or superlative (a
+    capitalised word may end like one: "the Yearling badge")?
+
+    >>> [_is_value(w) for w in ("python", "History", "c#", "hosting", "busiest", "2010")]
+    [True, True, True, False, False, False]
+    """
+    low = word.casefold()
+    if not word[:1].isalpha() or low in _NOT_VALUES or low in ATTRIBUTES:
+        return False
+    return word[:1].isupper() or not (
+        (low.endswith("ed") and len(low) > 4)
+        or (low.endswith("ing") and len(low) > 5)
+        or (low.endswith("est") and len(low) > 5)
+    )
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def attribute_values(question: str) -> tuple[AttributeValue, ...]:
+    """The values ``question`` gives an attribute by name (see the module doc), each once,
+    in reading order.
+
+    >>> [a.text for a in attribute_values("How many users are on the pro plan?")]
+    ['pro plan']
+    >>> [a.text for a in attribute_values("List products in category Electronics.")]
+    ['category Electronics']
+    >>> attribute_values("Which department has the most students?")
+    ()
+    """
+    if _ANY.search(question) is None:
+        return ()
+    toks = [m.group(0) for m in _TOKEN.finditer(question)]
+    low = [t.casefold() for t in toks]
+    found: list[AttributeValue] = []
+    seen: set[str] = set()
+    for i, word in enumerate(low):
+        if word not in ATTRIBUTES and word != "tagged":
+            continue
+        attribute = _singular(word)
+        for value, text in (_before(toks, low, i), _after(toks, low, i)):
+            if value and value.casefold() not in seen:
+                seen.add(value.casefold())
+                found.append(AttributeValue(value.casefold(), attribute, text))
+    return tuple(found)
+
+
+def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
+    """The value before the noun at ``i`` ("the python tag", "the [python] tag"), or empty
+    strings."""
+    k = i - 1
+    quoted = k >= 2 and toks[k] in ("'", '"', "]") and toks[k - 2] in ("'", '"', "[")
+    k -= quoted  # the value, inside its quotes
+    lead = k - 1 - quoted
+    if low[i] == "tagged" or lead < 0 or low[lead] not in _LEADS:
+        return "", ""
+    nxt = low[i + 1] if i + 1 < len(low) else ""
+    if (nxt[:1].isalnum() and nxt not in _ENDS) or nxt == "'" or low[i].endswith("'s"):
+        return "", ""  # "the football league name", "the border color of the card", "the
+        # functional languages' tags": the noun qualifies another
+    if not _is_value(toks[k]):
+        return "", ""
+    return toks[k], f"{toks[k]} {toks[i]}"
+
+
+def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
+    """The value after the noun at ``i`` ("in category Electronics", "tagged with ruby",
+    "with the tag 'python'"), or empty strings."""
+    tag = low[i] in ("tagged", "tag", "tags")
+    if low[i] != "tagged" and (i < 1 or low[i - 1] not in ("with", "in", "of", "the")):
+        return "", ""
+    j = i + 1
+    if low[i] == "tagged" and j < len(low) and low[j] in ("with", "as"):
+        j += 1
+    quoted = j < len(toks) and toks[j] in ("'", '"', "[")
+    j += quoted
+    if j >= len(toks) or not _is_value(toks[j]):
+        return "", ""
+    value = toks[j]
+    nxt = low[j + 1] if j + 1 < len(low) else ""
+    if not (quoted or tag or value[:1].isupper()) or (nxt[:1].isalnum() and nxt not in _ENDS):
+        return "", ""  # "in category order", "with status changes": no value
+    return value, " ".join(toks[i : j + 1 + quoted])
