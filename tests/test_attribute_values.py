@@ -17,7 +17,7 @@ CASES = [
     ("How many users are on the pro plan?", [("pro", "plan")]),
     ("List products in category Electronics.", [("electronics", "category")]),
     ("display all the information about the department Marketing.", [("marketing", "department")]),
-    ("Give the student in the History department with the most credits", [("history", "department")]),
+    ("The student in the History department with the most credits", [("history", "department")]),
     # the noun is asked for, or qualifies another noun: no value
     ("What is the border color of the card?", []),
     ("What is the name of the football league name?", []),

@@ -355,11 +355,14 @@ def listed_missing(
     matched: Sequence[tuple[Filter, Filter]],
     question: str,
     out: FindingCollector,
+    unused: Sequence[Filter] = (),
 ) -> list[Filter]:
     """Capitalised values no filter holds although the question lists them with a value
     the SQL filters for equality ("customers in Germany or France" as ``country =
     'Germany'``): the SQL filters that list, and leaves these out (``filter_missing``). A
-    place named on its own that no filter or name holds is missing too ("users in Canada").
+    place named on its own that no filter or name holds is missing too ("users in Canada"),
+    unless an ``unused`` filter of the SQL may apply it by a key or a code
+    (:func:`place_by_key`).
 
     >>> out = FindingCollector()
     >>> de = Filter(None, "=", ("germany",), "Germany")
@@ -391,11 +394,49 @@ def listed_missing(
             )
             break
         else:  # listed with no filtered value: missing still where it names a place
-            if (place := stated_place(req.values, question)) is not None:
-                missing.append(req)
-                why = f"the question names {place}, a place; no SQL filter or name holds it"
-                out.add("filter_missing", "error", why, req.text, None, "filter_alignment")
+            if (place := stated_place(req.values, question)) is None:
+                continue
+            if (key := place_by_key(unused)) is not None:
+                why = (
+                    f"the question's {place} may be applied as {key.text or key.column!r}, a"
+                    " key or code whose place the SQL alone cannot confirm"
+                )
+                out.add("value_answered_elsewhere", "info", why, req.text, key.text)
+                continue
+            missing.append(req)
+            why = f"the question names {place}, a place; no SQL filter or name holds it"
+            out.add("filter_missing", "error", why, req.text, None, "filter_alignment")
     return missing
+
+
+#: Parts of a column's name that say it holds a place, or what stands at one.
+_PLACE_COLUMN = re.compile(
+    r"city|country|state|region|location|town|store|site|branch|office|market|area|zone"
+    r"|airport|origin|dest",
+    re.IGNORECASE,
+)
+
+
+def place_by_key(unused: Sequence[Filter]) -> Filter | None:
+    """The first equality that may apply a named place by its key or its code: a key compared
+    with whole numbers (``store_id = 7``, ``ship_country_id = 49``), or a column named for a
+    place compared with a code (``ship_city = 'CHI'``; a name, ``country = 'France'``, is
+    another place). A CASE's condition filters nothing.
+
+    >>> place_by_key([Filter("store_id", "=", ("7",))]).column
+    'store_id'
+    >>> place_by_key([Filter("ship_city", "=", ("chi",))]).column
+    'ship_city'
+    >>> place_by_key([Filter("amount", ">", ("7",)), Filter("country", "=", ("france",))])
+    """
+    for f in unused:
+        if f.op not in ("=", "in") or not f.column or not f.values or f.clause == "case":
+            continue
+        if all(v.isdigit() for v in f.values) and _KEY_NAME.search(f.column):
+            return f
+        if all(v.isdigit() or len(v) <= 3 for v in f.values) and _PLACE_COLUMN.search(f.column):
+            return f
+    return None
 
 
 #: What joins the last two items of a list: "and", "or", "&" (a bare comma joins a city and

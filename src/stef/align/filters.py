@@ -362,9 +362,9 @@ def align_filters(
             if not _report_wrong_filter(req, m, out):
                 missing.append(req)
                 _report_missing_filter(req, out)
-    for req in listed_missing(unmatched, matched, raw, out):
-        bad += 1  # "in Germany or France" as country = 'Germany' alone
-        missing.append(req)
+    unused = [c for i, c in enumerate(candidates) if i not in used]
+    missing += (late := listed_missing(unmatched, matched, raw, out, unused))  # "in Germany or
+    bad += len(late)  # France" as country = 'Germany' alone; "users in Munich", no filter
     absorb_year_bounds(matched, candidates, used)
     extra: list[Filter] = []
     benign_found: list[Filter] = []

