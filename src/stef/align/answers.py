@@ -28,7 +28,7 @@ from stef.align.matching import (
     values_match,
     written_strings,
 )
-from stef.align.places import other_place, stated_place
+from stef.align.places import other_place, same_city, stated_place
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.values import UNITS
@@ -524,9 +524,12 @@ def weak_value(
         if literal
         else next((n for v in req.values if (n := value_in_names(v, names)) is not None), None)
     )
-    if literal is None and name is None:
-        if stated_place(req.values, text) is not None:
+    if literal is None and name is None and (place := stated_place(req.values, text)):
+        # "users in Munich" as LIKE '%München%': another name of the city; else missing
+        literal = next((s for s in sql.literals if same_city(place, s.strip("%_ "))), None)
+        if literal is None:
             return False  # "users in Canada": a missing filter (:func:`listed_missing`)
+    if literal is None and name is None:
         bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
         why = "neither a filter nor a name of the SQL holds it"
         why = "the SQL filters nothing" if bare else why

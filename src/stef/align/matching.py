@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import methodcaller
 
-from stef.align.places import place_code, same_city
+from stef.align.places import place_code
 from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
@@ -228,7 +228,7 @@ def values_match(nv: str, sv: str) -> bool:
             return True  # 'EECS' for "Electrical Engineering and Computer Science"
     if place_code(nv, core):
         return True  # 'DE' for "Germany", 'TX' for "Texas": an ISO 3166 code of the place
-    return word_variant(nv, core) or same_city(nv, core)  # 'München' for "Munich"
+    return word_variant(nv, core)
 
 
 def _same_words(value: str, literal: str) -> bool:
