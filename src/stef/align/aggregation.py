@@ -24,97 +24,16 @@ from stef.align.measures import (
     check_total_bound,
     check_unit_columns,
 )
+from stef.align.shown import check_aggregate_shown
+from stef.align.stored import stored_aggregate
 from stef.align.structure import check_star_arguments
 from stef.findings import FindingCollector
-from stef.nl.lexicon import RATIO_WORDS
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
 
 def sql_aggs(sql: Spec) -> set[str]:
     return {a.func for a in sql.aggregations}
-
-
-#: Name parts of a column that holds an aggregate already (``avgscrmath``, ``answercount``,
-#: ``basesetsize``, ``numtsttakr``), by the function it stands for.
-_STORED_AGGREGATES = {
-    "avg": re.compile(r"avg|average|mean"),
-    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
-    "sum": re.compile(r"total|sum"),
-    "max": re.compile(r"^max|max_|highest"),
-    "min": re.compile(r"^min|min_|lowest"),
-}
-
-
-def _stored_aggregate(func: str, sql: Spec, noun: str | None = None, text: str = "") -> str | None:
-    """An output or sort column whose name says it stores ``func`` already ("the highest
-    average score" as ``ORDER BY avgscrmath``), else None. With the ``noun`` a count asks
-    for and the question's searchable ``text``, a stored count of something else does not
-    stand for it: "the number of answers" is not ``viewcount``.
-
-    >>> from stef.spec import OrderKey, Projection
-    >>> _stored_aggregate("avg", Spec(order_by=[OrderKey("avgscrmath", "desc")]))
-    'avgscrmath'
-    >>> _stored_aggregate("count", Spec(projections=[Projection("number", columns=("number",))]))
-    >>> views = Spec(projections=[Projection("viewcount", columns=("viewcount",))])
-    >>> _stored_aggregate("count", views), _stored_aggregate("count", views, "answers", " answers ")
-    ('viewcount', None)
-    >>> _stored_aggregate("count", Spec(columns=[], order_by=[OrderKey("answercount", "desc")]),
-    ...                   "answers", " number of answers ")
-    'answercount'
-    """
-    pattern = _STORED_AGGREGATES.get(func)
-    if pattern is None:
-        return None
-    names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
-    names += [o.key for o in sql.order_by if not o.is_aggregate]
-    for n in names:
-        if not pattern.search(canon_col(n)):
-            continue
-        if noun is None or _stored_for(pattern.sub(" ", n.casefold()), noun, text):
-            return n
-    return None
-
-
-def _stored_for(rest: str, noun: str, text: str) -> bool:
-    """Does a stored count whose name is ``rest`` besides its count part count ``noun``?
-    Yes when nothing is left (``total``), when the rest names the noun (``answer`` of
-    ``answercount``), or when the question writes each of its words: as is, glued, shortened
-    or as initials (``base set`` of ``basesetsize``, ``test takers`` of ``numtsttakr``,
-    ``free or reduced price meal`` of ``frpm count``).
-
-    >>> _stored_for("view", "answers", " number of answers "), _stored_for("", "users", "")
-    (False, True)
-    >>> _stored_for("baseset", "cards", " number of cards in the base set ")
-    True
-    >>> _stored_for("tsttakr", "sat", " the number of sat test takers ")
-    True
-    >>> _stored_for("frpm (k-12)", "meal", " free or reduced price meal count ")
-    True
-    """
-    parts = [w for w in re.findall(r"[a-z]+", rest) if len(w) >= 3]
-    if not parts:
-        return True
-    head = singular(noun.casefold())
-    if any(head[:4] in w or w[:4] in head for w in parts):
-        return True
-    glued = text.replace(" ", "")
-    content = [w for w in text.split() if w not in ("or", "and", "of", "the")]
-    return all(part in glued or _shortened(part, content) for part in parts)
-
-
-def _shortened(part: str, content: list[str]) -> bool:
-    """Is a name's word the initials of a run of the question's content words (``frpm``),
-    or shortened from one or two of them (``tsttakr``)?"""
-    for i, w in enumerate(content):
-        if not w.startswith(part[0]):
-            continue
-        if "".join(x[0] for x in content[i : i + len(part)]) == part:
-            return True
-        letters = iter("".join(content[i : i + 2]))
-        if all(ch in letters for ch in part[1:]) and len(part) >= 4:
-            return True
-    return False
 
 
 def check_aggregations(
@@ -144,7 +63,7 @@ def check_aggregations(
     _check_key_counts(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
-    _check_aggregate_shown(nl, sql, out)
+    check_aggregate_shown(nl, sql, out)
     check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
     check_distinct_counted(nl, sql, out, text)
@@ -238,7 +157,7 @@ def _check_asked_aggregate(
         )
         return
     noun = _counted_noun(na.text) if f == "count" and text else None
-    stored = _stored_aggregate(f, sql, noun, text)
+    stored = stored_aggregate(f, sql, noun, text)
     if stored:
         out.add(
             "aggregation_stored",
@@ -643,43 +562,6 @@ def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollecto
             ", ".join(p.text or p.expr for p in sql.projections),
             "aggregation",
         )
-
-
-def _check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """A question that opens with the aggregate or the ratio it asks for ("Number of
-    accounts per email address", "How many users …", "Fraction of … per tag") wants that
-    figure back; SQL that works it out only to
-    group, filter or sort its rows (``GROUP BY email HAVING COUNT(*) > 1``) and outputs
-    no computed value does not answer it. An output whose name says it stores the
-    figure (``AnswerCount``) answers it."""
-    if (
-        not nl.flags.get("aggregate_answer")
-        or nl.flags.get("list_after")
-        or not sql.flags.get("aggregates_unshown")
-    ):
-        return
-    names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
-    stored = any(
-        _STORED_AGGREGATES[a.func].search(canon_col(n))
-        for a in nl.aggregations
-        if a.func in _STORED_AGGREGATES
-        for n in names
-        if n
-    )
-    if stored:
-        return
-    asked = next((a.text for a in nl.aggregations if a.func in ("count", "sum", "avg")), None)
-    ratio = (c for c in nl.cues if RATIO_WORDS & set(c.casefold().split()))  # "fraction of"
-    asked = asked or next(ratio, "a ratio")
-    out.add(
-        "aggregate_not_output",
-        "warning",
-        f"the question asks for {asked!r} as its answer; the SQL computes it only to group,"
-        " filter or sort, and no output shows it",
-        asked,
-        ", ".join(p.text or p.expr for p in sql.projections),
-        "aggregation",
-    )
 
 
 def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:

@@ -1,4 +1,5 @@
-"""Is the measure a ranked listing's title sorts by shown? An intent check of the alignment.
+"""Is the measure a ranked listing's title sorts by shown, and the figure a question opens
+with? Intent checks of the alignment.
 
 A title that ranks a list by a measure ("Top 50 posts by score", "Users with the most gold
 badges", "Users ranked by average answer score") asks to see that measure beside each row:
@@ -24,7 +25,10 @@ from __future__ import annotations
 
 import re
 
+from stef.align.matching import canon_col
+from stef.align.stored import STORED_AGGREGATES
 from stef.findings import FindingCollector
+from stef.nl.lexicon import RATIO_WORDS
 from stef.spec import Spec
 
 _RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
@@ -104,4 +108,41 @@ def check_rank_shown(question: str, nl: Spec, sql: Spec, out: FindingCollector) 
         measure,
         sql.order_by[0].text or key,
         "request",
+    )
+
+
+def check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A question that opens with the aggregate or the ratio it asks for ("Number of
+    accounts per email address", "How many users …", "Fraction of … per tag") wants that
+    figure back; SQL that works it out only to
+    group, filter or sort its rows (``GROUP BY email HAVING COUNT(*) > 1``) and outputs
+    no computed value does not answer it. An output whose name says it stores the
+    figure (``AnswerCount``) answers it."""
+    if (
+        not nl.flags.get("aggregate_answer")
+        or nl.flags.get("list_after")
+        or not sql.flags.get("aggregates_unshown")
+    ):
+        return
+    names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
+    stored = any(
+        STORED_AGGREGATES[a.func].search(canon_col(n))
+        for a in nl.aggregations
+        if a.func in STORED_AGGREGATES
+        for n in names
+        if n
+    )
+    if stored:
+        return
+    asked = next((a.text for a in nl.aggregations if a.func in ("count", "sum", "avg")), None)
+    ratio = (c for c in nl.cues if RATIO_WORDS & set(c.casefold().split()))  # "fraction of"
+    asked = asked or next(ratio, "a ratio")
+    out.add(
+        "aggregate_not_output",
+        "warning",
+        f"the question asks for {asked!r} as its answer; the SQL computes it only to group,"
+        " filter or sort, and no output shows it",
+        asked,
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "aggregation",
     )
