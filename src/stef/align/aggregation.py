@@ -63,7 +63,7 @@ def check_aggregations(
     _check_key_counts(nl, sql, out)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
-    check_aggregate_shown(nl, sql, out)
+    check_aggregate_shown(nl, sql, out, text)
     check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
     check_distinct_counted(nl, sql, out, text)

@@ -152,6 +152,8 @@ def check_requests(
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
             if computed or (ranked and extreme) or _carried(sql) or _stored(words, names):
                 continue
+            if _hinted_output(item, names, enriched, formulas=False):
+                continue  # "A15 contains the number of crimes": the hint names the output
             if ranked and _named_output(words, names):
                 continue  # "mean temperature" as a stored mean_temperature_f
             if extreme and any(_word_matches(w, n) for w in words for n in names):
@@ -361,19 +363,26 @@ def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec
     return len(words) == 1 or (plural and any(_is_name(n) or _id_like(n) for n in names))
 
 
-def _hinted_output(item: Projection, names: Sequence[str], enriched: str | None) -> bool:
+def _hinted_output(
+    item: Projection, names: Sequence[str], enriched: str | None, formulas: bool = True
+) -> bool:
     """Does a clause of the enriched question say which output the item is ("final score
-    refers to home_team_goal")?
+    refers to home_team_goal")? Without ``formulas``, a clause that writes a computation
+    ("… refers to SUBTRACT(jumping …)") says the item is computed, not an output.
 
     >>> item = Projection("final score", columns=("final", "score"), text="final score")
     >>> _hinted_output(item, ["home_team_goal"], "final score refers to home_team_goal")
     True
+    >>> _hinted_output(item, ["goal"], "final score = SUBTRACT(goal, own)", formulas=False)
+    False
     """
     if not enriched or not item.text:
         return False
     text = item.text.casefold()
     return any(
-        text in clause and any(n.casefold() in clause for n in names if len(n) >= 3)
+        text in clause
+        and (formulas or "(" not in clause)
+        and any(n.casefold() in clause for n in names if len(n) >= 3)
         for clause in HINT_CLAUSE.split(enriched.casefold())
     )
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import canon_col
-from stef.align.stored import STORED_AGGREGATES
+from stef.align.stored import STORED_AGGREGATES, stored_aggregate
 from stef.findings import FindingCollector
 from stef.nl.lexicon import RATIO_WORDS
-from stef.spec import Spec
+from stef.spec import Projection, Spec
 
 _RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
 #: A title may open with the verb of its listing: "View top 100 questions sorted by …".
@@ -111,18 +111,29 @@ def check_rank_shown(question: str, nl: Spec, sql: Spec, out: FindingCollector) 
     )
 
 
-def check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+def check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector, text: str = "") -> None:
     """A question that opens with the aggregate or the ratio it asks for ("Number of
     accounts per email address", "How many users …", "Fraction of … per tag") wants that
     figure back; SQL that works it out only to
     group, filter or sort its rows (``GROUP BY email HAVING COUNT(*) > 1``) and outputs
     no computed value does not answer it. An output whose name says it stores the
-    figure (``AnswerCount``) answers it."""
-    if (
-        not nl.flags.get("aggregate_answer")
-        or nl.flags.get("list_after")
-        or not sql.flags.get("aggregates_unshown")
-    ):
+    figure (``AnswerCount``) answers it; one that the SQL reads only to sort or filter,
+    computing nothing ("Number of answers for questions …" as ``ORDER BY AnswerCount``),
+    does not (:func:`_stored_unshown`). ``text``: the searchable question and hints."""
+    if not nl.flags.get("aggregate_answer") or nl.flags.get("list_after"):
+        return
+    if not sql.flags.get("aggregates_unshown"):
+        if (held := _stored_unshown(nl, sql, text)) is not None:
+            count = next(a.text or "" for a in nl.aggregations if a.func == "count")
+            out.add(
+                "aggregate_not_output",
+                "warning",
+                f"the question asks for {count!r} as its answer; the SQL reads the stored"
+                f" {held} only to sort or filter, and no output shows it",
+                count,
+                ", ".join(p.text or p.expr for p in sql.projections),
+                "aggregation",
+            )
         return
     names = [c for p in sql.projections for c in (*p.columns, p.alias or "")]
     stored = any(
@@ -146,3 +157,42 @@ def check_aggregate_shown(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         ", ".join(p.text or p.expr for p in sql.projections),
         "aggregation",
     )
+
+
+def _stored_unshown(nl: Spec, sql: Spec, text: str) -> str | None:
+    """A column that stores the count the question opens with (``AnswerCount`` for "Number
+    of answers …"), read by the SQL but not output, while no output computes anything or
+    stores that count itself (``NumTstTakr`` for "the number of test takers")."""
+    if sql.flags.get("outputs_computed", True) or sql.flags.get("select_star"):
+        return None
+    counts = [a.text for a in nl.aggregations if a.func == "count" and a.text]
+    outputs = [c for p in sql.projections for c in (*p.columns, p.alias or "") if c]
+    if not counts or not outputs:
+        return None
+    noun = counts[0].split()[-1]
+    if stored_aggregate("count", _reading(outputs), noun, text) is not None:
+        return None  # an output stores it: "the number of test takers" as NumTstTakr
+    shown = {canon_col(c) for c in outputs}
+    held = [c for c in sql.columns if canon_col(c) not in shown and _names_count(c)]
+    return stored_aggregate("count", _reading(held), noun, text)
+
+
+def _reading(columns: list[str]) -> Spec:
+    """A spec that outputs ``columns``, for :func:`stef.align.stored.stored_aggregate`."""
+    return Spec(projections=[Projection(c, columns=(c,)) for c in columns])
+
+
+#: A column name's part that says it stores a count: not the "count" of ``account_id``,
+#: ``discount``, ``country`` or ``county``.
+_COUNT_PART = re.compile(r"(?<!ac)(?<!dis)count(?![ry])|cnt|total|^num(?!ber$)|size")
+
+
+def _names_count(name: str) -> bool:
+    """Does ``name`` say it stores a count?
+
+    >>> _names_count("AnswerCount"), _names_count("NumTstTakr"), _names_count("account_id")
+    (True, True, False)
+    >>> _names_count("country"), _names_count("basesetsize")
+    (False, True)
+    """
+    return _COUNT_PART.search(canon_col(name)) is not None

@@ -546,8 +546,9 @@ def output_flags(
     sel: exp.Expr, tt: TreeText, ctes: Sequence[exp.CTE] | None = None
 ) -> dict[str, Any]:
     """The flags of the effective SELECT's outputs and conditions: :func:`unlabelled_groups`,
-    :func:`aggregates_unshown`, :func:`one_row_sorted`, :func:`outputs_pinned`,
-    :func:`own_key_counted`, :func:`contradiction` and
+    :func:`aggregates_unshown`, whether an output computes anything (``outputs_computed``;
+    True for a set operation, whose outputs are not read), :func:`one_row_sorted`,
+    :func:`outputs_pinned`, :func:`own_key_counted`, :func:`contradiction` and
     :func:`~stef.sql.carried.carried_columns` (none set for a set operation). ``tt``
     reads columns and literals as written (a double-quoted ``"Sony"`` that SQLite reads as a
     string); ``ctes``: the query's CTEs, as the spec's walk collected them."""
@@ -555,6 +556,7 @@ def output_flags(
         return {
             "unlabelled_groups": False,
             "aggregates_unshown": False,
+            "outputs_computed": True,
             "one_row_sorted": False,
             "outputs_pinned": [],
             "own_key_counted": None,
@@ -583,6 +585,7 @@ def output_flags(
     return {
         "unlabelled_groups": unlabelled_groups(sel),
         "aggregates_unshown": aggregates_unshown(sel),
+        "outputs_computed": any(contains(e, _COMPUTED) for e in sel.expressions),
         "one_row_sorted": one_row_sorted(sel),
         "outputs_pinned": outputs_pinned(sel, key, literal),
         "own_key_counted": own_key_counted(sel, ctes),
