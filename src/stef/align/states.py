@@ -27,7 +27,7 @@ import re
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
-from stef.nl.states import StateWord, state_words, weekday_words
+from stef.nl.states import StateWord, negated_verbs, state_words, weekday_words
 from stef.nl.words import stem
 from stef.spec import Filter, Spec
 from stef.sql.predicates import DATE_LIKE_NAME
@@ -58,6 +58,7 @@ def check_states(
     []
     """
     check_never(sql, out, question)
+    check_negated_verbs(sql, out, question)
     states = state_words(question)
     for state in states:
         if state.excluded:
@@ -228,8 +229,10 @@ def _keeps_opposite(f: Filter, other: str, own: str | None) -> bool:
         return True
     if other in column and (f.op == "is not null" or (f.op == "=" and values and values <= _TRUE)):
         return True
-    return own is not None and own in column and (
-        f.op == "is null" or (f.op == "=" and bool(values) and values <= _FALSE)
+    return (
+        own is not None
+        and own in column
+        and (f.op == "is null" or (f.op == "=" and bool(values) and values <= _FALSE))
     )
 
 
@@ -332,8 +335,10 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
             *(p.text or p.expr for p in sql.projections),
         ]
     ).casefold()
-    values = {v.strip("%_ ").casefold() for v in (*sql.literals, *(v for f in sql.filters
-                                                                   for v in f.values))}
+    values = {
+        v.strip("%_ ").casefold()
+        for v in (*sql.literals, *(v for f in sql.filters for v in f.values))
+    }
     formats = _FORMATS.intersection(sql.flags.get("functions") or ())
     if any(mark in names for mark in _WEEKDAY_MARKS) or values & _DAY_NAMES or formats:
         return
@@ -417,3 +422,72 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
             "filter_alignment",
         )
         return
+
+
+def _inflects(word: str, verb: str) -> bool:
+    """Is ``word`` ``verb`` or one of its forms ("finished" of finish, "passed" of pass,
+    "verified" of verify, "stopped" of stop)? The verb may come as its participle.
+
+    >>> [_inflects(w, "finish") for w in ("finished", "finishing", "finisher", "fin")]
+    [True, True, False, False]
+    >>> _inflects("verified", "verify"), _inflects("verified", "verified")
+    (True, True)
+    >>> _inflects("paypal", "pay")
+    False
+    """
+    base = verb[:-2] if verb.endswith("ed") and len(verb) > 4 else verb
+    forms = {verb, base, base + "ed", base + "d", base + "ing", base + "s", base + "es"}
+    if base.endswith("y"):
+        forms.add(base[:-1] + "ied")
+    if base.endswith("i"):  # "verified" read as its base "verifi"
+        forms.update((base + "ed", base[:-1] + "y"))
+    forms.add(base + base[-1:] + "ed")  # "stopped"
+    return word in forms
+
+
+def check_negated_verbs(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A verb the question negates ("drivers who did not finish", "users who never
+    verified their email") whose rows the SQL keeps alone: a value naming it kept by
+    ``=``, ``IN`` or ``LIKE`` (``status = 'Finished'``), or a flag named for it that is
+    set (``email_verified = true``), with nothing that drops or subtracts those rows
+    (``filter_wrong_operator``).
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> check_negated_verbs(Spec(filters=[Filter("status", "=", ("finished",))]), out,
+    ...                     "How many drivers did not finish?")
+    >>> check_negated_verbs(Spec(filters=[Filter("status", "!=", ("finished",))]), out,
+    ...                     "How many drivers did not finish?")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    verbs = negated_verbs(question)
+    flags = sql.flags
+    if not verbs or flags.get("negation") or "sub" in (flags.get("functions") or ()):
+        return
+    for verb in verbs:
+        keeps: Filter | None = None
+        for f in sql.filters:
+            words = [w for v in f.values for w in _VALUE_WORD.findall(v.casefold())]
+            named = any(_inflects(w, verb) for w in words)
+            flag = any(_inflects(w, verb) for w in _VALUE_WORD.findall((f.column or "").casefold()))
+            if not (named or (flag and f.op == "=" and set(f.values) <= _TRUE)):
+                continue
+            if f.op in _DROPS or f.negated:
+                keeps = None
+                break
+            if f.op in _KEEPS and keeps is None:
+                keeps = f
+        if keeps is not None:
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question asks for rows without {verb!r}; the SQL keeps only those with it"
+                f" ({keeps.text or keeps.column})",
+                verb,
+                keeps.text,
+                "filter_alignment",
+            )
+
+
+_VALUE_WORD = re.compile(r"[a-z]+")

@@ -234,3 +234,47 @@ def weekday_words(question: str) -> tuple[str, ...]:
 _CASED_WORD = re.compile(r"[A-Za-z]+")
 #: Capitalised words a day name may follow without being part of a name ("On Mondays").
 _DAY_LEADS = lx._words("on for in every each by at of the during")
+
+
+#: A verb the question negates: "drivers who did not finish", "orders that have not been
+#: delivered yet", "users who never verified their email".
+_NEGATED_VERB = re.compile(
+    r"\b(?:did|does|do|have|has|had)(?:\s+not|n't)\s+(?:yet\s+)?(?:been\s+)?([a-z]{3,})\b"
+    r"|\bnever\s+(?:been\s+)?([a-z]{3,})\b"
+)
+#: Quoted text, whose words are a value's, not the question's (a double-quoted span, or a
+#: single-quoted one that no letter touches: "don't" is no quote).
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?<![a-z])'[^']*'(?![a-z])")
+#: Words after "did not", "have not" or "never" that are no verb of the rows' event.
+_NOT_VERBS = lx._words(
+    """have has had any all the a an more less than only one two yet been be being exist
+    exists existed any more much many some appear appears appeared seem seems include
+    includes included contain contains contained know knows known"""
+)
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def negated_verbs(question: str) -> tuple[str, ...]:
+    """The verbs ``question`` negates as something its rows did not do, each once, in
+    reading order (:func:`stef.align.states.check_states` reports SQL that keeps the rows
+    that did).
+
+    >>> negated_verbs("How many drivers did not finish the race?")
+    ('finish',)
+    >>> negated_verbs("Orders that haven't been delivered yet; users who never verified")
+    ('delivered', 'verified')
+    >>> negated_verbs("Customers who did not have any orders"), negated_verbs("Open tickets")
+    ((), ())
+    >>> negated_verbs('Who edited the post "Correlation does not mean causation"?')
+    ()
+    """
+    low = question.casefold().replace("’", "'")
+    if "not" not in low and "n't" not in low and "never" not in low:
+        return ()
+    low = _QUOTED.sub(" ", low)  # a title's words: 'Correlation does not mean causation'
+    found: list[str] = []
+    for m in _NEGATED_VERB.finditer(low):
+        verb = m.group(1) or m.group(2)
+        if verb not in _NOT_VERBS and verb not in found:
+            found.append(verb)
+    return tuple(found)
