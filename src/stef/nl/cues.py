@@ -669,7 +669,7 @@ def _step_group_by(ctx: _Ctx) -> None:
     """``per X``, ``for each X``, ``grouped by X`` (and ``by X`` right after an aggregate
     or an amount's noun: "revenue by region"); "by X and Y" groups by both."""
     spec, low = ctx.spec, ctx.low
-    if not spec.aggregations and not _GROUP_BY_WORDS.search(low) and not ctx.has(lx.MEASURE_NOUNS):
+    if not spec.aggregations and not _GROUP_BY_WORDS.search(low) and not ctx.has(lx.FIGURE_NOUNS):
         return
     for m in ctx.free_matches(lx.GROUP_RE):
         cue = " ".join(m.group("cue").casefold().split())

@@ -169,6 +169,8 @@ MEASURE_NOUNS = _words(
     "sales revenues earnings profits costs expenses losses savings proceeds revenue income "
     "profit spend spending turnover gmv arr mrr"
 )
+#: Nouns of a figure computed per group: an amount, or a ratio ("churn rate per plan").
+FIGURE_NOUNS = MEASURE_NOUNS | RATIO_WORDS
 
 #: Words with no say in what an item is.
 REQUEST_FILLERS = _words(
