@@ -9,6 +9,8 @@ import re
 
 from stef.align.matching import canon_col
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
+from stef.nl.attributes import ATTRIBUTES
 from stef.rules import Rules
 from stef.spec import Spec
 
@@ -116,8 +118,29 @@ def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
         return True  # each row is one X: its figures are stored or computed per row
     if sql.flags.get("division"):
         return True  # "sessions per user" as COUNT(*) / COUNT(DISTINCT user_id): a rate
-    rate = not nl.flags.get("group_each") and nl.aggregations
+    rate = not nl.flags.get("group_each") and nl.aggregations and _per_row(nl)
     return bool(rate) and all(a.func == "avg" for a in nl.aggregations)
+
+
+#: Heads of a "per X" that names a category of rows, not a thing each row is: "per device
+#: type", "per plan", "per month" ask for a breakdown, even of an average.
+_CATEGORY_HEADS = ATTRIBUTES | lx._words(
+    """type types kind kinds class classes group groups level levels tier tiers status
+    state states day days week weeks month months quarter quarters year years hour hours
+    weekday weekdays"""
+)
+
+
+def _per_row(nl: Spec) -> bool:
+    """Is each "per X" of the question a thing the rows are, so that an average "per X" is
+    a rate ("the average order quantity per order", "the average number of tags per
+    question"), not a breakdown by a category ("the average session length per device
+    type")?
+
+    >>> _per_row(Spec(group_by=["order"])), _per_row(Spec(group_by=["device type"]))
+    (True, False)
+    """
+    return not any(g.split() and g.split()[-1] in _CATEGORY_HEADS for g in nl.group_by)
 
 
 #: Each period a question may group by, and the marks of a GROUP BY key that holds it
