@@ -45,7 +45,7 @@ from stef.record import (
 from stef.rules import Rules
 from stef.score import band, compute_score
 from stef.spec import Filter, Spec
-from stef.sql.clock import resolve_clock_values
+from stef.sql.clock import clock_reference, resolve_clock_values
 from stef.sql.quiet import fallbacks_quiet
 from stef.sql.spec import SqlSpecResult, extract_sql_spec, predicate_filters
 
@@ -263,24 +263,27 @@ class Evaluator:
         except StefError as e:
             return self._error(e.status, e.message, rec.passthrough(), rec, started)
         nl_usage: dict[str, Any] | None = None  # what an LLM extractor spent
+        # the record's time; without one, an instant at which periods relative to now
+        # compare alike, when the SQL takes its dates from the clock alone
+        when = rec.time or clock_reference(sql.spec)
         if self.nl_extractor is _default_nl:  # read each text once for both stages
-            texts, checked = self._analyze_texts(rec)
+            texts, checked = self._analyze_texts(rec, when)
             # a fresh result per record (its findings list is the evaluation's own)
             enrichment = EnrichmentResult(checked.consistent, list(checked.findings))
             nl = texts.merged()
         else:
             if self._nl_with_usage is not None:
                 nl, nl_usage = self._nl_with_usage(
-                    rec.question, rec.enriched_question, self.rules, rec.time
+                    rec.question, rec.enriched_question, self.rules, when
                 )
             else:
-                nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, rec.time)
+                nl = self.nl_extractor(rec.question, rec.enriched_question, self.rules, when)
             enrichment = check_enrichment(
-                rec.question, rec.enriched_question, rules=self.rules, now=rec.time
+                rec.question, rec.enriched_question, rules=self.rules, now=when
             )
         alignment = align(
             nl,
-            resolve_clock_values(sql.spec, rec.time),  # CURRENT_DATE - 1 at the record's time
+            resolve_clock_values(sql.spec, when, assumed=rec.time is None),  # CURRENT_DATE - 1
             self.rules,
             question=rec.question,
             enriched_question=rec.enriched_question,
@@ -293,7 +296,9 @@ class Evaluator:
             alignment.findings = self.precision.apply(alignment.findings, alignment.enriched)
         return Prepared(rec, sql, nl, enrichment, alignment, started, nl_usage)
 
-    def _analyze_texts(self, rec: Record) -> tuple[TextsAnalysis, EnrichmentResult]:
+    def _analyze_texts(
+        self, rec: Record, when: datetime | None
+    ) -> tuple[TextsAnalysis, EnrichmentResult]:
         """:func:`~stef.nl.spec.analyze_texts` of the record's texts and their enrichment
         check (:func:`~stef.nl.enrichment.check_analyses`), remembered for the last
         :data:`TEXTS_CACHE` pairs: an agent's log asks the same question many times, and
@@ -301,10 +306,10 @@ class Evaluator:
         if self._texts_rules is not self.rules:  # rules swapped on this evaluator
             self._texts.clear()
             self._texts_rules = self.rules
-        key = (rec.question, rec.enriched_question, rec.time)
+        key = (rec.question, rec.enriched_question, when)
         hit = self._texts.get(key)
         if hit is None:
-            texts = analyze_texts(rec.question, rec.enriched_question, self.rules, rec.time)
+            texts = analyze_texts(rec.question, rec.enriched_question, self.rules, when)
             hit = (texts, check_analyses(texts))
             if len(self._texts) >= TEXTS_CACHE:
                 with contextlib.suppress(RuntimeError, StopIteration):  # another thread's

@@ -57,8 +57,10 @@ def clock_answer(
     period to pair with another column). One that it could not resolve, a reach ("the
     last 6 months" as whole months back from this month's start), a week (calendar or
     seven days), the period's first day as a reference ("since last year" as ``valid_on
-    =`` its first day) or a record without a timestamp is accepted as the question's
-    (``period_from_clock``, info: the clock arithmetic is not evaluated).
+    =`` its first day) is accepted as the question's (``period_from_clock``, info: the clock
+    arithmetic is not evaluated). A record without a timestamp whose SQL takes its dates
+    from the clock alone is read at a fixed day (:func:`stef.sql.clock.clock_reference`):
+    two periods relative to now compare alike at any time.
     """
     if not req.text or (rel := relative_period(req.text)) is None:
         return None
@@ -144,8 +146,9 @@ def _resolved_dates(
            for c in candidates]  # fmt: skip
     want = nl_span(req)
     dated = date_match(req, alt, used, sql.tables)
+    assumed = str(sql.flags.get("record_date") or "") if sql.flags.get("clock_assumed") else ""
     if want is None or dated is None:
-        return _resolved_elsewhere(req, want, candidates, alt, used, resolved, at, out)
+        return _resolved_elsewhere(req, want, candidates, alt, used, resolved, at, out, assumed)
     if not any(at.get(id(candidates[i]), -1) in resolved for i in dated.positions):
         return None
     if dated.got is None and _reference_day(req, alt[dated.positions[0]]):
@@ -154,7 +157,7 @@ def _resolved_dates(
     first = dated.positions[0]
     if dated.got is None:
         return "answered", first
-    _report_resolved(out, req, want, dated.got, candidates[first])
+    _report_resolved(out, req, want, dated.got, candidates[first], assumed)
     return "wrong", first
 
 
@@ -167,6 +170,7 @@ def _resolved_elsewhere(
     resolved: dict[int, tuple[str, ...]],
     at: dict[int, int],
     out: FindingCollector,
+    assumed: str = "",
 ) -> tuple[str, int] | None:
     """A resolved lower bound that keeps no day of the asked period, only later ones
     ("yesterday" as ``d >= CURRENT_DATE``): ("wrong", i), reported; else None. An upper
@@ -180,18 +184,25 @@ def _resolved_elsewhere(
         got = filter_span(c) if c.op in (">", ">=") and c.clause == "where" else None
         if got is not None and got.start is not None and got.start >= want.end:
             used.add(i)
-            _report_resolved(out, req, want, got, candidates[i])
+            _report_resolved(out, req, want, got, candidates[i], assumed)
             return "wrong", i
     return None
 
 
 def _report_resolved(
-    out: FindingCollector, req: Filter, want: Span, got: Span, sql: Filter
+    out: FindingCollector, req: Filter, want: Span, got: Span, sql: Filter, assumed: str
 ) -> None:
+    """``assumed``: the day both periods were read as of (:data:`stef.sql.clock.CLOCK_REFERENCE`)
+    when the record has no time; they compare alike whenever the query runs."""
+    when = (
+        f"the record has no time, so both are read as of {assumed}:"
+        if assumed
+        else "at the record's time"
+    )
     out.add(
         "filter_wrong_value",
         "error",
-        f"question asks for {req.text!r} ({describe(want)}); at the record's time the SQL's"
+        f"question asks for {req.text!r} ({describe(want)}); {when} the SQL's"
         f" {sql.column} selects {describe(got)}",
         req.text,
         sql.text,
@@ -354,7 +365,9 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         elif reach is not None and (aged := _aged_instead(f, sql.filters, set(), sql)) is not None:
             _report_aged(out, f, reach, sql.filters[aged])  # "last 30 days" as created < …
             continue
-        unresolved = f.func == "date" and not f.values and not f.negated
+        # "in the past 30 days", "last month", "yesterday" that no record time resolved
+        relative = f.func == "date" or relative_period(f.text) is not None
+        unresolved = relative and not f.values and not f.negated
         if unresolved and not applies_a_period(sql.filters, functions):
             out.add(
                 "filter_missing",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from dateutil.relativedelta import relativedelta
 from sqlglot import exp
@@ -545,7 +546,41 @@ def _truncated(t: datetime, unit: str) -> datetime:
     return day
 
 
-def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
+#: The instant a record without a time is read at when its SQL takes its dates from the
+#: clock alone (:func:`clock_reference`): two periods relative to now compare the same at
+#: any instant, and a Wednesday in the middle of a month keeps both clear of the edges of
+#: a week, a month, a quarter and a year.
+CLOCK_REFERENCE = datetime(2025, 7, 16, 12, 0, tzinfo=timezone.utc)
+
+#: A value that is a written date or year: ``2024-05-01``, ``20240501``, ``2024``.
+_WRITTEN_DATE = re.compile(r"'?(?:19|20)\d\d(?:-?\d\d(?:-?\d\d)?)?\b.*")
+
+
+def clock_reference(spec: Spec) -> datetime | None:
+    """:data:`CLOCK_REFERENCE` when the SQL computes some condition from the clock and
+    compares nothing with a written date or year, so that a period the question states
+    relative to now can be compared with the SQL's at any instant; None otherwise (a record
+    without a time whose SQL writes its dates says nothing of when it ran).
+
+    >>> from stef.spec import Filter
+    >>> clocked = {"clock_values": [[0, 0, "clock|trunc:month"]]}
+    >>> clock_reference(Spec(filters=[Filter("d", ">=", ("x",))], flags=clocked)).year
+    2025
+    >>> dated = [Filter("d", ">=", ("x",)), Filter("d", "<", ("2024-06-01",))]
+    >>> clock_reference(Spec(filters=dated, flags=clocked)) is None
+    True
+    """
+    tokens = spec.flags.get("clock_values") or ()
+    if not tokens:
+        return None
+    clocked = {index for index, _, _ in tokens}
+    for i, f in enumerate(spec.filters):
+        if i not in clocked and any(_WRITTEN_DATE.fullmatch(v) for v in f.values):
+            return None
+    return CLOCK_REFERENCE
+
+
+def resolve_clock_values(spec: Spec, now: datetime | None, assumed: bool = False) -> Spec:
     """``spec`` with the values its filters compute from the clock (the ``clock_values``
     flag) as they are at ``now``, the record's time, in the ``clock_resolved`` flag
     (``[[filter index, [values]], …]``): ``created_at >= CURRENT_DATE - 1`` run at
@@ -553,7 +588,8 @@ def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
     The filters themselves keep the values the SQL writes (other checks read them);
     :mod:`stef.align.clock_periods` compares the resolved ones with a calendar period the
     question asks for. ``spec`` itself is left as it is (it may be shared); without ``now``
-    it is returned unchanged.
+    it is returned unchanged. ``assumed``: ``now`` is :func:`clock_reference`'s instant, not
+    the record's (the ``clock_assumed`` flag).
 
     >>> from stef.spec import Filter
     >>> f = Filter("d", ">=", ("current_date - 1",))
@@ -576,6 +612,7 @@ def resolve_clock_values(spec: Spec, now: datetime | None) -> Spec:
         current[pos] = value
     resolved = [[index, v] for index, v in values.items()]
     day = now.date().isoformat()
-    return dataclasses.replace(
-        spec, flags={**spec.flags, "clock_resolved": resolved, "record_date": day}
-    )
+    flags = {**spec.flags, "clock_resolved": resolved, "record_date": day}
+    if assumed:
+        flags["clock_assumed"] = True
+    return dataclasses.replace(spec, flags=flags)
