@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from stef.align.answers import TIMES_100
-from stef.align.matching import BOUNDS, letters_in_order, name_words
+from stef.align.matching import BOUNDS, letters_in_order, name_words, searchable
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
 from stef.nl.request import singular
@@ -401,8 +401,9 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
     if sql.subqueries or sql.ctes or any(s.clause == "having" for s in sql.filters):
         return
     for f in nl.filters:
-        at = text.find(f" {f.text.casefold()} ") if f.text and f.op in BOUNDS else -1
-        if at < 0 or not f.values or not _IN_TOTAL.match(text, at + len(f.text) + 1):
+        said = searchable(f.text).strip() if f.text and f.op in BOUNDS else ""  # "$1,000"
+        at = text.find(f" {said} ") if said else -1
+        if at < 0 or not f.values or not _IN_TOTAL.match(text, at + len(said) + 1):
             continue
         same = [s for s in sql.filters if f.values[0] in s.values]
         if not same or any(s.func or _TOTAL_NAME.search(s.column or "") for s in same):
