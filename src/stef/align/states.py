@@ -59,6 +59,7 @@ def check_states(
     """
     check_never(sql, out, question)
     check_negated_verbs(sql, out, question)
+    check_exclusion_applied(sql, out, question)
     states = state_words(question)
     for state in states:
         if state.excluded:
@@ -491,3 +492,39 @@ def check_negated_verbs(sql: Spec, out: FindingCollector, question: str) -> None
 
 
 _VALUE_WORD = re.compile(r"[a-z]+")
+
+
+#: A question that leaves some rows out: "total sales excluding returns", "all users except
+#: admins", "revenue other than from refunds".
+_EXCLUDES = re.compile(
+    r"\b(?:excluding|exclude|except(?:\s+for)?|other\s+than|apart\s+from|not\s+including"
+    r"|leaving\s+out|omitting)\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)",
+    re.IGNORECASE,
+)
+
+
+def check_exclusion_applied(sql: Spec, out: FindingCollector, question: str) -> None:
+    """The question leaves some rows out ("total sales excluding returns") and the SQL
+    restricts nothing at all: no filter, join, negation, set difference or subtraction
+    (``exclusion_unapplied``; "rep per day excluding the association bonus" as
+    ``reputation - 101`` subtracts it).
+
+    >>> out = FindingCollector()
+    >>> check_exclusion_applied(Spec(tables=["sales"]), out, "Total sales excluding returns")
+    >>> [(f.kind, f.nl) for f in out.findings]
+    [('exclusion_unapplied', 'excluding returns')]
+    """
+    m = _EXCLUDES.search(question)
+    if m is None or sql.filters or sql.joins or "except" in sql.set_operations:
+        return
+    if sql.flags.get("negation") or "sub" in (sql.flags.get("functions") or ()):
+        return
+    said = " ".join(m.group(0).split())
+    out.add(
+        "exclusion_unapplied",
+        "warning",
+        f"the question leaves rows out ({said!r}); the SQL restricts nothing",
+        said,
+        None,
+        "filter_alignment",
+    )
