@@ -359,6 +359,7 @@ _NEVER = re.compile(
     r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
     r"(?P<w>[a-z]{3,}ed)\b"
     r"|\bwithout\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"  # "employees without a manager"
+    r"|\b(?:has|have|had|with)\s+no\s+(?P<z>[a-z]{4,})\b"  # "customers with no orders"
 )
 #: Operators that keep the rows where a thing has not happened or subtract the others, and
 #: those that do so on the column named for it.
@@ -392,7 +393,7 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
     [('filter_wrong_operator', 'never logged'), ('filter_wrong_operator', 'without a manager')]
     """
     low = question.casefold()
-    if not any(map(low.__contains__, ("never", "not", "n't", "without"))):
+    if not any(map(low.__contains__, ("never", "not", "n't", "without", " no "))):
         return
     if (
         "except" in sql.set_operations
@@ -401,21 +402,29 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
     ):
         return
     for m in _NEVER.finditer(low):
-        root = _participle_stem(m.group("w")) if m.group("w") else stem(m.group("n"))
+        root = (
+            _participle_stem(m.group("w")) if m.group("w") else stem(m.group("n") or m.group("z"))
+        )
         named = [f for f in sql.filters if f.column and root in f.column.casefold()]
         if any(f.op in _KEEPS_OTHERS_ON for f in named):
             return
         kept = next((f for f in named if f.op == "is not null"), None)
+        kept_too = "includ" in low[max(0, m.start() - 40) : m.start()]  # "including … with no"
+        if kept is None and not kept_too and not any(f.kind in _SAID_BY_JOIN for f in out.findings):
+            kept = _joined(sql, root)  # not where the join or its rows were reported already
         if kept is None:
             continue
+        said = m.group(0).replace("never been", "were never")  # "never been ordered"
+        if m.group("z") and said.startswith(("has ", "have ", "had ")):
+            said = f"that {said}"  # "customers that have no orders"
         out.add(
             "filter_wrong_operator",
             "error",
             (
-                f"the question asks for rows that {m.group(0)}; the SQL keeps only those where it"
+                f"the question asks for rows that {said}; the SQL keeps only those where it"
                 f" happened ({kept.text or kept.column})"
                 if m.group("w")
-                else f"the question asks for rows {m.group(0)}; the SQL keeps only those with"
+                else f"the question asks for rows {said}; the SQL keeps only those with"
                 f" one ({kept.text or kept.column})"
             ),
             m.group(0),
@@ -423,6 +432,32 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
             "filter_alignment",
         )
         return
+
+
+#: Findings that already say what an inner join keeps: a negated period kept as its rows.
+#: (Rows kept beside the others, "including customers with no orders", ask for an outer
+#: join: ``outer_join_missing``, not this.)
+_SAID_BY_JOIN = frozenset({"filter_wrong_operator"})
+
+
+def _joined(sql: Spec, root: str) -> Filter | None:
+    """An inner join to a table named for ``root`` ("orders" for "no orders", "never
+    ordered"), as a pseudo-filter to report: it keeps only the rows that have one. None when
+    the SQL negates anything (``NOT EXISTS`` in a subquery), or joins no such table.
+
+    >>> join = {"kind": "inner", "tables": ["orders", "customers"], "left": "customer_id"}
+    >>> _joined(Spec(joins=[join]), "order").text
+    'inner join to orders'
+    """
+    if sql.flags.get("negation"):
+        return None
+    for j in sql.joins:
+        if str(j.get("kind", "")).casefold() != "inner":
+            continue
+        table = next((t for t in j.get("tables") or () if root in str(t).casefold()), None)
+        if table is not None:
+            return Filter(str(j.get("left") or ""), "join", (), f"inner join to {table}")
+    return None
 
 
 def _inflects(word: str, verb: str) -> bool:
