@@ -320,7 +320,10 @@ def check_running(sql: Spec, out: FindingCollector, text: str) -> None:
         return
     if any(j.get("op") in ("<", "<=", ">", ">=") for j in sql.joins):
         return
-    names = " ".join([*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections)])
+    # a stored running figure answers it; an alias on a plain aggregate (``SUM(revenue) AS
+    # running_total``) only says what the SQL fails to compute
+    aliases = (p.alias or "" for p in sql.projections if not p.is_aggregate)
+    names = " ".join([*sql.columns, *sql.tables, *aliases])
     if any(part in names.casefold() for part in _RUNNING_NAMES):
         return
     out.add(
