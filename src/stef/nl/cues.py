@@ -522,7 +522,8 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     rest = low[end : end + 40]
     value_form = bool(ctx.rx(lx.VALUE_FORM).search(low[max(0, start - 60) : start]))
     if kind == "howmany":
-        if _RATIO_AFTER.match(rest):
+        r = _RATIO_AFTER.match(rest)  # "how many times more", not "how many times has …"
+        if r and (r.group(0)[-5:] != "times" or lx.TIMES_RATIO.match(rest, r.end())):
             ctx.spec.flags["ratio"] = True
             return None
         return None if _COMPARATIVE_AFTER.match(rest) else "count"

@@ -169,6 +169,12 @@ MEASURE_NOUNS = _words(
     "sales revenues earnings profits costs expenses losses savings proceeds revenue income "
     "profit spend spending turnover gmv arr mrr"
 )
+#: What makes "how many times" a ratio ("how many times more", "… times larger than …"),
+#: not a count of occurrences ("how many times has the student visited Subway?").
+TIMES_RATIO = re.compile(
+    r"\s+(?:[a-z]+\s+){0,3}?(?:more|less|fewer|larger|bigger|greater|higher|lower|smaller"
+    r"|longer|shorter|as|than)\b"
+)
 #: Nouns of a figure computed per group: an amount, or a ratio ("churn rate per plan").
 FIGURE_NOUNS = MEASURE_NOUNS | RATIO_WORDS
 
