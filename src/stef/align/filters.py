@@ -93,6 +93,7 @@ from stef.align.operators import (
     hint_value_differs,
     one_off,
     ops_compatible,
+    other_bound,
     other_range,
     range_stated,
     two_points,
@@ -267,6 +268,9 @@ def _match_filter(nl: Filter, candidates: Sequence[Filter]) -> _Match:
         )
         if m.problem is None and (hint_value_differs(nl, s) or other_range(nl, s)):
             m = _Match(nl, s, "wrong_value")
+        one_side = nl.op == "between" and s.op in BOUNDS and not other_bound(s, candidates)
+        if m.problem is None and one_side:  # "between 10 and 20" as price > 10 alone
+            m = _Match(nl, s, "wrong_operator")
         if m.problem is None:
             return m
         best = best or m
@@ -588,6 +592,9 @@ def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
             f"question asks for values {_like_reading(vals)} {vals.strip('%')!r}; the SQL's"
             f" LIKE {pattern!r} keeps values {_like_reading(pattern)} it"
             if lost
+            else f"question asks for {req.text or vals!r}; the SQL bounds one side only"
+            f" ({m.sql.text or m.sql.op})"
+            if req.op == "between"
             else f"question asks {req.op} {vals} but the SQL uses {m.sql.op}",
             req.text,
             m.sql.text,

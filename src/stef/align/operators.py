@@ -340,3 +340,22 @@ def other_range(nl: Filter, sql: Filter) -> bool:
         return False
     # the bounds the wrong way round select nothing: another range too
     return not all(values_match(a, b) for a, b in zip(nl.values, sql.values, strict=True))
+
+
+def other_bound(bound: Filter, candidates: Sequence[Filter]) -> bool:
+    """Does another condition bound ``bound``'s column from the other side (``price <= 20``
+    beside ``price >= 10``), so that the two keep a range?
+
+    >>> low, high = Filter("price", ">=", ("10",)), Filter("price", "<=", ("20",))
+    >>> other_bound(low, [low, high]), other_bound(low, [low])
+    (True, False)
+    """
+    side = bound.op[0]  # ">" or "<"
+    return any(
+        c is not bound
+        and c.op in BOUNDS
+        and c.op[0] != side
+        and canon_col(c.column) == canon_col(bound.column)
+        and c.func == bound.func
+        for c in candidates
+    )
