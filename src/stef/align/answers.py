@@ -30,6 +30,7 @@ from stef.align.matching import (
 )
 from stef.align.places import other_place, same_city, stated_place
 from stef.findings import FindingCollector
+from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
 from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
@@ -256,13 +257,21 @@ def number_in_names(req: Filter, sql: Spec, hints: str | None) -> str | None:
     'a16'
     >>> number_in_names(Filter(None, "=", ("150",)), s, None) is None
     True
+    >>> number_in_names(Filter(None, "=", ("2025",)), Spec(columns=["amount"]),
+    ...                 "Top customers by total order amount in 2025") is None
+    True
     """
     if not req.values or any(int_value(v) is None for v in req.values):
         return None
     names = [*sql.columns, *sql.tables]
+    # a plain word ("amount") is tied to a number only by a hint that maps ("A16 stands for
+    # crimes in 1996"); a restatement ("customers by total order amount in 2025") ties none
+    tied = sql.columns if hp.MAPPING_VERB.search(hints or "") else [
+        c for c in sql.columns if not c.isalpha()
+    ]
     for v in req.values:
         found = next((n for n in names if bounded_in(v, n)), None)
-        found = found or hinted_column(hints, sql.columns, _searches(v))
+        found = found or hinted_column(hints, tied, _searches(v))
         if found is not None:
             return found
     return None

@@ -64,7 +64,7 @@ def _is_codey(tok: _Tok) -> bool:
 
 
 def _literal(tok: _Tok) -> str | None:
-    if tok.kind == "num":
+    if tok.kind in ("num", "date"):
         return tok.text
     if tok.kind != "str":
         return None

@@ -42,6 +42,7 @@ QUOTE_CHARS = re.compile(r"[`'\"]")
 CODE_TOKEN = re.compile(
     r"(?P<str>'(?:[^'\n]|'')*'|'[^'\n]+$|\"[^\"\n]*\")"
     r"|(?P<bq>`[^`\n]*`)"
+    r"|(?P<date>\d{4}-\d{2}-\d{2})(?![\d:])"  # one date, no subtraction: 2025-07-01
     r"|(?P<num>\d+(?:\.\d+)?)"
     r"|(?P<id>[A-Za-z_]\w*(?:\.[A-Za-z_`][\w`]*)*)"
     r"|(?P<op>>=|<=|<>|!=|==|=|>|<)"
