@@ -28,6 +28,7 @@ from stef.align.shown import check_aggregate_shown
 from stef.align.stored import stored_aggregate
 from stef.align.structure import check_star_arguments
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
 
@@ -389,8 +390,41 @@ def _check_count(
         )
 
 
+#: Plural nouns of a quantity, whose total is a sum ("total hours"), not a count.
+_QUANTITY_PLURALS = lx.MEASURE_NOUNS | lx._words(
+    """points amounts hours minutes seconds days weeks months years dollars euros pounds units
+    miles kilometers kilometres meters metres grams kilograms liters litres calories bytes
+    scores sums totals costs"""
+)
+
+
+def _counts_things(na: Aggregation) -> bool:
+    """Does the total ask for a number of things ("Total crimes in Boston", "total orders"),
+    which a count answers, rather than a sum of a quantity ("total hours", "total revenue")?
+
+    >>> _counts_things(Aggregation("sum", None, text="Total crimes"))
+    True
+    >>> _counts_things(Aggregation("sum", None, text="total hours worked"))
+    False
+    """
+    words = (na.text or "").casefold().split()
+    head = words[1] if len(words) > 1 and words[0] == "total" else ""
+    return len(head) > 3 and head.endswith("s") and not head.endswith("ss") and (
+        head not in _QUANTITY_PLURALS
+    )
+
+
 def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
-    if "count" in aggs:
+    if "count" in aggs and _counts_things(na):
+        out.add(
+            "aggregation_equivalent",
+            "info",
+            "question asks for a total of things; the SQL counts them",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif "count" in aggs:
         out.add(
             "aggregation_substituted",
             "warning",
