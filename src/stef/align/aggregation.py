@@ -404,11 +404,22 @@ def _counts_things(na: Aggregation) -> bool:
 
     >>> _counts_things(Aggregation("sum", None, text="Total crimes"))
     True
+    >>> _counts_things(Aggregation("sum", None, text="total carcinogenic molecules"))
+    True
+    >>> _counts_things(Aggregation("sum", None, text="total atoms consisting of the element"))
+    True
     >>> _counts_things(Aggregation("sum", None, text="total hours worked"))
     False
     """
     words = (na.text or "").casefold().split()
-    head = words[1] if len(words) > 1 and words[0] == "total" else ""
+    if not words or words[0] != "total":
+        return False
+    phrase = words[1:4]
+    for i, w in enumerate(phrase):
+        if w in lx.REQUEST_STOPS or w.endswith(("ing", "ed")):  # "total atoms consisting …"
+            phrase = phrase[:i]
+            break
+    head = phrase[-1] if phrase else ""
     return len(head) > 3 and head.endswith("s") and not head.endswith("ss") and (
         head not in _QUANTITY_PLURALS
     )
