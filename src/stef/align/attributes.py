@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import is_parameter, letters_in_order, name_words
+from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_values
 from stef.spec import Spec
@@ -32,15 +32,6 @@ def _squash(text: str) -> str:
     ('premodern', 'c#')
     """
     return _NON_ALNUM.sub("", text.casefold())
-
-
-def _stem_of(held: str, value: str) -> bool:
-    """Is ``held`` (four letters or more) the start of ``value``: 'africa' of "African"?
-
-    >>> _stem_of("africa", "african"), _stem_of("asia", "asian"), _stem_of("a", "asian")
-    (True, True, False)
-    """
-    return len(held) >= 4 and value.startswith(held)
 
 
 def _names_attribute(name: str, attribute: str, stem: str) -> bool:
@@ -114,7 +105,7 @@ def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> N
     ]
     for item in values:
         value = _squash(item.value)
-        if len(value) < 2 or any(value in h or _stem_of(h, value) for h in held):
+        if len(value) < 2 or any(value in h or word_variant(value, h) for h in held):
             continue
         if any(value in n for n in names) or _attribute_read(item.attribute, sql):
             continue

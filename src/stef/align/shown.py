@@ -182,11 +182,6 @@ def _reading(columns: list[str]) -> Spec:
     return Spec(projections=[Projection(c, columns=(c,)) for c in columns])
 
 
-#: A column name's part that says it stores a count: not the "count" of ``account_id``,
-#: ``discount``, ``country`` or ``county``.
-_COUNT_PART = re.compile(r"(?<!ac)(?<!dis)count(?![ry])|cnt|total|^num(?!ber$)|size")
-
-
 def _names_count(name: str) -> bool:
     """Does ``name`` say it stores a count?
 
@@ -195,4 +190,4 @@ def _names_count(name: str) -> bool:
     >>> _names_count("country"), _names_count("basesetsize")
     (False, True)
     """
-    return _COUNT_PART.search(canon_col(name)) is not None
+    return STORED_AGGREGATES["count"].search(canon_col(name)) is not None

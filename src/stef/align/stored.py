@@ -16,7 +16,8 @@ from stef.spec import Spec
 #: ``basesetsize``, ``numtsttakr``), by the function it stands for.
 STORED_AGGREGATES = {
     "avg": re.compile(r"avg|average|mean"),
-    "count": re.compile(r"count|cnt|size|total|^num(?!ber$)"),
+    # not the "count" of account_id, discount, country or county
+    "count": re.compile(r"(?<!ac)(?<!dis)count(?![ry])|cnt|size|total|^num(?!ber$)"),
     "sum": re.compile(r"total|sum"),
     "max": re.compile(r"^max|max_|highest"),
     "min": re.compile(r"^min|min_|lowest"),
