@@ -147,7 +147,7 @@ def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     """The value before the noun at ``i`` ("the python tag", "the [python] tag"), or empty
     strings."""
     k = i - 1
-    quoted = k >= 2 and toks[k] in ("'", '"', "]") and toks[k - 2] in ("'", '"', "[")
+    quoted = 1 if k >= 2 and toks[k] in ("'", '"', "]") and toks[k - 2] in ("'", '"', "[") else 0
     k -= quoted  # the value, inside its quotes
     lead = k - 1 - quoted
     if low[i] == "tagged" or lead < 0 or low[lead] not in _LEADS:
@@ -170,7 +170,7 @@ def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     j = i + 1
     if low[i] == "tagged" and j < len(low) and low[j] in ("with", "as"):
         j += 1
-    quoted = j < len(toks) and toks[j] in ("'", '"', "[")
+    quoted = 1 if j < len(toks) and toks[j] in ("'", '"', "[") else 0
     j += quoted
     if j >= len(toks) or not _is_value(toks[j]):
         return "", ""
