@@ -26,10 +26,10 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import canon_col
-from stef.align.stored import STORED_AGGREGATES, stored_aggregate
+from stef.align.stored import STORED_AGGREGATES, stored_name
 from stef.findings import FindingCollector
 from stef.nl.lexicon import RATIO_WORDS
-from stef.spec import Projection, Spec
+from stef.spec import Spec
 
 _RANKS = r"top|best|worst|bottom|highest|lowest|most|least"
 #: A title may open with the verb of its listing: "View top 100 questions sorted by …".
@@ -170,24 +170,7 @@ def _stored_unshown(nl: Spec, sql: Spec, text: str) -> str | None:
     if not counts or not outputs:
         return None
     noun = counts[0].split()[-1]
-    if stored_aggregate("count", _reading(outputs), noun, text) is not None:
+    if stored_name("count", outputs, noun, text) is not None:
         return None  # an output stores it: "the number of test takers" as NumTstTakr
     shown = {canon_col(c) for c in outputs}
-    held = [c for c in sql.columns if canon_col(c) not in shown and _names_count(c)]
-    return stored_aggregate("count", _reading(held), noun, text)
-
-
-def _reading(columns: list[str]) -> Spec:
-    """A spec that outputs ``columns``, for :func:`stef.align.stored.stored_aggregate`."""
-    return Spec(projections=[Projection(c, columns=(c,)) for c in columns])
-
-
-def _names_count(name: str) -> bool:
-    """Does ``name`` say it stores a count?
-
-    >>> _names_count("AnswerCount"), _names_count("NumTstTakr"), _names_count("account_id")
-    (True, True, False)
-    >>> _names_count("country"), _names_count("basesetsize")
-    (False, True)
-    """
-    return STORED_AGGREGATES["count"].search(canon_col(name)) is not None
+    return stored_name("count", [c for c in sql.columns if canon_col(c) not in shown], noun, text)

@@ -41,11 +41,24 @@ def stored_aggregate(func: str, sql: Spec, noun: str | None = None, text: str = 
     ...                   "answers", " number of answers ")
     'answercount'
     """
+    names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
+    names += [o.key for o in sql.order_by if not o.is_aggregate]
+    return stored_name(func, names, noun, text)
+
+
+def stored_name(
+    func: str, names: list[str], noun: str | None = None, text: str = ""
+) -> str | None:
+    """The first of ``names`` that says it stores ``func`` already (for a count, of the
+    ``noun`` :func:`stored_aggregate` takes), else None. The "count" of ``account_id``,
+    ``discount``, ``country`` or ``county`` is none.
+
+    >>> stored_name("count", ["account_id", "country", "AnswerCount"])
+    'AnswerCount'
+    """
     pattern = STORED_AGGREGATES.get(func)
     if pattern is None:
         return None
-    names = [c for p in sql.projections if not p.is_aggregate for c in p.columns]
-    names += [o.key for o in sql.order_by if not o.is_aggregate]
     for n in names:
         if not pattern.search(canon_col(n)):
             continue

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from stef.nl import lexicon as lx
+from stef.nl.request import singular
 from stef.nl.words import TEXT_CACHE_SIZE
 
 #: Nouns of an attribute whose values are names (the singular and its plural).
@@ -90,11 +91,7 @@ def _singular(noun: str) -> str:
     >>> _singular("categories"), _singular("tags"), _singular("tagged")
     ('category', 'tag', 'tag')
     """
-    if noun == "tagged":
-        return "tag"
-    if noun.endswith("ies"):
-        return noun[:-3] + "y"
-    return noun[:-1] if noun.endswith("s") and noun[:-1] in _NOUNS else noun
+    return "tag" if noun == "tagged" else singular(noun)
 
 
 def _is_value(word: str) -> bool:
