@@ -11,6 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from stef.align.comparisons import (
+    check_average_per_unit,
+    check_own_group,
+    check_period_over_period,
+)
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.align.measures import (
     check_distinct_counted,
@@ -76,6 +81,9 @@ def check_aggregations(
     check_ratio_scale(sql, out, text)
     check_most_averaged(sql, out, text)
     check_total_bound(nl, sql, out, text)
+    check_own_group(sql, out, text)
+    check_period_over_period(sql, out, text)
+    check_average_per_unit(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -148,7 +148,9 @@ def _resolved_dates(
     dated = date_match(req, alt, used, sql.tables)
     assumed = str(sql.flags.get("record_date") or "") if sql.flags.get("clock_assumed") else ""
     if want is None or dated is None:
-        return _resolved_elsewhere(req, want, candidates, alt, used, resolved, at, out, assumed)
+        day = str(sql.flags.get("record_date") or "")
+        args = (req, want, candidates, alt, used, resolved, at, out, assumed, day)
+        return _resolved_elsewhere(*args)
     if not any(at.get(id(candidates[i]), -1) in resolved for i in dated.positions):
         return None
     if dated.got is None and _reference_day(req, alt[dated.positions[0]]):
@@ -171,18 +173,31 @@ def _resolved_elsewhere(
     at: dict[int, int],
     out: FindingCollector,
     assumed: str = "",
+    day: str = "",
 ) -> tuple[str, int] | None:
     """A resolved lower bound that keeps no day of the asked period, only later ones
-    ("yesterday" as ``d >= CURRENT_DATE``): ("wrong", i), reported; else None. An upper
-    bound before the period (``created_at < DATE_TRUNC('month', NOW()) - INTERVAL '1
-    month'``) may pick a cohort for it, and is left alone. ``want`` is ``req``'s span."""
+    ("yesterday" as ``d >= CURRENT_DATE``), or with no upper bound beside it one that
+    keeps earlier days too from a calendar start ("this month" as ``d >=
+    DATE_TRUNC('year', NOW())``; a reach back, "in the last month" as ``DATEADD(month, -1,
+    GETDATE())``, is no calendar start) or, for a period over by the record's time (or the
+    assumed day), the days after its first ("last month" as ``d >= DATE_TRUNC('month',
+    NOW()) - INTERVAL '1 month'`` alone): ("wrong", i),
+    reported; else None. An upper bound before the period (``created_at <
+    DATE_TRUNC('month', NOW()) - INTERVAL '1 month'``) may pick a cohort for it, and is
+    left alone. ``want`` is ``req``'s span; ``assumed`` the assumed day, if any; ``day`` the
+    day the periods are read as of (the record's or the assumed one)."""
     if want is None or want.start is None or want.end is None:
         return None
     for i, c in enumerate(alt):
         if i in used or at.get(id(candidates[i]), -1) not in resolved:
             continue
         got = filter_span(c) if c.op in (">", ">=") and c.clause == "where" else None
-        if got is not None and got.start is not None and got.start >= want.end:
+        if got is None or got.start is None:
+            continue
+        alone = not _bounded_above(alt, i, ("<", "<=", "between", "="), set())
+        over = bool(day) and want.end.isoformat() <= day and got.start == want.start
+        earlier = got.start < want.start and got.start.day == 1  # a calendar start, not a reach
+        if got.start >= want.end or (alone and (earlier or over)):
             used.add(i)
             _report_resolved(out, req, want, got, candidates[i], assumed)
             return "wrong", i

@@ -46,15 +46,21 @@ def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> Non
         return
     span = m.group("span").casefold()
     asked = [f for f in nl.filters if f.text and f.text.casefold() in span and f.values]
-    if len(asked) < 2 or not _single_rows(sql):
+    if not _single_rows(sql):
         return
     for f in sql.filters:
         if f.op != "in" or f.negated or not f.column:
             continue
-        held = [a for a in asked if any(values_match(a.values[0], v) for v in f.values)]
+        held = [
+            a.text or a.values[0]
+            for a in asked
+            if any(values_match(a.values[0], v) for v in f.values)
+        ]
+        if len(held) < 2:  # lower-case values the question writes out: "both a laptop and a mouse"
+            held = [v for v in f.values if _written(v, m.group("span"))]
         if len(held) < 2 or _each(sql, f.column):
             continue
-        names = " and ".join(a.text or a.values[0] for a in held[:2])
+        names = " and ".join(held[:2])
         out.add(
             "filter_wrong_operator",
             "error",
@@ -65,6 +71,20 @@ def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> Non
             "filter_alignment",
         )
         return
+
+
+def _written(value: str, span: str) -> bool:
+    """Does the "both" span write ``value`` out as a word of its own (a one-letter value
+    in upper case: "product A", never the article "a"; SQL values come lower-cased)?
+
+    >>> _written("mouse", "a laptop and a mouse"), _written("a", "a laptop and a mouse")
+    (True, False)
+    >>> _written("a", "product A and product B"), _written("lap", "a laptop and a mouse")
+    (True, False)
+    """
+    if len(value) < 2:
+        return re.search(rf"(?<!\S){re.escape(value.upper())}(?!\S)", span) is not None
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", span, re.IGNORECASE) is not None
 
 
 def _single_rows(sql: Spec) -> bool:

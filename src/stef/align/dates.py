@@ -574,7 +574,7 @@ _STATES = frozenset({"is null", "is not null"})
 #: A word each match of :data:`lx.RELATIVE <stef.nl.lexicon.RELATIVE>` holds, lower-case.
 _RELATIVE_WORDS = (
     *("last", "this", "current", "previous", "past", "next", "prior", "recent"),
-    *("today", "yesterday", "td"),
+    *("today", "yesterday", "td", "to date", "to-date"),
 )
 
 

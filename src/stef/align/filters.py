@@ -743,7 +743,7 @@ def align(
     check_negated_periods(sql, out, question)
     check_aggregations(nl, sql, out, enriched_question, text)
     check_grouping(nl, sql, out, r)
-    check_order_limit(nl, sql, out, r, enriched_question)
+    check_order_limit(nl, sql, out, r, enriched_question, question)
     answered = (*extra, *benign_found, *(f for pair in matched for f in pair))
     reported = {v for f in answered for v in f.values}
     check_literals_and_hints(nl, sql, out, text, reported, r.column_synonyms, question)

@@ -124,7 +124,7 @@ def _grouped_elsewhere(nl: Spec, sql: Spec) -> bool:
 
 #: Heads of a "per X" that names a category of rows, not a thing each row is: "per device
 #: type", "per plan", "per month" ask for a breakdown, even of an average.
-_CATEGORY_HEADS = ATTRIBUTES | lx._words(
+CATEGORY_HEADS = ATTRIBUTES | lx._words(
     """type types kind kinds class classes group groups level levels tier tiers status
     state states day days week weeks month months quarter quarters year years hour hours
     weekday weekdays"""
@@ -140,7 +140,7 @@ def _per_row(nl: Spec) -> bool:
     >>> _per_row(Spec(group_by=["order"])), _per_row(Spec(group_by=["device type"]))
     (True, False)
     """
-    return not any(g.split() and g.split()[-1] in _CATEGORY_HEADS for g in nl.group_by)
+    return not any(g.split() and g.split()[-1] in CATEGORY_HEADS for g in nl.group_by)
 
 
 #: Each period a question may group by, and the marks of a GROUP BY key that holds it

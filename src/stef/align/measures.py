@@ -381,6 +381,11 @@ def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
 
 #: After a bound's number: its noun, then "in total" ("more than 100 units in total").
 _IN_TOTAL = re.compile(r"\s*(?:[a-z]+\s+){0,2}?(?:in\s+total|in\s+all|altogether|combined)\b")
+#: Before a bound: a total named ("whose total spend exceeds", "a combined total of").
+_TOTAL_BEFORE = re.compile(
+    r"\b(?:total|combined|cumulative)\s+(?:(?!(?:but|and|or|more|less|than)\s)[a-z]+\s+){0,2}"
+    r"(?:of\s+|is\s+|are\s+)?$"
+)
 #: A column that holds a total already (``Total``, ``total_units``, ``sum_qty``).
 _TOTAL_NAME = re.compile(r"total|sum|overall|cumul|count", re.IGNORECASE)
 
@@ -396,31 +401,50 @@ def check_total_bound(nl: Spec, sql: Spec, out: FindingCollector, text: str) -> 
     >>> sql = Spec(filters=[Filter("qty", ">", ("100",), "qty > 100", "where")])
     >>> out = FindingCollector()
     >>> check_total_bound(nl, sql, out, " products sold more than 100 units in total ")
-    >>> [f.kind for f in out.findings]
-    ['bound_per_row']
+    >>> check_total_bound(nl, sql, out, " customers whose total spend is more than 100 ")
+    >>> out.findings[1].nl, out.findings[1].sql
+    ('total spend is more than 100', 'qty > 100')
     """
     if not any(w in text for w in ("total", "altogether", "combined", " in all ")):
         return
     if sql.subqueries or sql.ctes or any(s.clause == "having" for s in sql.filters):
         return
+    if sql.flags.get("added_anywhere"):
+        return  # "total SAT scores" as AvgScrRead + AvgScrMath + …: a row's total, added up
     for f in nl.filters:
         said = searchable(f.text).strip() if f.text and f.op in BOUNDS else ""  # "$1,000"
         at = text.find(f" {said} ") if said else -1
-        if at < 0 or not f.values or not _IN_TOTAL.match(text, at + len(said) + 1):
+        if at < 0 or not f.values:
+            continue
+        before = _TOTAL_BEFORE.search(text, 0, at + 1)
+        if before is not None and _names_rows(sql, text[:at]):
+            before = None  # "orders whose total price is over 100" over orders: a row's total
+        if not (_IN_TOTAL.match(text, at + len(said) + 1) or before):
             continue
         same = [s for s in sql.filters if f.values[0] in s.values]
         if not same or any(s.func or _TOTAL_NAME.search(s.column or "") for s in same):
             continue
+        bound = f"{before.group(0).strip()} {f.text}" if before else f"{f.text} … in total"
         out.add(
             "bound_per_row",
             "warning",
-            f"the question bounds a total ({f.text} … in total); the SQL's {same[0].text}"
-            " bounds each row",
-            f.text,
+            f"the question bounds a total ({bound}); the SQL's {same[0].text} bounds each row",
+            bound.removesuffix(" … in total"),
             same[0].text,
             "aggregation",
         )
         return
+
+
+def _names_rows(sql: Spec, before: str) -> bool:
+    """Does the question name the SQL's first table before its bound (the rows bounded
+    are its subject)?
+
+    >>> _names_rows(Spec(tables=["orders"]), " orders whose total price is ")
+    True
+    """
+    table = singular(sql.tables[0].casefold().rsplit(".", 1)[-1]) if sql.tables else ""
+    return bool(table) and any(singular(w) == table for w in _WORD.findall(before))
 
 
 #: Units a column's name or the question may state, as (dimension, unit).
@@ -671,3 +695,4 @@ def check_distinct_counted(nl: Spec, sql: Spec, out: FindingCollector, text: str
             "aggregation",
         )
         return
+

@@ -33,8 +33,12 @@ _NUMBERED = re.compile(r"(?P<word>[a-z]{3,}) (?P<n>\d+)")
 _NOT_THINGS = _words(
     """in of from since before after by to at on than year years and or exactly only top
     first last over under about around least most nearly almost with within per every each
-    all any the page step round level grade"""
+    all any the page step round level grade for during until till through between versus
+    like into near is are was were been has have had including excluding except"""
 )
+#: Date-part functions: a number they are compared with is a year or a month, which names
+#: no thing by its number ("revenue for 2024" as ``EXTRACT(YEAR FROM d) = 2024``).
+_DATE_PARTS = frozenset({"year", "month", "day", "quarter", "week", "strftime", "extract"})
 #: Words that name an identifying number, which an id or number column holds.
 _NUMBER_WORDS = frozenset({"number", "no", "num", "code", "id"})
 _KEYS = re.compile(r"(?:^|_)(?:id|no|num|nbr|number|code|key)$|(?<=[a-z])(?:id|no|num)$")
@@ -81,7 +85,11 @@ def check_numbered_attributes(question: str, nl: Spec, sql: Spec, out: FindingCo
         m = _NUMBERED.fullmatch(f.text.casefold())
         if m is None or (word := m.group("word")) in _NOT_THINGS or word.endswith(("ed", "en")):
             continue
-        compared = [s for s in sql.filters if s.values == f.values and s.column and s.op == "="]
+        compared = [
+            s
+            for s in sql.filters
+            if s.values == f.values and s.column and s.op == "=" and s.func not in _DATE_PARTS
+        ]
         if not compared:
             continue
         at = low.find(f.text.casefold())

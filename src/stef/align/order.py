@@ -11,14 +11,23 @@ from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.rules import Rules
 from stef.spec import OrderKey, Spec
 
 
 def check_order_limit(
-    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, hints: str | None = None
+    nl: Spec,
+    sql: Spec,
+    out: FindingCollector,
+    rules: Rules,
+    hints: str | None = None,
+    question: str = "",
 ) -> None:
-    """The sort direction and ORDER BY the question asks for, then its top-k LIMIT."""
+    """The sort direction and ORDER BY the question asks for, then its top-k LIMIT;
+    "slowest" and "fastest" against what the SQL sorts by (``question`` holds them)."""
+    check_speed(sql, out, question)
+    check_own_extreme(sql, out, question)
     aggs = sql_aggs(sql)
     inner = sql.flags.get("inner_limits") or []
     if nl.order_by and sql.limit is None and nl.limit is not None and nl.limit in inner:
@@ -501,3 +510,96 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
                 f"LIMIT {lim}",
                 "limit",
             )
+
+
+#: "slowest"/"fastest": their direction depends on what is sorted (a time or a speed).
+_SPEED = re.compile(r"\b(?P<w>slowest|fastest|quickest)\b(?![\s-]+(?:grow|ris|increas|declin))")
+_TIME_WORDS = frozenset(
+    """time times duration durations latency ms millis milliseconds msec seconds secs sec
+    minutes mins hours elapsed runtime delay delays wait""".split()  # noqa: SIM905
+)
+_SPEED_WORDS = frozenset("speed speeds rate velocity throughput mph kph kmh rps qps".split())  # noqa: SIM905
+
+
+def check_speed(sql: Spec, out: FindingCollector, question: str) -> None:
+    """"The 10 slowest endpoints by response time" sorted by a time ascending, or "the
+    fastest lap speed" by a speed ascending: the question's ranking read against the
+    SQL's first sort key, a time (slowest: DESC) or a speed (slowest: ASC)
+    (``order_direction_mismatch``). Left alone where the key names neither, or both.
+
+    >>> out = FindingCollector()
+    >>> key = OrderKey("avg(response_ms)", "asc", True, "avg_ms ASC")
+    >>> check_speed(Spec(order_by=[key]), out, "The 10 slowest endpoints by response time")
+    >>> [f.message for f in out.findings]
+    ["the question's 'slowest' ranks by avg(response_ms), a time: DESC; the SQL sorts ASC"]
+    >>> check_speed(Spec(order_by=[key]), out, "The fastest endpoints")
+    >>> len(out.findings)
+    1
+    """
+    m = _SPEED.search(question.casefold())
+    if m is None or not sql.order_by or len(set(_SPEED.findall(question.casefold()))) > 1:
+        return
+    first = sql.order_by[0]
+    words = set(name_words(first.key)) | set(name_words(first.text))
+    is_time, is_speed = bool(words & _TIME_WORDS), bool(words & _SPEED_WORDS)
+    if is_time == is_speed:
+        return
+    slow = m.group("w") == "slowest"
+    want = "desc" if slow == is_time else "asc"
+    if first.direction == want:
+        return
+    out.add(
+        "order_direction_mismatch",
+        "error",
+        f"the question's {m.group('w')!r} ranks by {first.key}, a {'time' if is_time else 'speed'}:"
+        f" {want.upper()}; the SQL sorts {first.direction.upper()}",
+        m.group(0),
+        first.text or first.key,
+        "ordering",
+    )
+
+
+#: "each customer's first order", "their most recent login": one row of each subject's own.
+_OWN_EXTREME = re.compile(
+    r"\b(?:their|his|her|its|[a-z]+'s)\s+(?P<w>first|earliest|last|latest|most\s+recent)"
+    r"\s+(?P<n>[a-z]+)"
+)
+
+_STORED_EXTREME = re.compile(r"first|last|latest|recent|earliest|min|max|prev|top")
+
+
+def check_own_extreme(sql: Spec, out: FindingCollector, question: str) -> None:
+    """"When did each customer place their first order?" answered by SQL that keeps every
+    row: no MIN or MAX, window, ORDER BY, LIMIT, GROUP BY, DISTINCT or subquery picks the
+    first of each (``extreme_per_group_missing``).
+
+    >>> out = FindingCollector()
+    >>> check_own_extreme(Spec(tables=["orders"]), out, "Each customer's first order date")
+    >>> [f.kind for f in out.findings]
+    ['extreme_per_group_missing']
+    >>> check_own_extreme(Spec(tables=["users"]), out, "Users and their first name")
+    >>> check_own_extreme(Spec(columns=["last_login"]), out, "Users and their last login")
+    >>> len(out.findings)
+    1
+    """
+    low = question.casefold().replace("’", "'")
+    if "first" not in low and "last" not in low and "recent" not in low:
+        return
+    m = _OWN_EXTREME.search(low)
+    if m is None or m.group("n") in lx.NOT_RANKED or m.group("n") in lx.TIME_UNITS:
+        return
+    if sql.aggregations or sql.window_functions or sql.order_by or sql.limit is not None:
+        return
+    if sql.group_by or sql.distinct or sql.subqueries or sql.ctes or sql.set_operations:
+        return
+    if any(_STORED_EXTREME.search(c.casefold()) for c in sql.columns):
+        return  # ``users.last_login``: a column that holds each one's extreme already
+    out.add(
+        "extreme_per_group_missing",
+        "warning",
+        f"the question asks for {m.group(0)!r}; nothing in the SQL (MIN, MAX, a ranking, ORDER"
+        " BY, GROUP BY) picks it: every row is returned",
+        m.group(0),
+        None,
+        "ordering",
+    )

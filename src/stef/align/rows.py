@@ -116,12 +116,24 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
     )
 
 
-#: "including customers with no orders", "even those without a purchase".
+#: "including customers with no orders", "even those without a purchase", "include
+#: customers with zero orders", "even if they have no orders".
 _KEEP_EMPTY = re.compile(
-    r"\b(?:including|include|even)\s+(?:(?:the\s+)?(?:ones|those)|[a-z]+)\s+"
-    r"(?:with\s+no|without(?:\s+any)?|(?:who|that)\s+(?:have|had|has)\s+(?:no|not)(?:\s+any)?)"
-    r"\s+(?:[a-z]+\s+)?(?P<m>[a-z]+)"
+    r"\b(?:including|include|even)\s+(?:(?:the\s+)?(?:ones|those)|if|[a-z]+)\s+"
+    r"(?:with\s+(?:no|zero|0)|without(?:\s+any)?"
+    r"|(?:who|that|they|it)\s+(?:have|had|has)\s+(?:no|zero|0|not)(?:\s+any)?)"
+    r"\s+(?:[a-z]+\s+)?(?:(?:any|a|an)\s+)?(?P<m>[a-z]+)"
 )
+
+
+def _kept(said: str) -> str:
+    """Whom a "keep the empty ones" phrase keeps, for a message.
+
+    >>> _kept("including customers with no orders"), _kept("even if they have no orders")
+    ('customers with no orders', 'rows even if they have no orders')
+    """
+    rest = said.split(" ", 1)[1]
+    return f"rows even {rest}" if rest.startswith("if ") else rest
 
 
 def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -152,7 +164,7 @@ def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
     out.add(
         "outer_join_missing",
         "warning",
-        f"the question keeps {m.group(0).split(' ', 1)[1]}; the SQL's inner join to"
+        f"the question keeps {_kept(m.group(0))}; the SQL's inner join to"
         f" {m.group('m')} drops them",
         m.group(0),
         None,

@@ -60,6 +60,7 @@ def check_states(
     check_never(sql, out, question)
     check_negated_verbs(sql, out, question)
     check_exclusion_applied(sql, out, question)
+    check_negated_values(sql, out, question)
     states = state_words(question)
     for state in states:
         if state.excluded:
@@ -409,7 +410,8 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
         if any(f.op in _KEEPS_OTHERS_ON for f in named):
             return
         kept = next((f for f in named if f.op == "is not null"), None)
-        kept_too = "includ" in low[max(0, m.start() - 40) : m.start()]  # "including … with no"
+        before = low[max(0, m.start() - 40) : m.start()]
+        kept_too = "includ" in before or "even " in before  # "including … with no", "even if"
         if kept is None and not kept_too and not any(f.kind in _SAID_BY_JOIN for f in out.findings):
             kept = _joined(sql, root)  # not where the join or its rows were reported already
         if kept is None:
@@ -442,12 +444,16 @@ _SAID_BY_JOIN = frozenset({"filter_wrong_operator"})
 
 def _joined(sql: Spec, root: str) -> Filter | None:
     """An inner join to a table named for ``root`` ("orders" for "no orders", "never
-    ordered"), as a pseudo-filter to report: it keeps only the rows that have one. None when
+    ordered"), as a pseudo-filter to report, or a semi-join (``IN``, ``EXISTS``) where such a
+    table is read after the first: it keeps only the rows that have one. None when
     the SQL negates anything (``NOT EXISTS`` in a subquery), or joins no such table.
 
     >>> join = {"kind": "inner", "tables": ["orders", "customers"], "left": "customer_id"}
     >>> _joined(Spec(joins=[join]), "order").text
     'inner join to orders'
+    >>> semi = Filter("id", "in", (), "id IN (SELECT product_id FROM order_items)")
+    >>> _joined(Spec(tables=["products", "order_items"], filters=[semi]), "order").op
+    'in'
     """
     if sql.flags.get("negation"):
         return None
@@ -457,6 +463,10 @@ def _joined(sql: Spec, root: str) -> Filter | None:
         table = next((t for t in j.get("tables") or () if root in str(t).casefold()), None)
         if table is not None:
             return Filter(str(j.get("left") or ""), "join", (), f"inner join to {table}")
+    semi = next((f for f in sql.filters if f.op in ("in", "exists") and not f.values), None)
+    table = next((t for t in sql.tables[1:] if root in t.casefold()), None)
+    if semi is not None and table is not None and root not in sql.tables[0].casefold():
+        return semi  # "products never ordered" as id IN (SELECT product_id FROM order_items)
     return None
 
 
@@ -563,3 +573,68 @@ def check_exclusion_applied(sql: Spec, out: FindingCollector, question: str) -> 
         None,
         "filter_alignment",
     )
+
+
+#: "non-US customers", "non-zero balances": a value the question negates by its prefix.
+_NON = re.compile(r"\bnon[- ](?P<v>[a-z0-9]{2,})\b", re.IGNORECASE)
+#: "active subscriptions" kept as one of the states that end being active.
+_ACTIVE = re.compile(r"(?<![a-z-])active\b(?!\s+(?:in|on|at|since|during|for)\b)")
+_ENDED = frozenset(
+    """cancelled canceled inactive churned expired terminated suspended closed deactivated
+    disabled ended lapsed""".split()  # noqa: SIM905
+)
+
+
+def check_negated_values(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A value the question negates by "non-" ("non-US customers") that the SQL keeps
+    alone (``country = 'US'``), with nothing that drops or subtracts it
+    (``filter_wrong_operator``); "active" rows kept as ended ones (``status = 'cancelled'``,
+    ``filter_wrong_value``).
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> us = Filter("country", "=", ("us",), "country = 'US'")
+    >>> check_negated_values(Spec(filters=[us]), out, "How many non-US customers?")
+    >>> ended = Filter("status", "=", ("cancelled",), "status = 'cancelled'")
+    >>> check_negated_values(Spec(filters=[ended]), out, "How many active subscriptions?")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator', 'filter_wrong_value']
+    """
+    if sql.flags.get("negation") or "except" in sql.set_operations:
+        return
+    if any(f.negated for f in sql.filters):
+        return
+    low = question.casefold()
+    for m in _NON.finditer(low) if "non" in low else ():
+        said = m.group("v")
+        kept = [f for f in sql.filters if f.op in _KEEPS and said in f.values]
+        if kept and not any(f.op in _DROPS for f in sql.filters):
+            written = question[m.start() : m.end()]  # "non-US" as the question writes it
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question asks for {written} rows; the SQL keeps only those with"
+                f" {written[4:]!r} ({kept[0].text or kept[0].column})",
+                written,
+                kept[0].text,
+                "filter_alignment",
+            )
+            return
+    if "active" not in low or (act := _ACTIVE.search(low)) is None:
+        return
+    if _ENDED & set(_WORD.findall(low)) or any("activ" in v for f in sql.filters for v in f.values):
+        return  # "active users who cancelled", or a filter naming the state itself
+    ended = [f for f in sql.filters if f.op in _KEEPS and f.values and set(f.values) <= _ENDED]
+    if ended:
+        f = ended[0]
+        out.add(
+            "filter_wrong_value",
+            "error",
+            f"the question asks for active rows; the SQL keeps ended ones ({f.text or f.column})",
+            act.group(0),
+            f.text,
+            "filter_alignment",
+        )
+
+
+_WORD = re.compile(r"[a-z]+")

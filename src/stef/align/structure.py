@@ -92,15 +92,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
     _check_aggregate_outputs(flags, out)
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)
-    if flags.get("integer_division"):
-        out.add(
-            "integer_division",
-            "warning",
-            "integer operands are divided without a CAST: the dialect truncates the result",
-            None,
-            None,
-            "structure",
-        )
+    _check_integer_division(flags, out)
     _check_or_precedence(flags, out)
     _check_compared_literals(sql, out)
     if flags.get("identical_set_sides"):
@@ -568,3 +560,27 @@ def check_star_arguments(sql: Spec, out: FindingCollector) -> None:
                 "aggregation",
             )
             return
+
+
+def _check_integer_division(flags: dict[str, Any], out: FindingCollector) -> None:
+    """A share of whole-number counts truncated to 0 (``share_truncated``), else any
+    division of integers the dialect truncates (``integer_division``)."""
+    if flags.get("share_truncated"):
+        out.add(
+            "share_truncated",
+            "error",
+            "a count of some rows is divided by a count of rows, both whole numbers: the"
+            " dialect truncates the share to 0 (or 1); a CAST or 100.0 * keeps the fraction",
+            None,
+            None,
+            "structure",
+        )
+    elif flags.get("integer_division"):
+        out.add(
+            "integer_division",
+            "warning",
+            "integer operands are divided without a CAST: the dialect truncates the result",
+            None,
+            None,
+            "structure",
+        )

@@ -161,7 +161,7 @@ def _set_topk(ctx: _Ctx, k: int, direction: str, m: re.Match[str], word: str = "
             ctx.take(by.start(), by.end())  # "by" ranks here; the phrase may still aggregate
     _rank_sort_keys(ctx, m.start(), direction)
     each = _EACH_GROUP.search(ctx.low, tend, _sentence_span(ctx.low, tend)[1])
-    if each is not None:  # "top 3 products by revenue in each category"
+    if each is not None or _PER_NEXT.match(ctx.low, tend):  # "… in each category", "… per"
         ctx.spec.flags["topk_per_group"] = True
     ctx.topk_index = len(ctx.spec.order_by)
     ctx.spec.order_by.append(OrderKey(key, direction, False, text))
@@ -243,11 +243,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             w in _COMPARED_TO for w in _prev_words(low, start, 2)
         ):
             continue  # "posted after the last activity date": a date compared with, no ranking
-        direction = (
-            "desc"
-            if word.startswith("most recent")
-            else lx.SUPERLATIVES.get(base, "asc" if base == "first" else "desc")
-        )
+        other = "asc" if base == "first" else "desc"
+        direction = "desc" if word.startswith("most recent") else lx.SUPERLATIVES.get(base, other)
         target, tend = _noun_phrase(low, end, 3)
         if target and _STATED_VALUE.match(low, tend):
             continue  # "whose highest grade is 12", "a maximum hand size of -1": a value
@@ -291,9 +288,10 @@ def _step_superlatives(ctx: _Ctx) -> None:
 _PER_GROUP = re.compile(r"\b(?:per|for\s+each|in\s+each|of\s+each|on\s+each|for\s+every)\s+[a-z]")
 
 
-#: A group each of which has its own top-k: "in each category", "for every region" (not
-#: "per day", which is as often a rate: "reputation per day").
+#: A group each of which has its own top-k: "in each category", "for every region", and
+#: "per" right after the ranked noun ("top 3 products per category", not "by posts per day").
 _EACH_GROUP = re.compile(r"\b(?:in|for|within)\s+(?:each|every)\s+[a-z]")
+_PER_NEXT = re.compile(r",?\s*per\s+[a-z]+(?:\s+[a-z]+)?\s*(?:$|[,.?!;]|(?:by|in|for|based)\b)")
 
 
 def _per_group(low: str, end: int) -> bool:

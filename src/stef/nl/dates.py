@@ -71,8 +71,8 @@ def _clock(tm: str) -> str:
 
 def _step_dates(ctx: _Ctx) -> None:
     """Relative dates, dates with a year, quarters and months alone."""
-    if ctx.has(lx.RELATIVE_DATE_WORDS):
-        _relative_dates(ctx)
+    if ctx.has(lx.RELATIVE_DATE_WORDS) or ctx.may_hold("to date", "to-date"):
+        _relative_dates(ctx)  # "year-to-date" too
     if lx.FOUR_DIGITS.search(ctx.text):
         _absolute_dates(ctx)
     if ctx.may_hold("q1", "q2", "q3", "q4", "quarter"):

@@ -156,7 +156,9 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 continue
             if word in ("along", "together") and low.startswith(" with", w.end()):
                 break  # the next item's opener ("… along with the customer name")
-            if word in lx.REQUEST_STOPS and word != "and":
+            if word == "order" and _ORDER_NOUN.match(low, w.end()):
+                pass  # "the first order date", "each order total": the noun, no ordering
+            elif word in lx.REQUEST_STOPS and word != "and":
                 if word == "than" and words and words[-1] != ",":
                     words.pop()  # "open tickets older than a week": a comparison, no item
                 break
@@ -189,6 +191,11 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
             )
     return tuple(_share_heads(items))
 
+
+#: After "order": a noun it qualifies ("order date", "order total"), no "order by".
+_ORDER_NOUN = re.compile(
+    r"\s+(?:date|dates|id|ids|number|numbers|total|totals|value|amount|status)\b"
+)
 
 #: Modifiers that share the noun of the next item ("the first and last name": two names).
 _SHARED_HEAD_MODIFIERS = lx._words(

@@ -215,11 +215,13 @@ def weekday_words(question: str) -> tuple[str, ...]:
     ('weekends', 'mondays')
     >>> weekday_words("Orders by week"), weekday_words("Orders on Black Friday 2023")
     ((), ())
+    >>> weekday_words("Which day of the week has the most orders?")
+    ('day of the week',)
     """
     low = question.casefold()
     if "day" not in low and "weekend" not in low:  # in every word of WEEKDAY_WORDS
         return ()
-    found: list[str] = []
+    found: list[str] = [m.group(0) for m in _DAY_OF_WEEK.finditer(low)][:1]
     prev = ""
     for m in _CASED_WORD.finditer(question):
         word, before, prev = m.group(0).casefold(), prev, m.group(0)
@@ -232,6 +234,8 @@ def weekday_words(question: str) -> tuple[str, ...]:
 
 
 _CASED_WORD = re.compile(r"[A-Za-z]+")
+#: "which day of the week has the most orders": the day of the week asked for as a key.
+_DAY_OF_WEEK = re.compile(r"\bdays?\s+of\s+(?:the\s+)?week\b")
 #: Capitalised words a day name may follow without being part of a name ("On Mondays").
 _DAY_LEADS = lx._words("on for in every each by at of the during")
 

@@ -35,13 +35,7 @@ from sqlglot.tokens import TokenType
 
 from stef.errors import SqlError
 from stef.findings import Finding
-from stef.spec import (
-    Aggregation,
-    Filter,
-    OrderKey,
-    Projection,
-    Spec,
-)
+from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts
@@ -66,6 +60,7 @@ from stef.sql.predicates import (
     repeated_condition,
 )
 from stef.sql.quantiles import percentile_fractions
+from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, truncated_share
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
 from stef.sql.walk import Walk, contains, walk_tree
@@ -195,7 +190,6 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
 
 
 #: Dialects whose ``/`` truncates when both operands are integers.
-INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
 #: Operands whose value is never a truncating integer: a CAST, a root, a logarithm, a power.
 _INEXACT: tuple[type[exp.Expr], ...] = (exp.Cast, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
 #: And an AVG, a float in every such dialect but T-SQL.
@@ -488,6 +482,7 @@ class _Extractor:
             "string_literals": list(dict.fromkeys(self.raw_strings)),
             "functions": sorted(w.functions),
             "integer_division": division and self._integer_division(eff),
+            "share_truncated": division and truncated_share(eff, self.p.dialect_name),
             "or_precedence": tt.original(found) if (found := or_precedence(w.ors)) else None,
             "divides_in_sum_only": "div" in w.functions
             and all(d.find_ancestor(exp.Sum) is not None for d in w.divs),
@@ -504,9 +499,7 @@ class _Extractor:
             + branch_aggs,
             "carried_aliases": [a for sel in w.selects for a in carried_aliases(sel)],
             "key_counts": [[self.tt.render(c), e, h] for c, e, h in self._key_counts],
-            "join_keys": sorted({k for s in w.selects for k in join_key_columns(s)})
-            if w.aggs
-            else [],
+            "join_keys": sorted({k for s in w.selects if w.aggs for k in join_key_columns(s)}),
             # after the renders above, as they see the tree (one search for the three)
             "clock_windows": (
                 clock := clock_reads(self.tree, tt.literal_value) if clocked else ([], [], [])
@@ -524,6 +517,7 @@ class _Extractor:
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
+            "added_anywhere": w.addition,
             "addition": w.addition  # none in the tree: none in the projections
             and isinstance(eff, _SELECT)
             and any(contains(e, _ADD) for e in eff.expressions),

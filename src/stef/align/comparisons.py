@@ -1,0 +1,166 @@
+"""Comparisons the question asks for that need more than one figure per row.
+
+* A row against its own group: "employees who earn more than the average salary of their
+  department" compared with an overall average (``comparison_not_per_group``).
+* A period against the one before: "month-over-month change in active users" answered by
+  one figure per month and nothing that sets a month beside the one before it
+  (``period_comparison_missing``).
+
+Both read the question's words and the SQL's shape (a subquery tied to nothing of the
+outer row; no window, join or subquery at all), never a schema.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.grouping import CATEGORY_HEADS
+from stef.findings import FindingCollector
+from stef.spec import Spec
+
+#: A comparison with a figure of each row's own group: "earn more than the average salary
+#: of their department", "above the mean for its category", "their team's average".
+_OWN_GROUP = re.compile(
+    r"\b(?:average|mean|median|avg|typical)\b[^.?!;]{0,40}?\b(?:of|in|for|within|across|among)"
+    r"\s+(?:their|its|his|her|the\s+same)\s+(?:own\s+)?(?P<g>[a-z]{3,})"
+    r"|\b(?:their|its|his|her)\s+(?:own\s+)?(?P<h>[a-z]{3,})(?:'s|\s+s)\s+(?:average|mean|median)\b"
+)
+_COMPARED = frozenset({">", "<", ">=", "<=", "=", "!="})
+
+
+def check_own_group(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question compares each row with a figure of its own group ("employees who earn
+    more than the average salary of their department") and the SQL compares it with a
+    subquery tied to nothing of the outer row: no correlation or join, no window, so every
+    row meets one overall figure (``comparison_not_per_group``). ``text`` as
+    :func:`stef.align.measures.check_median` takes it.
+
+    >>> from stef.spec import Filter
+    >>> f = Filter("salary", ">", (), "salary > (SELECT AVG(salary) FROM employees)")
+    >>> out = FindingCollector()
+    >>> q = " employees who earn more than the average salary of their department "
+    >>> check_own_group(Spec(filters=[f], subqueries=1), out, q)
+    >>> [f.kind for f in out.findings]
+    ['comparison_not_per_group']
+    >>> tied = {"kind": "inner", "tables": ["employees"], "left": "dept_id"}
+    >>> check_own_group(Spec(filters=[f], subqueries=1, joins=[tied]), out, q)
+    >>> len(out.findings)
+    1
+    """
+    if not sql.subqueries or sql.joins or sql.window_functions or sql.group_by:
+        return
+    m = _OWN_GROUP.search(text)
+    if m is None:
+        return
+    compared = next((f for f in sql.filters if f.op in _COMPARED and not f.values), None)
+    if compared is None:
+        return
+    group = m.group("g") or m.group("h")
+    out.add(
+        "comparison_not_per_group",
+        "warning",
+        f"the question compares each row with a figure of its own {group}; the SQL's"
+        f" {compared.text or compared.column} compares every row with one overall figure"
+        " (the subquery is tied to nothing of the outer row)",
+        m.group(0),
+        compared.text,
+        "aggregation",
+    )
+
+
+#: "month-over-month", "year over year", "YoY", "week-on-week": each period beside the last
+#: ("MoM" and "WoW" are left out: "mom" and "wow" are words too).
+_OVER_PERIOD = re.compile(
+    r"\b(?:(?P<u>day|week|month|quarter|year)[- ]+(?:over|on)[- ]+(?P=u)|qoq|yoy)\b"
+)
+
+
+def check_period_over_period(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question compares each period with the one before ("month-over-month growth",
+    "YoY change") and the SQL computes figures by period with nothing that sets two periods
+    side by side: no window (``LAG``), join, subquery, CTE or set operation
+    (``period_comparison_missing``). ``text`` as :func:`check_own_group` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_period_over_period(Spec(group_by=["month"]), out, " month over month change ")
+    >>> [f.kind for f in out.findings]
+    ['period_comparison_missing']
+    >>> check_period_over_period(Spec(group_by=["m"], window_functions=["lag"]), out, " mom ")
+    >>> len(out.findings)
+    1
+    """
+    m = _OVER_PERIOD.search(text)
+    if m is None or sql.window_functions or sql.joins or sql.subqueries or sql.ctes:
+        return
+    if sql.set_operations or "case" in (sql.flags.get("functions") or ()):
+        return  # two periods in CASE branches may stand side by side
+    out.add(
+        "period_comparison_missing",
+        "warning",
+        f"the question asks for {m.group(0).strip()!r}; the SQL sets no period beside the one"
+        " before (no LAG window, self-join or subquery)",
+        m.group(0).strip(),
+        None,
+        "aggregation",
+    )
+
+
+#: An average of each unit's total: "average revenue per customer", "average daily sales",
+#: "orders per day on average".
+_PER_UNIT = re.compile(
+    r"\b(?:average|avg|mean)\s+(?:(?P<adj>daily|weekly|monthly|yearly|annual|hourly)\s+)?"
+    r"(?P<m>[a-z]+)(?:\s+[a-z]+)?\s+per\s+(?P<u>[a-z]+)\b(?:\s+(?P<u2>[a-z]+))?"
+    r"|\b(?:average|avg|mean)\s+(?P<adj2>daily|weekly|monthly|yearly|annual|hourly)\s+[a-z]+"
+)
+_UNIT_OF = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
+            "annual": "year", "hourly": "hour"}  # fmt: skip
+_WORD = re.compile(r"[a-z]+")
+
+
+def check_average_per_unit(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question averages a total per unit ("average revenue per customer", "average
+    daily revenue") and the SQL averages its rows (``AVG(amount) FROM orders``) with
+    nothing that makes one figure per unit first: no GROUP BY, subquery, CTE, window or
+    division, and no table or averaged column named for the unit
+    (``average_per_unit_missing``). ``text`` as :func:`check_own_group` takes it.
+
+    >>> from stef.spec import Aggregation
+    >>> sql = Spec(aggregations=[Aggregation("avg", "amount")], tables=["orders"])
+    >>> out = FindingCollector()
+    >>> check_average_per_unit(sql, out, " what is the average revenue per customer ")
+    >>> check_average_per_unit(sql, out, " average daily revenue in march ")
+    >>> [f.message.split(";")[0] for f in out.findings]  # doctest: +NORMALIZE_WHITESPACE
+    ['the question averages per customer', 'the question averages per day']
+    >>> users = Spec(aggregations=[Aggregation("avg", "revenue")], tables=["customers"])
+    >>> check_average_per_unit(users, out, " average revenue per customer ")
+    >>> len(out.findings)
+    2
+    """
+    if not any(a.func == "avg" for a in sql.aggregations) or sql.group_by or sql.window_functions:
+        return
+    if sql.subqueries or sql.ctes or sql.flags.get("division"):
+        return
+    m = _PER_UNIT.search(text)
+    if m is None:
+        return
+    adj = m.group("adj") or m.group("adj2")
+    unit = _UNIT_OF[adj] if adj else m.group("u")
+    if unit is None or (not adj and m.group("m") in ("number", "count", "amount")):
+        return  # "average number of orders per customer": a count per unit, read elsewhere
+    if not adj and (unit in CATEGORY_HEADS or m.group("u2") in CATEGORY_HEADS):
+        return  # "per region", "per device type": a breakdown, which the grouping checks read
+    stem = unit.rstrip("s")[:5]
+    named = [*sql.tables, *(a.arg or "" for a in sql.aggregations if a.func == "avg")]
+    if any(stem in w for n in named for w in _WORD.findall(n.casefold())):
+        return  # AVG(revenue) FROM customers, AVG(daily_total): one row per unit already
+    avg = next(a for a in sql.aggregations if a.func == "avg")
+    out.add(
+        "average_per_unit_missing",
+        "warning",
+        f"the question averages per {unit}; the SQL's {avg.text or 'AVG'} averages the rows of"
+        f" {sql.tables[0] if sql.tables else 'its table'}, and nothing makes one figure per"
+        f" {unit} first (no GROUP BY, subquery or division)",
+        m.group(0).strip(),
+        avg.text,
+        "aggregation",
+    )

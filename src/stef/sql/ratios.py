@@ -1,0 +1,74 @@
+"""A share computed as a ratio of whole numbers that the dialect truncates to 0 or 1.
+
+``COUNT(*) FILTER (WHERE country = 'France') / COUNT(*)`` in PostgreSQL, SQLite or T-SQL
+divides two integers: the part is never larger than the whole, so the result is 0 (or 1
+when every row counts). A CAST, a decimal literal or a scaling product in the numerator
+(``100.0 * …``, ``… * 100``) keeps the fraction; ``… / COUNT(*) * 100`` does not (the
+division truncates first).
+
+>>> import sqlglot
+>>> tree = sqlglot.parse_one("SELECT COUNT(CASE WHEN c = 1 THEN 1 END) / COUNT(*) FROM u")
+>>> truncated_share(tree, "sqlite")
+True
+>>> truncated_share(sqlglot.parse_one("SELECT SUM(x) / COUNT(*) FROM u"), "sqlite")
+False
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+#: Dialects whose ``/`` truncates a division of integers (``integer_division`` too).
+INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift", "trino", "presto"})
+#: Operands that make a division inexact.
+_INEXACT = (exp.Cast, exp.TryCast, exp.Avg, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
+
+
+def _flag_of_rows(node: exp.Expr) -> bool:
+    """A CASE or IF whose results are the integers 0 and 1 (``CASE WHEN … THEN 1 ELSE 0``)."""
+    if isinstance(node, exp.Case):
+        results = [i.args.get("true") for i in node.args.get("ifs") or ()]
+        results.append(node.args.get("default"))
+    elif isinstance(node, exp.If):
+        results = [node.args.get("true"), node.args.get("false")]
+    else:
+        return False
+    return all(
+        r is None or (isinstance(r, exp.Literal) and not r.is_string and r.this in ("0", "1"))
+        for r in results
+    )
+
+
+def _part_count(node: exp.Expr) -> bool:
+    """A count of some of the rows: ``COUNT(…) FILTER (…)``, ``COUNT(CASE …)``,
+    ``SUM(CASE WHEN … THEN 1 ELSE 0 END)``, ``SUM(IIF(…, 1, 0))``."""
+    if isinstance(node, exp.Filter):
+        return isinstance(node.this, exp.Count)
+    if isinstance(node, exp.Count):
+        return isinstance(node.this, (exp.Case, exp.If))
+    return isinstance(node, exp.Sum) and _flag_of_rows(node.this)
+
+
+def _whole_count(node: exp.Expr) -> bool:
+    """A count of rows: ``COUNT(*)``, ``COUNT(x)``, a filtered count."""
+    return isinstance(node, exp.Count) or (
+        isinstance(node, exp.Filter) and isinstance(node.this, exp.Count)
+    )
+
+
+def truncated_share(tree: exp.Expr, dialect: str | None) -> bool:
+    """Does ``tree`` divide a count of some rows by a count of rows, both integers, in a
+    dialect that truncates the result (see the module doc)?"""
+    if (dialect or "").lower() not in INTEGER_DIVISION_DIALECTS:
+        return False
+    for div in tree.find_all(exp.Div):
+        if not (_part_count(div.this) and _whole_count(div.expression)):
+            continue
+        inexact = any(
+            isinstance(n, _INEXACT)
+            or (isinstance(n, exp.Literal) and not n.is_string and "." in n.this)
+            for n in div.walk()
+        )
+        if not inexact:
+            return True
+    return False
