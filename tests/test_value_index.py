@@ -38,3 +38,11 @@ def test_a_value_holding_a_nul_is_still_found() -> None:
     index = _ValueIndex({"a\x0013", "7"}, ["x13\x00"])
     assert sorted(index.containing("13")) == ["a\x0013", "x13\x00"]
     assert index.could_match("13") == ["a\x0013"]
+
+
+def test_a_number_finds_a_value_it_equals_written_otherwise() -> None:
+    # 4.0 equals '04' (values_match compares them as numbers), though neither one's digits
+    # hold the other's: the index keys each number under its plain form too
+    index = _ValueIndex({"04", "7"}, [])
+    assert index.could_match("4.0") == ["04"]
+    assert values_match("4.0", "04")

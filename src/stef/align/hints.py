@@ -31,7 +31,7 @@ from stef.align.matching import _digits as digits_of
 from stef.findings import FindingCollector
 from stef.nl.words import TEXT_CACHE_SIZE, plain_ascii
 from stef.rules import Rules
-from stef.spec import Filter, Spec, normalize_value
+from stef.spec import Filter, Spec, normalize_number, normalize_value
 
 #: Words a hint's prose uses that are no column ("one of the district names").
 _HINT_PROSE = frozenset(
@@ -112,8 +112,9 @@ class _ValueIndex:
 
     Every way :func:`values_match` holds (equal, a year of a date, a date's two spellings,
     a word contained, either way round) keeps the digits of one side inside the digits of
-    the other, but for a LIKE pattern, so the values whose digits hold the number's, or
-    are held by them, are all that can match.
+    the other, written as they are or as numbers (``4.0`` equals ``'04'``), but for a LIKE
+    pattern, so the values whose digits hold the number's, or are held by them, are all
+    that can match.
 
     >>> ix = _ValueIndex({"agent 13", "2013-04", "7", "north"}, ["numge1500"])
     >>> sorted(ix.could_match("13")), ix.containing("1500")
@@ -125,6 +126,9 @@ class _ValueIndex:
         self.by_digits: dict[str, list[str]] = {}
         for v in self.values:
             self.by_digits.setdefault(digits_of(v), []).append(v)
+            number = normalize_number(v)  # '04' equals 4.0: indexed under '4' too
+            if number is not None and digits_of(number) != digits_of(v):
+                self.by_digits.setdefault(digits_of(number), []).append(v)
         self.lengths = sorted({len(d) for d in self.by_digits})
         self.digit_keys = _Joined(list(self.by_digits))
         self.texts = _Joined([*self.values, *names])
@@ -134,10 +138,14 @@ class _ValueIndex:
         dv = digits_of(v)
         if "%" in v or not dv:
             return self.values
-        keys = set(self.digit_keys.containing(dv))  # values whose digits hold v's
-        for n in self.lengths:  # values whose digits are held in v's
-            keys.update(k for i in range(len(dv) - n + 1) if (k := dv[i : i + n]) in self.by_digits)
-        return [value for k in keys for value in self.by_digits[k]]
+        number = normalize_number(v)  # 4.0 equals '04'
+        keys: set[str] = set()
+        for d in {dv, digits_of(number)} if number is not None else (dv,):
+            keys.update(self.digit_keys.containing(d))  # values whose digits hold v's
+            for n in self.lengths:  # values whose digits are held in v's
+                held = (d[i : i + n] for i in range(len(d) - n + 1))
+                keys.update(k for k in held if k in self.by_digits)
+        return list(dict.fromkeys(value for k in keys for value in self.by_digits[k]))
 
     def containing(self, v: str) -> list[str]:
         """The values and names holding ``v`` (a number: no NUL in it)."""

@@ -275,15 +275,17 @@ def _points_at_rows(name: str) -> bool:
 
 def _rows_answered(item: Projection, nl: Spec, sql: Spec) -> bool:
     """Is an item no output names still answered? The one thing a request asks for ("Find
-    YouTube videos in answers", "Find the first question") is the rows themselves, which
-    an output that links to them answers (``Id AS [Post Link]``).
+    YouTube videos in answers", "Find the first question"), or the first of a list when
+    plural ("list answers and score"), is the rows themselves, which an output that links
+    to them answers (``Id AS [Post Link]``).
 
     >>> sql = Spec(projections=[Projection("p.id", alias="Post Link", columns=("id",))])
     >>> one = Projection("videos", columns=("youtube", "videos"), text="youtube videos")
     >>> _rows_answered(one, Spec(projections=[one]), sql)
     True
     """
-    alone = len(nl.projections) == 1 and not item.is_aggregate
+    first = item is nl.projections[0] and len(item.columns) == 1 and item.expr.endswith("s")
+    alone = (len(nl.projections) == 1 or first) and not item.is_aggregate  # "answers and score"
     return alone and any(
         _points_at_rows(n) for p in sql.projections for n in (p.alias, *p.columns) if n
     )

@@ -110,15 +110,26 @@ def _check_excluded(sql: Spec, out: FindingCollector, state: StateWord) -> None:
     [('filter_wrong_operator', 'refunded')]
     >>> both = [Filter("status", "=", ("refunded",)), Filter("status", "!=", ("refunded",))]
     >>> _check_excluded(Spec(filters=both), out, refunded)
+    >>> _check_excluded(Spec(filters=[Filter("is_refunded", "=", ("true",))]), out, refunded)
+    >>> _check_excluded(Spec(filters=[Filter("is_refunded", "=", ("0",))]), out, refunded)
     >>> len(out.findings)
-    1
+    2
     """
     flags = sql.flags
     if flags.get("negation") or "sub" in (flags.get("functions") or ()):
         return
     keeps: Filter | None = None
     for f in sql.filters:
-        if not any(stem in v.casefold() for v in f.values for stem in state.stems):
+        named = any(stem in v.casefold() for v in f.values for stem in state.stems)
+        column = (f.column or "").casefold()
+        flag = any(stem in column for stem in state.stems) and f.op in ("=", "!=")
+        if flag and not named:  # ``discontinued = true`` keeps them, ``= false`` drops them
+            if set(f.values) <= _FALSE or (f.op == "!=" and set(f.values) <= _TRUE):
+                return
+            if f.op == "=" and set(f.values) <= _TRUE and keeps is None:
+                keeps = f
+            continue
+        if not named:
             continue
         if f.op in _DROPS or f.negated:
             return
@@ -359,7 +370,8 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
 _NEVER = re.compile(
     r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
     r"(?P<w>[a-z]{3,}ed)\b"
-    r"|\bwithout\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"  # "employees without a manager"
+    # "employees without a manager", "who do not have a manager"
+    r"|\b(?:without|(?:do|does|did)(?:n't|\s+not)\s+have)\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"
     r"|\b(?:has|have|had|with)\s+no\s+(?P<z>[a-z]{4,})\b"  # "customers with no orders"
 )
 #: Operators that keep the rows where a thing has not happened or subtract the others, and
@@ -417,8 +429,8 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
         if kept is None:
             continue
         said = m.group(0).replace("never been", "were never")  # "never been ordered"
-        if m.group("z") and said.startswith(("has ", "have ", "had ")):
-            said = f"that {said}"  # "customers that have no orders"
+        if said.startswith(("has ", "have ", "had ", "do ", "does ", "did ")) and not m.group("w"):
+            said = f"that {said}"  # "customers that have no orders", "that do not have a …"
         out.add(
             "filter_wrong_operator",
             "error",

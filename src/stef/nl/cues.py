@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _Ctx, _order_key
+from stef.nl.plurals import plural_after, plural_head, plural_subject, singular_subject
 from stef.nl.words import (
     _is_participle,
-    _is_plural,
     _lower_rx,
     _noun_phrase,
     _parse_number,
@@ -210,6 +210,9 @@ _STATED_VALUE = re.compile(
 #: Words before "the first/last X" that compare with it (``posted after the last edit``).
 _COMPARED_TO = frozenset({"after", "before", "since", "until", "than"})
 
+#: Superlatives of a count: "the city with the most customers" is one city, not customers.
+_COUNTING = frozenset({"most", "fewest", "least"})
+
 #: Words before "minimum"/"maximum" that make it a threshold ("with minimum question count").
 _THRESHOLD_LEADS = frozenset({"with", "a", "certain", "of"})
 
@@ -277,9 +280,12 @@ def _step_superlatives(ctx: _Ctx) -> None:
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1
         elif (
             spec.limit is None
-            and not _plural_subject(low, start)
-            and not _plural_head(target, ctx.text[end:tend] if len(ctx.text) == len(low) else "")
-            and not (base == "top" and _plural_after(low, end))
+            and not plural_subject(low, start)
+            and not (
+                plural_head(target, ctx.text[end:tend] if len(ctx.text) == len(low) else "")
+                and not (base in _COUNTING and singular_subject(low, start))
+            )
+            and not (base == "top" and plural_after(low, end))
         ):
             spec.limit = 1  # "the highest salary"; "top users", "highest bounties" rank a list
 
@@ -288,9 +294,13 @@ def _step_superlatives(ctx: _Ctx) -> None:
 _PER_GROUP = re.compile(r"\b(?:per|for\s+each|in\s+each|of\s+each|on\s+each|for\s+every)\s+[a-z]")
 
 
-#: A group each of which has its own top-k: "in each category", "for every region", and
+#: A group each of which has its own top-k: "in each category", "for every region", a
+#: closing "each year" (not "the orders each placed"), and
 #: "per" right after the ranked noun ("top 3 products per category", not "by posts per day").
-_EACH_GROUP = re.compile(r"\b(?:in|for|within)\s+(?:each|every)\s+[a-z]")
+_EACH_GROUP = re.compile(
+    r"\b(?:in|for|within)\s+(?:each|every)\s+[a-z]"
+    r"|\b(?:each|every)\s+(?:day|week|month|quarter|year|season)\s*(?:$|[,.?!;])"
+)
 _PER_NEXT = re.compile(r",?\s*per\s+[a-z]+(?:\s+[a-z]+)?\s*(?:$|[,.?!;]|(?:by|in|for|based)\b)")
 
 
@@ -324,100 +334,6 @@ _AGG_LIST = re.compile(
 _AGG_LIST_AFTER = re.compile(
     r"\s*(?:,|and|or)\s*(?:and\s+)?(?:the\s+)?(?:average|avg|mean|maximum|max|minimum|min|total)\b"
 )
-
-
-_SUBJECT_VERB = re.compile(
-    r"^\W*(?:(?:please\s+)?(?:list|name|show|give|find|provide|state)\s+)?(?:which|what)\s+"
-    r"(?P<np>(?:[\w\-]+\s+){0,4}?)(?P<v>has|have|is|are|was|were|does|do|did|had)\b"
-)
-
-
-#: The two words after a leading "which"/"what" (a noun, a verb: "which customers spent").
-_WHICH_NOUNS = re.compile(r"^\W*(?:which|what)\s+(?P<a>[a-z\-]+)\s+(?P<b>[a-z\-]+)\b")
-
-
-_WITH_BEFORE = re.compile(
-    r"([a-z\-]+)\s+(?:with|having|who|that|which|whose|where)\s+(?:\w+\s+){0,3}$"
-)
-
-
-_LIST_HEAD = re.compile(
-    r"^\W*(?:list|name|show|give|find|provide|state|what\s+are)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?"
-    r"(?P<np>(?:[\w\-]+\s+){0,2}[\w\-]+)"
-)
-
-
-def _plural_head(target: str, raw: str = "") -> bool:
-    """Is the superlative's target a plural noun (``top users``, ``highest bounties``, an
-    acronym's plural as written in ``raw``: ``top selling SKUs``)? Such a question ranks a
-    list; it does not ask for one row.
-
-    >>> _plural_head("users from india"), _plural_head("salary"), _plural_head("")
-    (True, False, False)
-    >>> _plural_head("selling skus", " selling SKUs"), _plural_head("selling skus")
-    (True, False)
-    """
-    words = target.split()
-    if not words:
-        return False
-    head = next((w for w in words if w in {"of", "from", "in", "by", "for", "with"}), None)
-    first = words[: words.index(head)] if head else words
-    if first and raw and first[-1].endswith("s"):
-        written = raw.split()[len(first) - 1 : len(first)]
-        if written and _ACRONYM_PLURAL.fullmatch(written[0].strip(",.?!;:")):
-            return True
-    return bool(first) and _is_plural(first[-1])
-
-
-#: An acronym in the plural: ``SKUs``, ``KPIs``, ``URLs``.
-_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
-
-
-_PHRASE_ENDS = lx._words(
-    "of in on at for from to by with and or than that which who whom is are was were"
-)
-
-
-def _plural_after(low: str, end: int) -> bool:
-    """Is there a plural noun among the few words after ``end``, before the phrase ends
-    (``top SO users``, ``top C++ users``: a ranked list, whatever names come between)?
-
-    >>> _plural_after("top so users from kz", 3), _plural_after("top scorer of the team", 3)
-    (True, False)
-    """
-    for raw in low[end:].split()[:4]:
-        w = raw.strip(",.?!;:()\"'")
-        if w in _PHRASE_ENDS:
-            return False
-        if _is_plural(w):
-            return True
-    return False
-
-
-def _plural_subject(low: str, sup_start: int) -> bool:
-    """Does a superlative rank a plural subject (``which schools have the highest``)?"""
-    m = _SUBJECT_VERB.match(low)
-    if m and m.end() <= sup_start:
-        v = m.group("v")
-        if v in {"has", "is", "was", "does"}:
-            return False
-        if v in {"have", "are", "were", "do"}:
-            return True
-        words = m.group("np").split()
-        return bool(words) and _is_plural(words[-1])
-    lead = _WHICH_NOUNS.match(low)
-    if lead and lead.end() <= sup_start:  # "which customers spent the most"
-        a, b = lead.group("a"), lead.group("b")
-        if _is_plural(a) and (b.endswith("ed") or b in lx.IRREGULAR_PARTICIPLES):
-            return True
-    w = _WITH_BEFORE.search(low[max(0, sup_start - 80) : sup_start])
-    if w:
-        return _is_plural(w.group(1))
-    head = _LIST_HEAD.match(low)
-    if head:
-        last = head.group("np").split()[-1]
-        return last not in {"name", "id", "title"} and _is_plural(last)
-    return False
 
 
 #: A word each form of ``AGG_RE`` holds, whole ("how many", "no. of", "the sum", "summed
@@ -705,7 +621,7 @@ def _step_group_by(ctx: _Ctx) -> None:
             col = ctx.match_column(key) or key
             if col not in spec.group_by:
                 spec.group_by.append(col)
-        if cue.endswith(("each", "every")) or (cue == "by" and not _plural_head(keys[-1])):
+        if cue.endswith(("each", "every")) or (cue == "by" and not plural_head(keys[-1])):
             spec.flags["group_each"] = True  # "for each X", "by X": one row per X, never a unit
         ctx.cue(" ".join(ctx.text[m.start() : pend].split()))
 

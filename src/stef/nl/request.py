@@ -32,7 +32,9 @@ from stef.spec import Projection
 
 #: Openers after which the request's noun phrase starts.
 _OPENER = re.compile(
-    r"(?:(?:^|[.?!;]\s*|\b(?:and|also|then|please)\s+)"
+    # at the start, after a tag in brackets ("[draft] list …", "(WIP) show …"), or a sentence
+    r"(?:(?:^(?:\s*\[[^\]\n]{1,20}\]|\s*\([^)\n]{1,20}\))?\s*|[.?!;]\s*"
+    r"|\b(?:and|also|then|please)\s+)"
     r"(?:(?:what|which)\s+(?:is|are|was|were|'s)"
     r"|(?:list|show|give|find|return|display|indicate|state|provide|tell|identify|mention"
     r"|include|report|retrieve|get|calculate|compute|name)"
