@@ -514,3 +514,17 @@ def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: s
                 None,
                 "hint",
             )
+    by = _DIVIDED_BY.search(enriched)
+    if by is not None and not divides and by.group("n") not in sql.literals:
+        out.add(  # "Average monthly consumption = AVG(consumption) / 12" as AVG(consumption)
+            "hint_function_missing",
+            "warning",
+            f"the enriched question divides by {by.group('n')}; the SQL divides by nothing",
+            by.group(0).strip(),
+            None,
+            "hint",
+        )
+
+
+#: A hint's formula that divides a function's result by a number: ``AVG(consumption) / 12``.
+_DIVIDED_BY = re.compile(r"\)\s*/\s*(?P<n>(?!1\b)\d+(?:\.\d+)?)\b")
