@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from stef.align.comparisons import (
     check_average_per_unit,
+    check_duplicates,
     check_own_group,
     check_period_over_period,
 )
@@ -84,6 +85,7 @@ def check_aggregations(
     check_own_group(sql, out, text)
     check_period_over_period(sql, out, text)
     check_average_per_unit(sql, out, text)
+    check_duplicates(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")
@@ -585,7 +587,8 @@ def _check_distinct(nl: Spec, sql: Spec, out: FindingCollector) -> None:
 
 def _check_division(nl: Spec, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
     wants_ratio = nl.flags.get("ratio") or nl.flags.get("division")
-    if wants_ratio and not (_divides(sql) or "avg" in aggs):
+    stored = not nl.flags.get("division") and _stored_ratio(sql)  # a hint that divides wins
+    if wants_ratio and not (_divides(sql) or "avg" in aggs or stored):
         severity = "error" if nl.flags.get("division") else "warning"
         out.add(
             "division_missing",
@@ -595,6 +598,25 @@ def _check_division(nl: Spec, sql: Spec, aggs: set[str], out: FindingCollector) 
             None,
             "aggregation",
         )
+
+
+#: Words of a column or alias that holds a ratio already (``market_share``, ``pct_female``).
+_RATIO_NAME = re.compile(r"share|percent|pct|ratio|proportion|fraction|rate(?!d)")
+
+
+def _stored_ratio(sql: Spec) -> bool:
+    """Does the SQL output a column that holds a ratio (``market_share``, ``Percentage``)?
+
+    >>> from stef.spec import Projection
+    >>> _stored_ratio(Spec(projections=[Projection("market_share", columns=("market_share",))]))
+    True
+    """
+    return any(
+        _RATIO_NAME.search(n.casefold())
+        for p in sql.projections
+        if not p.is_aggregate
+        for n in (*p.columns, p.alias or "")
+    )
 
 
 def _check_list_answered_by_aggregates(nl: Spec, sql: Spec, out: FindingCollector) -> None:

@@ -164,3 +164,39 @@ def check_average_per_unit(sql: Spec, out: FindingCollector, text: str) -> None:
         avg.text,
         "aggregation",
     )
+
+
+#: Rows that share a value with another row: "duplicate email addresses", "repeated orders".
+#: (Not a value named so: "closed as an exact duplicate".)
+_DUPLICATES = re.compile(
+    r"(?<!exact )(?<!than )(?<!an )(?<!a )\b(?:duplicate|duplicated|repeated)\s+"
+    r"(?:[a-z]+\s+)?[a-z]+s\b"
+    r"|(?<!exact )(?<!than )\bduplicates\b|\bappear(?:s|ing)?\s+more\s+than\s+once\b"
+)
+
+
+def check_duplicates(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for duplicates ("duplicate email addresses") and nothing of the SQL
+    compares rows with each other: no HAVING, window, GROUP BY, subquery, CTE or join
+    (``duplicates_unfound``: ``SELECT DISTINCT email`` lists every address once).
+    ``text`` as :func:`check_own_group` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_duplicates(Spec(distinct=True, tables=["users"]), out, " duplicate email addresses ")
+    >>> [f.kind for f in out.findings]
+    ['duplicates_unfound']
+    """
+    m = _DUPLICATES.search(text) if "dup" in text or "repeat" in text or "once" in text else None
+    if m is None or sql.group_by or sql.window_functions or sql.subqueries or sql.ctes:
+        return
+    if sql.joins or sql.set_operations or any(f.clause == "having" for f in sql.filters):
+        return
+    out.add(
+        "duplicates_unfound",
+        "warning",
+        f"the question asks for duplicates ({m.group(0)!r}); nothing in the SQL (GROUP BY …"
+        " HAVING, a window, a self-join) compares a row with the others",
+        m.group(0),
+        None,
+        "aggregation",
+    )

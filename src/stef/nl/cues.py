@@ -682,6 +682,22 @@ def _measure_next(low: str, first: re.Match[str] | None) -> bool:
     return bool(rest) and rest[0] in lx.MEASURE_NOUNS
 
 
+def _noun_ratio(low: str, m: re.Match[str]) -> bool:
+    """A share named by its measure at the start of the question, then broken down or
+    qualified: "Revenue share of each region", "Market share by brand" ("rate" is left
+    to its "of"; "the market share of Safari" may be a stored column, and is left alone)?
+
+    >>> _noun_ratio("revenue share of each region", lx.RATIO_RE.search("revenue share of"))
+    True
+    """
+    if m.group(0) not in ("share", "proportion", "fraction", "percentage"):
+        return False
+    return len(_prev_words(low, m.start(), 2)) == 1 and _OF_OR_BY.match(low, m.end()) is not None
+
+
+_OF_OR_BY = re.compile(r"\s+(?:of|by|per|for)\s")
+
+
 def _step_flags(ctx: _Ctx, style: str) -> None:
     spec, low = ctx.spec, ctx.low
     first = _FIRST_WORDS.match(low)
@@ -696,7 +712,7 @@ def _step_flags(ctx: _Ctx, style: str) -> None:
     for m in ctx.free_matches(lx.RATIO_RE) if ratio else ():
         prev = _prev_words(low, m.start(), 1)
         word = m.group(0).split()[0]
-        if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS:
+        if word in {"how", "in"} or not prev or prev[-1] in lx.RATIO_LEADS or _noun_ratio(low, m):
             if word == "rate" and not low.startswith(" of", m.end()):
                 continue
             spec.flags["ratio"] = True  # asked first ("fraction of …"), it is the answer

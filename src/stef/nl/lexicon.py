@@ -34,7 +34,7 @@ NUMBER_WORDS: dict[str, int] = {
 } | {"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "thousand": 1000}
 
 #: Number words as a set, for a cheap "does the text hold a number" test.
-NUMBER_WORD_SET = frozenset(NUMBER_WORDS)
+NUMBER_WORD_SET = frozenset(NUMBER_WORDS) | {"once", "twice", "thrice"}  # "more than once"
 
 #: Ordinals -> position ("the second highest" -> offset 1).
 ORDINALS: dict[str, int] = {
@@ -671,6 +671,11 @@ CMP_RE = re.compile(
     r"(?:(?:the|a|an|about|around)\s+)?"
     rf"(?P<n>(?:-|minus\s+)?{_NUM})",
     re.I,
+)
+#: A bound on how often: "more than once", "at least twice" (a count above 1, of 2 or more).
+TIMES = {"once": "1", "twice": "2", "thrice": "3"}
+TIMES_CMP_RE = re.compile(
+    rf"\b(?P<cue>{alternation(COMPARATIVES)})\s+(?P<n>once|twice|thrice)\b", re.I
 )
 #: A comparison written with its symbol after a word: ``reputation >= 100``, ``Score > 0``.
 SYMBOL_CMP_RE = re.compile(

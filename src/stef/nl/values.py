@@ -410,6 +410,11 @@ def _step_comparatives(ctx: _Ctx) -> None:
         if negated and op in {">", "<", ">=", "<=", "="} and not cue.startswith(("not", "no ")):
             op = NEGATED_OP[op]  # "does not equal to 40" as "!=", "not more than 5" as "<="
         _number_filter(ctx, op, [m.group("n")], m)
+    for m in ctx.scan(lx.TIMES_CMP_RE) if ctx.may_hold("once", "twice", "thrice") else ():
+        op = comparative_op(" ".join(m.group("cue").casefold().split()))
+        n = lx.TIMES[m.group("n").casefold()]
+        if ctx.free(m.start(), m.end()) and (op, n) != (">=", "1"):  # "at least once": any row
+            _number_filter(ctx, op, [n], m)  # "ordered more than once": a count above 1
     postfix = ctx.may_have(_POSTFIX_WORDS) or "+" in ctx.low
     for m in ctx.scan(lx.POSTFIX_RE) if postfix else ():
         if not ctx.free(m.start(), m.end()):
