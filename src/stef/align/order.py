@@ -29,6 +29,7 @@ def check_order_limit(
     check_speed(sql, out, question)
     check_own_extreme(sql, out, question)
     check_sort_key(nl, sql, out)
+    check_rank_partition(sql, out, question)
     aggs = sql_aggs(sql)
     inner = sql.flags.get("inner_limits") or []
     if nl.order_by and sql.limit is None and nl.limit is not None and nl.limit in inner:
@@ -653,5 +654,40 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         f"the question sorts by {' '.join(words)!r}; the SQL sorts by {first.key}",
         m.group(0),
         first.text or first.key,
+        "ordering",
+    )
+
+
+#: A ranking the question restarts in each group: "rank products by revenue within each
+#: category", "ranked per region".
+_RANK_EACH = re.compile(
+    r"\brank(?:ed|ing|s)?\b[^.?!;]{0,60}?\b(?:(?:within|in|for)\s+(?:each|every)|per)\s+[a-z]+"
+)
+
+
+def check_rank_partition(sql: Spec, out: FindingCollector, question: str) -> None:
+    """The question ranks within each group ("rank products by revenue within each
+    category") and every ranking window of the SQL ranks all rows at once (no PARTITION
+    BY): ``window_partition_missing``.
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(flags={"rank_unpartitioned": [True]})
+    >>> check_rank_partition(sql, out, "Rank products by revenue within each category")
+    >>> [f.kind for f in out.findings]
+    ['window_partition_missing']
+    """
+    ranks = sql.flags.get("rank_unpartitioned") or ()
+    if not ranks or not all(ranks) or "rank" not in question.casefold():
+        return
+    m = _RANK_EACH.search(question.casefold())
+    if m is None:
+        return
+    out.add(
+        "window_partition_missing",
+        "warning",
+        f"the question ranks {m.group(0)!r}; the SQL's ranking window has no PARTITION BY, so it"
+        " ranks all rows as one",
+        m.group(0),
+        None,
         "ordering",
     )

@@ -11,7 +11,7 @@ leave a grouping's figures unshown or its rows unlabelled. Flags of the SQL spec
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from sqlglot import exp
@@ -592,3 +592,15 @@ def output_flags(
         "contradiction": contradiction(sel, key, literal, tt.original),
         "carried_columns": carried_columns(sel, tt.columns, ctes),
     }
+
+
+def unpartitioned_ranks(windows: Iterable[exp.Window]) -> list[bool]:
+    """For each ranking window (``ROW_NUMBER``/``RANK``/``DENSE_RANK``), whether it ranks all
+    rows as one (no ``PARTITION BY``).
+
+    >>> import sqlglot
+    >>> q = "SELECT RANK() OVER (ORDER BY a), RANK() OVER (PARTITION BY c ORDER BY a) FROM t"
+    >>> unpartitioned_ranks(sqlglot.parse_one(q).find_all(exp.Window))
+    [True, False]
+    """
+    return [not w.args.get("partition_by") for w in windows if isinstance(w.this, RANKING)]

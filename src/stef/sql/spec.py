@@ -48,6 +48,7 @@ from stef.sql.outputs import (
     output_flags,
     rank_cuts,
     ungrouped,
+    unpartitioned_ranks,
     unshown_plain_keys,
 )
 from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
@@ -514,6 +515,7 @@ class _Extractor:
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "group_anywhere": any(sel.args.get("group") is not None for sel in w.selects),
             "rank_windows": self._rank_windows(w),
+            "rank_unpartitioned": unpartitioned_ranks(w.windows),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
             "inner_ranks": ranks,
