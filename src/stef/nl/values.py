@@ -495,11 +495,23 @@ def _step_capitalised(ctx: _Ctx) -> None:
             run = run[1:]
         while run and run[-1][2] in lx.VALUE_CONNECTORS:
             run = run[:-1]
+        fmt = len(run) == 1 and run[0][2].casefold() in _FORMATS
+        if fmt and _FORMAT_NOUN.match(text, run[0][1]):
+            continue  # "the JSON payload", "an XML field": the form of the data, no value
         if run and _is_value_run(ctx, run):
             start, end = run[0][0], run[-1][1]
             if text.endswith("'s", start, end):
                 end -= 2
             _add_name(ctx, start, end)
+
+
+#: Data formats, and the nouns after one that make it the form of the data, not a value.
+_FORMATS = frozenset({"json", "xml", "csv", "html", "yaml", "parquet", "avro"})
+_FORMAT_NOUN = re.compile(
+    r"\s+(?:payloads?|fields?|columns?|documents?|data|objects?|arrays?|strings?|files?|format"
+    r"|blobs?|body|attributes?|keys?|paths?|values?|records?|events?)\b",
+    re.I,
+)
 
 
 #: A name written as code: dotted (``node.js``, ``ASP.NET``), with a trailing ``#`` or ``++``
