@@ -30,6 +30,7 @@ def check_order_limit(
     check_own_extreme(sql, out, question)
     check_sort_key(nl, sql, out)
     check_rank_partition(sql, out, question)
+    check_ranked_total(nl, sql, out, hints)
     aggs = sql_aggs(sql)
     inner = sql.flags.get("inner_limits") or []
     if nl.order_by and sql.limit is None and nl.limit is not None and nl.limit in inner:
@@ -691,3 +692,48 @@ def check_rank_partition(sql: Spec, out: FindingCollector, question: str) -> Non
         None,
         "ordering",
     )
+
+
+#: A ranking by a total or a sum: "top 10 customers by total order amount".
+_BY_TOTAL = re.compile(r"\bby\s+(?:the\s+)?(?:total|sum\s+of|summed)\s+(?P<m>[a-z]+(?:\s+[a-z]+)?)")
+
+
+def check_ranked_total(
+    nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None
+) -> None:
+    """The question (or its enrichment, ``hints``) ranks by a total of a measure ("top 10
+    customers by total order amount")
+    and the SQL ranks by a count of rows (``ORDER BY COUNT(*)``) with no SUM anywhere:
+    ``aggregation_substituted``.
+
+    >>> asked = OrderKey("amount", "desc", False, "Top 10 customers by total order amount")
+    >>> out = FindingCollector()
+    >>> check_ranked_total(Spec(order_by=[asked]), Spec(order_by=[OrderKey("count(*)")]), out)
+    >>> [f.kind for f in out.findings]
+    ['aggregation_substituted']
+    """
+    if not nl.order_by or not sql.order_by or "sum" in sql_aggs(sql):
+        return
+    key = sql.order_by[0].key.casefold()
+    texts = [o.text for o in nl.order_by] + ([hints] if hints else [])  # or the enrichment's
+    m = next((m for t in texts if (m := _BY_TOTAL.search(t.casefold())) is not None), None)
+    if m is None or not key.startswith("count("):
+        return
+    words = m.group("m").split()
+    if words[0] in ("number", "count") or words[-1] in _COUNTED_NOUNS:
+        return  # "by total orders", "by the total number of …": a count
+    out.add(
+        "aggregation_substituted",
+        "warning",
+        f"the question ranks by the total {m.group('m')}; the SQL ranks by a count of rows"
+        f" ({sql.order_by[0].key})",
+        m.group(0),
+        sql.order_by[0].text or sql.order_by[0].key,
+        "aggregation",
+    )
+
+
+#: Nouns whose total is a count ("by total orders"; "the total number of …" is one too).
+_COUNTED_NOUNS = frozenset(
+    "orders sales visits sessions users customers items posts".split()  # noqa: SIM905
+)

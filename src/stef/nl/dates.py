@@ -88,6 +88,8 @@ _EARLIER = re.compile(r"earlier|before", re.I)
 #: ``between``/``from`` open each date range (:data:`lx.DATE_RANGE`) and the first form
 #: of a year range (:data:`lx.YEAR_RANGE`).
 _RANGE_WORDS = lx._words("between from")
+#: What joins the two dates of a date range's second form (no "between"/"from" before it).
+_DATE_RANGE_JOINS = ("-", "to", "through", "thru", "until", "till")
 #: What joins the two years of a year range's second form.
 _YEAR_RANGE_JOINS = ("-", "to", "through", "until")
 #: A word of each form of :data:`lx.YEAR_OP` (``in or before 2020``, ``2020 onwards``).
@@ -111,8 +113,10 @@ def _absolute_dates(ctx: _Ctx) -> None:
             f = _part_of_year(int(m.group("y")), q, months, m.group(0), src)
             ctx.add_filter(f, m.start(), m.end())
     _periods(ctx)
-    for m in ctx.scan(lx.DATE_RANGE) if ctx.may_have(_RANGE_WORDS) else ():
-        a, b = _date_value(m.group("a")), _date_value(m.group("b"))
+    dated = ctx.may_have(_RANGE_WORDS) or ctx.may_hold(*_DATE_RANGE_JOINS)
+    for m in ctx.scan(lx.DATE_RANGE) if dated else ():
+        a = _date_value(m.group("a") or m.group("c"))
+        b = _date_value(m.group("b") or m.group("d"))
         if a and b and ctx.free(m.start(), m.end()):
             func = a[1] if a[1] == b[1] else None
             ctx.add_filter(
