@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
+from stef.align.held import held_otherwise
 from stef.align.matching import (
     NEUTRAL_LITERALS,
     canon_col,
@@ -538,21 +539,23 @@ def weak_value(
         literal = next((s for s in sql.literals if same_city(place, s.strip("%_ "))), None)
         if literal is None:
             return False  # "users in Canada": a missing filter (:func:`listed_missing`)
-    if literal is None and name is None:
+    held = None if literal or name else held_otherwise(req.values[0], sql, text)
+    if literal is None and name is None and held is None:
         bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
         why = "neither a filter nor a name of the SQL holds it"
         why = "the SQL filters nothing" if bare else why
-        out.add(
+        quoted = req.text[:1] in "\"'“‘" and not bare  # a quoted phrase read as a weak cue:
+        out.add(  # a gloss, scare quotes, an excerpt ("definitions", "Bad", "Whilst …")
             "value_unfiltered" if bare else "value_unmatched",
-            "warning",
+            "info" if quoted else "warning",
             f"the question names {vals}; {why}",
             req.text,
             None,
             "filter_alignment",
         )
         return False
-    where = f"literal {literal!r}" if literal is not None else f"name {name!r}"
-    answer_elsewhere(req, where, literal or name, matched, out)
+    where = f"literal {literal!r}" if literal is not None else held or f"name {name!r}"
+    answer_elsewhere(req, where, literal or name or held, matched, out)  # held: "Toys category"
     return True
 
 

@@ -359,13 +359,19 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
     True
     >>> value_in_names("center for international studies", ["cis_course_catalog"])
     'cis_course_catalog'
+    >>> value_in_names("bet365", ["B365D"]), value_in_names("bet365", ["b366d"])
+    ('B365D', None)
     """
     words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
     if not words or sum(len(w) for w in words) < 3:
         return None
     joined = "".join(words)
     short = acronym(value)
+    coded = _LETTERS_DIGITS.fullmatch(joined)  # "bet365": its initials and digits, B365D
     for name in names:
+        c = _LETTERS_DIGITS.match(canon_col(name)) if coded else None
+        if coded and c and c.group(2) == coded.group(2) and letters_in_order(c[1], coded[1]):
+            return name
         have = name_words(name)
         if short and short in have:
             return name  # the initials: cis_course_catalog for the Center for International Studies
@@ -378,6 +384,8 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
             return name  # a canonical (lower-cased, joined) name: greatermanchestercrime
     return None
 
+
+_LETTERS_DIGITS = re.compile(r"([a-z]+)(\d+)")
 
 BOUNDS = frozenset({"<", ">", "<=", ">="})
 

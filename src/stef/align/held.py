@@ -1,0 +1,117 @@
+"""A value the question names that the SQL holds without writing it as a filter value.
+
+A capitalised or code-like value the question names and no filter, literal or name of the
+SQL holds is reported as ``value_unmatched``. Some such values are applied all the same,
+in ways a schema-less reading can still see:
+
+* bound to a run-time parameter on a column the question's next word names ("the Toys
+  category" as ``category = :category``);
+* applied as a code of a column the question's next word names ("the Sales department" as
+  ``dept_id = 3``; the code cannot be read without the schema);
+* one letter and a number read as a code of a column named from that letter ("P1
+  incidents" as ``priority = 1``);
+* another spelling of a literal: a city's other name ("Bombay" for ``'Mumbai'``), the
+  same words misspelt ("Noth America" for ``'North America'``), a term code's tag ("2023
+  Fall" as ``'2023FA'``), or a day of the year after an event's name ("Black Friday 2023"
+  as ``'2023-11-24'``);
+* a place after a comma that qualifies the value before it ("Kolkata, India").
+
+Each is answered with an ``info`` finding; nothing here says the value is applied right.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from stef.align.matching import canon_col, is_parameter, letters_in_order, name_words
+from stef.align.places import same_city, stated_place
+from stef.spec import Spec
+
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+#: A code of digits and a short tag (``2023fa``), and a date literal.
+_TAGGED = re.compile(r"\d{2,4}([a-z]{2,3})")
+_DATE = re.compile(r"(?:19|20)\d\d-\d\d-\d\d")
+#: How alike a misspelt value and a literal must be (``SequenceMatcher.ratio``).
+_MISSPELT = 0.88
+
+
+def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
+    """Where the SQL holds ``value`` (case-folded) other than as a filter value, described for
+    a message, or None (see the module doc). ``text`` is the question (and its hints).
+
+    >>> from stef.spec import Filter
+    >>> param = Filter("category", "=", (":category",), "category = :category")
+    >>> held_otherwise("toys", Spec(filters=[param]), "Average price in the Toys category")
+    'parameter category = :category'
+    >>> code = Filter("dept_id", "=", ("3",), "e.dept_id = 3")
+    >>> held_otherwise("sales", Spec(filters=[code]), "Employees in the Sales department")
+    'code e.dept_id = 3'
+    >>> held_otherwise("p1", Spec(filters=[Filter("priority", "=", ("1",), "priority = 1")]), "")
+    'code priority = 1'
+    >>> held_otherwise("noth america", Spec(literals=["north america"]), "")
+    "literal 'north america'"
+    >>> held_otherwise("sales", Spec(filters=[code]), "Employees in Sales") is None
+    True
+    """
+    low = text.casefold()
+    near = _neighbours(value, low)
+    for f in sql.filters:
+        if not f.column or f.op not in ("=", "in") or not f.values:
+            continue
+        if near and all(is_parameter(v) for v in f.values) and _names(f.column, near):
+            return f"parameter {f.text or f.column}"
+        coded = all(v.isdigit() or len(v) <= 3 for v in f.values)
+        if near and coded and not all(map(is_parameter, f.values)) and _names(f.column, near):
+            return f"code {f.text or f.column}"
+        letter = re.fullmatch(r"([a-z])(\d+)", value)
+        if letter and letter.group(2) in f.values and canon_col(f.column)[:1] == letter.group(1):
+            return f"code {f.text or f.column}"
+    at = low.find(value)
+    year = re.match(r"\s+((?:19|20)\d\d)\b", low[at + len(value) :]) if at >= 0 else None
+    for lit in sql.literals:
+        plain = lit.strip("%_ ").casefold()
+        if len(value) >= 5 and len(plain) >= 5 and _alike(value, plain):
+            return f"literal {plain!r}"
+        if same_city(value, plain) or same_city(plain, value):
+            return f"literal {plain!r}"
+        tagged = _TAGGED.fullmatch(plain)  # a term code: '2023FA' for "2023 Fall"
+        if tagged and value.startswith(tagged.group(1)):
+            return f"literal {plain!r}"
+        if year and _DATE.match(plain) and plain.startswith(year.group(1)):
+            return f"literal {plain!r} (a day of that year)"  # "Black Friday 2023"
+    if at > 0 and low[:at].rstrip().endswith(",") and stated_place((value,), value):
+        return "the place before it (a qualifier after a comma)"
+    return None
+
+
+def _neighbours(value: str, low: str) -> set[str]:
+    """The words just before and just after ``value`` in ``low`` (articles skipped)."""
+    i = low.find(value)
+    if i < 0:
+        return set()
+    before = [w for w in _WORD.findall(low[max(0, i - 30) : i]) if w not in ("the", "a", "an")]
+    after = [w for w in _WORD.findall(low[i + len(value) : i + len(value) + 30])]
+    return {w for w in (before[-1:] + after[:1]) if len(w) >= 3}
+
+
+def _names(column: str, words: set[str]) -> bool:
+    """Does the column's name say one of ``words`` (a word of it begins like one, or
+    abbreviates it: ``dept`` for department)?
+
+    >>> _names("dept_id", {"department"}), _names("category", {"categories"}), _names("x", {"y"})
+    (True, True, False)
+    """
+    parts = [p for p in name_words(column) if p not in ("id", "code", "key", "no", "num")]
+    for w in words:
+        for p in parts:
+            if p[:4] == w[:4] and len(p) >= 3:
+                return True
+            if 3 <= len(p) <= 5 and len(p) < len(w) and letters_in_order(p, w, 2):
+                return True
+    return False
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two spellings of one value: the same number of words, alike letter for letter."""
+    return len(a.split()) == len(b.split()) and SequenceMatcher(None, a, b).ratio() >= _MISSPELT
