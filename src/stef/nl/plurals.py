@@ -16,8 +16,13 @@ _SUBJECT_VERB = re.compile(
 )
 
 
-#: The two words after a leading "which"/"what" (a noun, a verb: "which customers spent").
-_WHICH_NOUNS = re.compile(r"^\W*(?:which|what)\s+(?P<a>[a-z\-]+)\s+(?P<b>[a-z\-]+)\b")
+#: The two words after a leading "which"/"what" (a noun, a verb: "which customers spent"),
+#: past one modifier of a plural noun ("which product categories grew").
+_WHICH_NOUNS = re.compile(
+    r"^\W*(?:which|what)\s+(?:[a-z\-]+\s+(?=[a-z\-]+s\s))?(?P<a>[a-z\-]+)\s+(?P<b>[a-z\-]+)\b"
+)
+#: Past forms of verbs a ranked plural subject takes ("which categories grew the most").
+_PAST = frozenset("grew got gave took made ran rose fell saw wrote came went had did".split())  # noqa: SIM905
 
 
 _WITH_BEFORE = re.compile(
@@ -92,7 +97,7 @@ def plural_subject(low: str, sup_start: int) -> bool:
     lead = _WHICH_NOUNS.match(low)
     if lead and lead.end() <= sup_start:  # "which customers spent the most"
         a, b = lead.group("a"), lead.group("b")
-        if _is_plural(a) and (b.endswith("ed") or b in lx.IRREGULAR_PARTICIPLES):
+        if _is_plural(a) and (b.endswith("ed") or b in lx.IRREGULAR_PARTICIPLES or b in _PAST):
             return True
     w = _WITH_BEFORE.search(low[max(0, sup_start - 80) : sup_start])
     if w:
