@@ -30,6 +30,7 @@ from stef.errors import StefError
 from stef.spec import normalize_number, normalize_value
 from stef.sql.parse import dialect_tools
 from stef.sql.quiet import fallbacks_quiet
+from stef.sql.ratios import branch_results
 from stef.sql.script import split_script
 
 __all__ = ["KINDS", "Cues", "Mutant", "mutants", "mutate", "parse_sql", "read_cues", "render"]
@@ -341,14 +342,8 @@ def _swap_is_equivalent(node: exp.Expr) -> bool:
 
 def _indicator(node: exp.Expr) -> bool:
     """A CASE / IIF whose every result is 1 or NULL (it counts the rows where it holds)."""
-    if isinstance(node, exp.Case):
-        results = [i.args.get("true") for i in node.args.get("ifs") or []]
-        results.append(node.args.get("default"))
-    elif isinstance(node, exp.If):
-        results = [node.args.get("true"), node.args.get("false")]
-    else:
-        return False
-    return all(
+    results = branch_results(node)
+    return results is not None and all(
         r is None or isinstance(r, exp.Null) or (isinstance(r, exp.Literal) and r.this == "1")
         for r in results
     )

@@ -24,16 +24,27 @@ INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift",
 _INEXACT = (exp.Cast, exp.TryCast, exp.Avg, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
 
 
-def _flag_of_rows(node: exp.Expr) -> bool:
-    """A CASE or IF whose results are the integers 0 and 1 (``CASE WHEN … THEN 1 ELSE 0``)."""
+def branch_results(node: exp.Expr) -> list[exp.Expr | None] | None:
+    """The results of a CASE's branches and its ELSE, or of an IF/IIF's two sides (a
+    missing ELSE as None); None for any other node.
+
+    >>> import sqlglot
+    >>> [r.sql() for r in branch_results(sqlglot.parse_one("CASE WHEN a THEN 1 ELSE 0 END"))]
+    ['1', '0']
+    """
     if isinstance(node, exp.Case):
         results = [i.args.get("true") for i in node.args.get("ifs") or ()]
         results.append(node.args.get("default"))
-    elif isinstance(node, exp.If):
-        results = [node.args.get("true"), node.args.get("false")]
-    else:
-        return False
-    return all(
+        return results
+    if isinstance(node, exp.If):
+        return [node.args.get("true"), node.args.get("false")]
+    return None
+
+
+def _flag_of_rows(node: exp.Expr) -> bool:
+    """A CASE or IF whose results are the integers 0 and 1 (``CASE WHEN … THEN 1 ELSE 0``)."""
+    results = branch_results(node)
+    return results is not None and all(
         r is None or (isinstance(r, exp.Literal) and not r.is_string and r.this in ("0", "1"))
         for r in results
     )
