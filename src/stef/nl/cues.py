@@ -210,6 +210,9 @@ _STATED_VALUE = re.compile(
 #: Words before "the first/last X" that compare with it (``posted after the last edit``).
 _COMPARED_TO = frozenset({"after", "before", "since", "until", "than"})
 
+#: "first" after the superlative's noun: "most recent month first" orders the list.
+_FIRST_AFTER = re.compile(r"\s*first\b")
+
 #: Superlatives of a count: "the city with the most customers" is one city, not customers.
 _COUNTING = frozenset({"most", "fewest", "least"})
 
@@ -273,8 +276,9 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue
         if not any(o.key == key and o.direction == direction for o in spec.order_by):
             spec.order_by.append(OrderKey(key, direction, False, text))
-        if nxt == "first" and not ordinal:
-            continue  # "open tickets, newest first": an order for the list, not a top row
+        listed = nxt == "first" or target.endswith(" first") or _FIRST_AFTER.match(low, tend)
+        if listed and not ordinal:
+            continue  # "newest first", "most recent month first": an order for the list
         if ordinal and spec.limit is None:
             o = ordinal.group("ord").casefold()
             spec.limit, spec.offset = 1, (lx.ORDINALS[o] if o in lx.ORDINALS else int(o[:-2])) - 1

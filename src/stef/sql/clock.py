@@ -331,7 +331,8 @@ _DATE_CASTS = (exp.TsOrDsToDate, exp.Date)
 #: strftime formats of a date, a month and a year (SQLite's ``strftime('%Y-%m', 'now')``),
 #: as the last step of a clock token.
 _FORMATS = {
-    "%Y-%m-%d": "trunc:day", "%Y%m%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year"
+    "%Y-%m-%d": "trunc:day", "%Y%m%d": "trunc:day", "%Y-%m": "fmt:year_month", "%Y": "fmt:year",
+    "%Y-%m-01": "trunc:month", "%Y-01-01": "trunc:year",  # MySQL's first day of the month
 }
 
 
