@@ -388,7 +388,7 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
         return _clock_ops(node.this, text)
     if _clock_call(node, text):
         return ["trunc:day"] if isinstance(node, exp.CurrentDate) else []
-    if isinstance(node, exp.TsOrDsToTimestamp):
+    if isinstance(node, (exp.TsOrDsToTimestamp, exp.TimeStrToTime)):
         return _clock_ops(node.this, text)
     if isinstance(node, exp.TimeToStr):  # strftime('%Y-%m', 'now')
         last = _format_op(node.args.get("format"), text)
@@ -415,7 +415,39 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
         part = _PARTS.get(type(node)) or node.this.name.casefold()
         inner = _clock_ops(node.this if type(node) in _PARTS else node.expression, text)
         return [*inner, f"part:{part}"] if inner is not None else None
-    return _shifted_ops(node, text)
+    return _tsql_start_ops(node, text) or _shifted_ops(node, text)
+
+
+def _tsql_start_ops(node: exp.Expr, text: LiteralText) -> list[str] | None:
+    """T-SQL's first day of the clock's month or year: ``DATEFROMPARTS(YEAR(GETDATE()),
+    MONTH(GETDATE()), 1)`` (or ``…, 1, 1)``) and ``DATEADD(month, DATEDIFF(month, 0,
+    GETDATE()), 0)``; None for anything else.
+
+    >>> import sqlglot
+    >>> q = "DATEFROMPARTS(YEAR(GETDATE()), MONTH(GETDATE()), 1)"
+    >>> _tsql_start_ops(sqlglot.parse_one(q, read="tsql"), _as_written)
+    ['trunc:day', 'trunc:month']
+    >>> q = "DATEADD(year, DATEDIFF(year, 0, GETDATE()), 0)"
+    >>> _tsql_start_ops(sqlglot.parse_one(q, read="tsql"), _as_written)
+    ['trunc:year']
+    """
+    if isinstance(node, exp.DateFromParts):
+        year, month, day = node.args.get("year"), node.args.get("month"), node.args.get("day")
+        inner = _clock_ops(year.this, text) if isinstance(year, exp.Year) else None
+        if inner is None or not (isinstance(day, exp.Literal) and text(day) == "1"):
+            return None
+        if isinstance(month, exp.Month) and _clock_ops(month.this, text) is not None:
+            return [*inner, "trunc:month"]
+        january = isinstance(month, exp.Literal) and text(month) == "1"
+        return [*inner, "trunc:year"] if january else None
+    diff = node.expression if isinstance(node, exp.DateAdd) else None
+    if not isinstance(diff, exp.DateDiff) or not isinstance(node.this, exp.Literal):
+        return None
+    unit, inner_unit = node.args.get("unit"), diff.args.get("unit")
+    trunc = _TRUNC_UNITS.get(unit.name.casefold()) if unit is not None else None
+    same = inner_unit is not None and unit is not None and inner_unit.name == unit.name
+    inner = _clock_ops(diff.this, text) if same and text(node.this) == "0" else None
+    return [*inner, f"trunc:{trunc}"] if inner is not None and trunc in ("month", "year") else None
 
 
 def _sqlite_ops(node: exp.Anonymous, text: LiteralText) -> list[str] | None:
