@@ -390,6 +390,9 @@ def _clock_ops(node: exp.Expr | None, text: LiteralText) -> list[str] | None:
         return ["trunc:day"] if isinstance(node, exp.CurrentDate) else []
     if isinstance(node, (exp.TsOrDsToTimestamp, exp.TimeStrToTime)):
         return _clock_ops(node.this, text)
+    if isinstance(node, exp.LastDay):  # MySQL's LAST_DAY(CURDATE()): the month's last day
+        inner = _clock_ops(node.this, text)
+        return [*inner, "trunc:month", "shift:1:0", "shift:0:-1"] if inner is not None else None
     if isinstance(node, exp.TimeToStr):  # strftime('%Y-%m', 'now')
         last = _format_op(node.args.get("format"), text)
         inner = _clock_ops(node.this, text)
