@@ -5,9 +5,13 @@
 * A period against the one before: "month-over-month change in active users" answered by
   one figure per month and nothing that sets a month beside the one before it
   (``period_comparison_missing``).
+* An average per unit: "average revenue per customer" as ``AVG(amount)`` over order rows,
+  nothing making one figure per customer first (``average_per_unit_missing``).
+* Duplicates: "duplicate email addresses" answered by SQL that sets no row beside another
+  (``duplicates_unfound``).
 
-Both read the question's words and the SQL's shape (a subquery tied to nothing of the
-outer row; no window, join or subquery at all), never a schema.
+Each reads the question's words and the SQL's shape (a subquery tied to nothing of the
+outer row; no window, join, grouping or subquery at all), never a schema.
 """
 
 from __future__ import annotations

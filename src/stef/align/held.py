@@ -55,7 +55,9 @@ def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
     True
     """
     low = text.casefold()
-    near = _neighbours(value, low)
+    at = low.find(value)
+    near = _neighbours(value, low, at)
+    letter = re.fullmatch(r"([a-z])(\d+)", value)
     for f in sql.filters:
         if not f.column or f.op not in ("=", "in") or not f.values:
             continue
@@ -64,10 +66,8 @@ def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
         coded = all(v.isdigit() or len(v) <= 3 for v in f.values)
         if near and coded and not all(map(is_parameter, f.values)) and _names(f.column, near):
             return f"code {f.text or f.column}"
-        letter = re.fullmatch(r"([a-z])(\d+)", value)
         if letter and letter.group(2) in f.values and canon_col(f.column)[:1] == letter.group(1):
             return f"code {f.text or f.column}"
-    at = low.find(value)
     year = re.match(r"\s+((?:19|20)\d\d)\b", low[at + len(value) :]) if at >= 0 else None
     for lit in sql.literals:
         plain = lit.strip("%_ ").casefold()
@@ -85,13 +85,13 @@ def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
     return None
 
 
-def _neighbours(value: str, low: str) -> set[str]:
-    """The words just before and just after ``value`` in ``low`` (articles skipped)."""
-    i = low.find(value)
+def _neighbours(value: str, low: str, i: int) -> set[str]:
+    """The words just before and just after ``value``, found at ``i`` in ``low`` (articles
+    skipped)."""
     if i < 0:
         return set()
     before = [w for w in _WORD.findall(low[max(0, i - 30) : i]) if w not in ("the", "a", "an")]
-    after = [w for w in _WORD.findall(low[i + len(value) : i + len(value) + 30])]
+    after = _WORD.findall(low[i + len(value) : i + len(value) + 30])
     return {w for w in (before[-1:] + after[:1]) if len(w) >= 3}
 
 

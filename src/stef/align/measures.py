@@ -695,4 +695,3 @@ def check_distinct_counted(nl: Spec, sql: Spec, out: FindingCollector, text: str
             "aggregation",
         )
         return
-

@@ -24,8 +24,11 @@ def check_order_limit(
     hints: str | None = None,
     question: str = "",
 ) -> None:
-    """The sort direction and ORDER BY the question asks for, then its top-k LIMIT;
-    "slowest" and "fastest" against what the SQL sorts by (``question`` holds them)."""
+    """The sort direction and ORDER BY the question asks for, then its top-k LIMIT; before
+    them, the checks that read the question's own words (``question``) or the enrichment
+    (``hints``): "slowest"/"fastest" (:func:`check_speed`), each one's first or last
+    (:func:`check_own_extreme`), a stated sort key (:func:`check_sort_key`), a ranking within
+    each group (:func:`check_rank_partition`), a ranking by a total (:func:`check_ranked_total`)."""
     check_speed(sql, out, question)
     check_own_extreme(sql, out, question)
     check_sort_key(nl, sql, out)
@@ -539,8 +542,9 @@ def check_speed(sql: Spec, out: FindingCollector, question: str) -> None:
     >>> len(out.findings)
     1
     """
-    m = _SPEED.search(question.casefold())
-    if m is None or not sql.order_by or len(set(_SPEED.findall(question.casefold()))) > 1:
+    low = question.casefold()
+    m = _SPEED.search(low)
+    if m is None or not sql.order_by or len(set(_SPEED.findall(low))) > 1:
         return
     first = sql.order_by[0]
     words = set(name_words(first.key)) | set(name_words(first.text))
@@ -702,9 +706,8 @@ def check_ranked_total(
     nl: Spec, sql: Spec, out: FindingCollector, hints: str | None = None
 ) -> None:
     """The question (or its enrichment, ``hints``) ranks by a total of a measure ("top 10
-    customers by total order amount")
-    and the SQL ranks by a count of rows (``ORDER BY COUNT(*)``) with no SUM anywhere:
-    ``aggregation_substituted``.
+    customers by total order amount") and the SQL ranks by a count of rows (``ORDER BY
+    COUNT(*)``) with no SUM anywhere: ``aggregation_substituted``.
 
     >>> asked = OrderKey("amount", "desc", False, "Top 10 customers by total order amount")
     >>> out = FindingCollector()

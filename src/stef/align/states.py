@@ -634,7 +634,8 @@ def check_negated_values(sql: Spec, out: FindingCollector, question: str) -> Non
             return
     if "active" not in low or (act := _ACTIVE.search(low)) is None:
         return
-    if _ENDED & set(_WORD.findall(low)) or any("activ" in v for f in sql.filters for v in f.values):
+    said_ended = _ENDED & set(_VALUE_WORD.findall(low))
+    if said_ended or any("activ" in v for f in sql.filters for v in f.values):
         return  # "active users who cancelled", or a filter naming the state itself
     ended = [f for f in sql.filters if f.op in _KEEPS and f.values and set(f.values) <= _ENDED]
     if ended:
@@ -647,6 +648,3 @@ def check_negated_values(sql: Spec, out: FindingCollector, question: str) -> Non
             f.text,
             "filter_alignment",
         )
-
-
-_WORD = re.compile(r"[a-z]+")

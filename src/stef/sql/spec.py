@@ -190,7 +190,6 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
     return parent, child
 
 
-#: Dialects whose ``/`` truncates when both operands are integers.
 #: Operands whose value is never a truncating integer: a CAST, a root, a logarithm, a power.
 _INEXACT: tuple[type[exp.Expr], ...] = (exp.Cast, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
 #: And an AVG, a float in every such dialect but T-SQL.
