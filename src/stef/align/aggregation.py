@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from stef.align.comparisons import (
     check_average_per_unit,
+    check_compared_to_figure,
     check_duplicates,
     check_own_group,
     check_period_over_period,
@@ -86,6 +87,7 @@ def check_aggregations(
     check_period_over_period(sql, out, text)
     check_average_per_unit(sql, out, text)
     check_duplicates(sql, out, text)
+    check_compared_to_figure(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -204,3 +204,40 @@ def check_duplicates(sql: Spec, out: FindingCollector, text: str) -> None:
         None,
         "aggregation",
     )
+
+
+#: A row compared with a figure the question names rather than a number: "revenue larger
+#: than the revenue of some companies in Austin", "a fee higher than average", "earn more than
+#: their manager" (not "how many more … than", "three times more than").
+_YES_NO = re.compile(r"\s*(?:is|are|was|were|does|do|did|has|have|will|can)\b")
+_THAN_FIGURE = re.compile(
+    r"(?<!many )(?<!much )(?<!times )\b(?:more|greater|larger|higher|bigger|less|fewer|smaller"
+    r"|lower|older|younger|longer|shorter|heavier|lighter|taller|cheaper|costlier)"
+    r"\s+than\s+(?:the|any|all|some|every|that|those|its|their|his|her|average|overall)\b"
+)
+
+
+def check_compared_to_figure(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question keeps the rows that exceed (or fall short of) a figure ("companies whose
+    revenue is larger than the revenue of some companies in Austin") and the SQL compares
+    nothing by order anywhere: no ``>``, ``<`` or BETWEEN (``comparison_missing``).
+    ``text`` as :func:`check_own_group` takes it.
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(flags={"compares_order": False})
+    >>> check_compared_to_figure(sql, out, " campuses with a fee higher than average ")
+    >>> [f.kind for f in out.findings]
+    ['comparison_missing']
+    """
+    m = _THAN_FIGURE.search(text) if " than " in text else None
+    if m is None or sql.flags.get("compares_order", True) or _YES_NO.match(text):
+        return  # "is revenue higher than the target?" may be answered by both figures
+    out.add(
+        "comparison_missing",
+        "warning",
+        f"the question compares rows with a figure ({m.group(0)!r}); the SQL compares nothing"
+        " (no >, < or BETWEEN)",
+        m.group(0),
+        None,
+        "filter",
+    )

@@ -474,6 +474,17 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
             ungrouped[0],
             "structure",
         )
+    bare = flags.get("bare_under_group") or ()
+    if bare and not any(f.kind == "group_key_unshown" for f in out.findings):  # one defect
+        out.add(
+            "column_not_grouped",
+            "warning",
+            f"column {bare[0]!r} is selected beside a GROUP BY that neither holds it nor a key"
+            " that determines it: its value is one arbitrary row's of each group",
+            None,
+            bare[0],
+            "structure",
+        )
 
 
 #: Last words of a column that labels rows rather than measuring them.

@@ -71,7 +71,9 @@ def _clock(tm: str) -> str:
 
 def _step_dates(ctx: _Ctx) -> None:
     """Relative dates, dates with a year, quarters and months alone."""
-    if ctx.has(lx.RELATIVE_DATE_WORDS) or ctx.may_hold("to date", "to-date"):
+    if ctx.has(lx.RELATIVE_DATE_WORDS) or ctx.may_hold(
+        "to date", "to-date", "year before", "preceding year"
+    ):
         _relative_dates(ctx)  # "year-to-date" too
     if lx.FOUR_DIGITS.search(ctx.text):
         _absolute_dates(ctx)
@@ -228,8 +230,10 @@ def _periods(ctx: _Ctx) -> None:
             continue
         last_day = month_start + relativedelta(months=1) - timedelta(days=1)
         nth = m.group("nth").casefold()
-        begin = last_day - timedelta(days=6) if nth == "last" else month_start + timedelta(
-            days=7 * (lx.QUARTER_ORDINALS[nth] - 1)
+        begin = (
+            last_day - timedelta(days=6)
+            if nth == "last"
+            else month_start + timedelta(days=7 * (lx.QUARTER_ORDINALS[nth] - 1))
         )
         week_end = min(begin + timedelta(days=6), last_day).isoformat()
         f = Filter(None, "between", (begin.isoformat(), week_end), m.group(0), src)
@@ -285,12 +289,37 @@ def _part_of_year(year: int, nth: int, months: int, text: str, src: str) -> Filt
     return Filter(None, "between", (first.isoformat(), last.isoformat()), text, src)
 
 
+#: A year stated before "the previous year", "the year before": the year those count back from.
+_STATED_YEAR = re.compile(r"\b(?:19|20)\d\d\b(?!\s*[-/]\d)")
+_YEAR_BEFORE = re.compile(r"\bthe\s+(?:year\s+before|preceding\s+year)\b", re.I)
+
+
+def _year_before(ctx: _Ctx, m: re.Match[str], relative: bool = True) -> Filter | None:
+    """ "Revenue in 2024 compared to the previous year": the year before the last year the
+    text states ahead of the phrase (2023), not the year before the record's time; None
+    when no year comes first or the phrase counts back from now ("last year"). ``m``: a
+    match of :data:`lx.RELATIVE` (``relative``) or of "the year before"."""
+    if relative and (
+        (m.group("unit") or "").casefold() != "year"
+        or (m.group("which") or "").casefold() not in {"previous", "prior"}
+    ):
+        return None
+    years = _STATED_YEAR.findall(ctx.text, 0, m.start())
+    if not years:
+        return None
+    return Filter(None, "=", (str(int(years[-1]) - 1),), m.group(0), ctx.source, "year")
+
+
 def _relative_dates(ctx: _Ctx) -> None:
+    for m in ctx.scan(_YEAR_BEFORE) if ctx.may_hold("year before", "preceding year") else ():
+        before = _year_before(ctx, m, relative=False)
+        if before is not None and ctx.free(m.start(), m.end()):
+            ctx.add_filter(before, m.start(), m.end())
     for m in ctx.scan(lx.RELATIVE):
         if (m.group("unit") or "").casefold() == "day" and not _day_back(ctx.low, m):
             continue  # "the next day", "the last day any resident moved in": no reach
         if ctx.free(m.start(), m.end()):
-            f = _relative_date(m, ctx.now, ctx.source)
+            f = _year_before(ctx, m) or _relative_date(m, ctx.now, ctx.source)
             if f.op == "=" and f.func != "date" and _prev_words(ctx.low, m.start(), 1) == ["since"]:
                 f = Filter(None, ">=", f.values, f.text, f.clause, f.func)  # "since last year"
             ctx.add_filter(f, m.start(), m.end())

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from operator import attrgetter
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, Dialects
@@ -366,3 +367,36 @@ def _command_head(tree: exp.Command) -> str:
     rest = tree.expression
     tail = rest.name if isinstance(rest, exp.Expr) else str(rest or "")
     return f"{tree.name} {tail}".strip()[:60]
+
+
+#: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
+#: ``%(name)s``).
+_BIND_TOKENS = frozenset(
+    {TokenType.PLACEHOLDER, TokenType.PARAMETER, TokenType.COLON, TokenType.MOD}
+)
+#: Tokens of a comparison by order: ``<``, ``>``, ``<=``, ``>=``, BETWEEN.
+_ORDER_TOKENS = frozenset(
+    {TokenType.LT, TokenType.GT, TokenType.LTE, TokenType.GTE, TokenType.BETWEEN}
+)
+_TOKEN_TYPE = attrgetter("token_type")
+
+
+def may_bind(parsed: ParsedSql) -> bool:
+    """Can the query hold a run-time parameter at all? A test of its characters, then of
+    its tokens (a ``%`` or ``:`` inside a string is none); the tree decides which are."""
+    sql = parsed.sql
+    if not ("?" in sql or ":" in sql or "$" in sql or "@" in sql or "%" in sql):
+        return False
+    return not _BIND_TOKENS.isdisjoint(map(_TOKEN_TYPE, parsed.tokens))
+
+
+def compares_order(parsed: ParsedSql) -> bool:
+    """Does the query compare anything by order (``<``, ``>``, ``<=``, ``>=``, BETWEEN),
+    between columns, values or subqueries, anywhere? Read from its tokens.
+
+    >>> compares_order(parse_query("SELECT a FROM t WHERE x < y"))
+    True
+    >>> compares_order(parse_query("SELECT a FROM t WHERE x = '<'"))
+    False
+    """
+    return not _ORDER_TOKENS.isdisjoint(map(_TOKEN_TYPE, parsed.tokens))

@@ -17,6 +17,7 @@ from typing import Final
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.tokens import TokenType
 
 from stef.findings import Finding
 from stef.spec import normalize_column
@@ -215,6 +216,8 @@ class Sources:
         for i, src in enumerate(sources[1:], start=1):
             if isinstance(src, (exp.Unnest, exp.Lateral)):
                 links.link(i, i - 1)  # UNNEST(t.hits), LATERAL FLATTEN(t.arr): a row's own array
+            elif from_ is not None and joins[i - 1].args.get("kind") == "CROSS" and self._crossed():
+                links.link(i, i - 1)  # CROSS JOIN written out: the product is what is asked
         self._read_joins(joins, sources, index, links, out, resolve)
         linked_all = self._read_where(sel, index, links, out, resolve)
         self._read_having(sel, out, resolve)
@@ -224,6 +227,10 @@ class Sources:
             return False
         self._loose_links(sel, scope, sources, index, links)
         return links.groups() > 1
+
+    def _crossed(self) -> bool:
+        """Does the SQL write ``CROSS JOIN`` (the parser gives a comma join that kind too)?"""
+        return any(t.token_type == TokenType.CROSS for t in self.reader.text.tokens)
 
     def _loose_links(
         self,
@@ -281,9 +288,7 @@ class Sources:
         tables: dict[str, str] = {}
         if scope is not None:
             for name, src in scope.sources.items():
-                tables[name.lower()] = (
-                    src.name.lower() if isinstance(src, _TABLE) else name.lower()
-                )
+                tables[name.lower()] = src.name.lower() if isinstance(src, _TABLE) else name.lower()
         else:
             for node in sources:
                 alias = self.source_name.get(id(node), "")

@@ -25,17 +25,15 @@ Traceback (most recent call last):
 stef.errors.SqlError: SQL is empty
 """
 
-
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, Final
 
 from sqlglot import exp
-from sqlglot.tokens import TokenType
 
 from stef.errors import SqlError
 from stef.findings import Finding
 from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
+from stef.sql.bare import bare_under_group
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts
@@ -51,7 +49,14 @@ from stef.sql.outputs import (
     unpartitioned_ranks,
     unshown_plain_keys,
 )
-from stef.sql.parse import MAX_SQL_CHARS, ParsedSql, check_text, parse_query
+from stef.sql.parse import (
+    MAX_SQL_CHARS,
+    ParsedSql,
+    check_text,
+    compares_order,
+    may_bind,
+    parse_query,
+)
 from stef.sql.parse import tokenize_and_parse as _tokenize_and_parse
 from stef.sql.predicates import (
     Conditions,
@@ -258,6 +263,8 @@ class _Extractor:
             )
             spec = self._build(w)
             spec.flags["sum_fanouts"] = fanned
+            spec.flags["bare_under_group"] = [c for sel in w.selects for c in bare_under_group(sel)]
+            spec.flags["compares_order"] = compares_order(self.p)
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
@@ -369,9 +376,7 @@ class _Extractor:
                 )
         return conds, cartesian, having_alone, group_alone
 
-    def _projections(
-        self, eff: exp.Expr, aggs_in: dict[int, list[_AggInfo]], spec: Spec
-    ) -> bool:
+    def _projections(self, eff: exp.Expr, aggs_in: dict[int, list[_AggInfo]], spec: Spec) -> bool:
         """The projections of the query's result into ``spec``; True when one divides."""
         tt = self.tt
         division = False
@@ -506,7 +511,7 @@ class _Extractor:
             )[0],
             "clock_columns": clock[1],
             "clock_ages": clock[2],
-            "parameter_columns": parameter_columns(self.tree) if _may_bind(self.p) else [],
+            "parameter_columns": parameter_columns(self.tree) if may_bind(self.p) else [],
             "rank_cuts": rank_cuts(self.tree) if w.windows else [],
             "percentiles": percentile_fractions(self.tree, w.functions),
             "diff_units": diff_units(self.tree, w.functions),
@@ -679,8 +684,7 @@ class _Extractor:
                     if p.alias is not None and p.alias == info.raw:
                         return p.expr, p.is_aggregate
         has_agg = bool(self.w.aggs) and any(  # no aggregate in the tree: none in the key
-            isinstance(n, exp.AggFunc)
-            for n in preorder(node, (exp.Query, exp.Window))
+            isinstance(n, exp.AggFunc) for n in preorder(node, (exp.Query, exp.Window))
         )
         return self.tt.render(node), has_agg
 
@@ -746,24 +750,6 @@ def _depth(node: exp.Expr) -> int:
 #: Aggregates that count under another name: ``APPROX_COUNT_DISTINCT``, ``COUNT_IF``.
 _COUNTS = {"approx_distinct": "count", "count_if": "count"}
 
-#: Tokens that may stand for a run-time parameter (``?``, ``:name``, ``$1``, ``@name``,
-#: ``%(name)s``).
-_BIND_TOKENS = frozenset(
-    {TokenType.PLACEHOLDER, TokenType.PARAMETER, TokenType.COLON, TokenType.MOD}
-)
-
-
-_TOKEN_TYPE = attrgetter("token_type")
-
-
-def _may_bind(parsed: ParsedSql) -> bool:
-    """Can the query hold a run-time parameter at all? A test of its characters, then of
-    its tokens (a ``%`` or ``:`` inside a string is none); the tree decides which are."""
-    sql = parsed.sql
-    if not ("?" in sql or ":" in sql or "$" in sql or "@" in sql or "%" in sql):
-        return False
-    return not _BIND_TOKENS.isdisjoint(map(_TOKEN_TYPE, parsed.tokens))
-
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:
     """``(limit, first sort key, direction)`` of a sorted SELECT with a LIMIT, or nothing.
@@ -792,4 +778,3 @@ def _sorted_limit(sel: exp.Select) -> list[int]:
     if sel.args.get("order") is None or not isinstance(bound, _LITERAL):
         return []
     return [int(bound.name)] if bound.name.isdigit() else []
-

@@ -1,0 +1,118 @@
+"""Columns a grouped SELECT outputs bare that its GROUP BY keys do not determine.
+
+``SELECT first_name, last_name … GROUP BY first_name`` shows one arbitrary last name per
+first name: standard SQL refuses it, SQLite and MySQL return some row's value. A column
+is determined (and not reported) when it is a key, when a key is its table's identifier
+(``GROUP BY c.id`` shows ``c.name``), when an ``=`` of the ON or WHERE conditions ties a
+key to a column of its table (``GROUP BY t2.dno`` with ``t1.dno = t2.dno`` shows
+``t1.dname``), when it shares a key's stem (``start_station_id`` beside
+``start_station_name``), or when the SELECT's one aggregate is MIN or MAX (SQLite takes
+the bare columns from the row holding that extreme).
+
+>>> import sqlglot
+>>> bare_under_group(sqlglot.parse_one(
+...     "SELECT first_name, last_name FROM e GROUP BY first_name ORDER BY COUNT(*) DESC"))
+['last_name']
+>>> bare_under_group(sqlglot.parse_one("SELECT name, COUNT(*) FROM e GROUP BY id"))
+[]
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from stef.sql.sources import own_key
+from stef.sql.walk import search
+
+#: Last words of a column that identifies its row (or the row of a table it refers to).
+_IDENTIFIER_ENDS = ("id", "key", "code", "number", "_no", "num")
+
+_EQS: tuple[type[exp.EQ]] = (exp.EQ,)
+_COLUMNS: tuple[type[exp.Column]] = (exp.Column,)
+_AGGREGATES: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
+
+ColumnKey = tuple[str, str]
+
+
+def _key(col: exp.Column) -> ColumnKey:
+    return col.table.casefold(), col.name.casefold()
+
+
+def _identifier(column: str, table: str) -> bool:
+    return own_key(column, table) or column.endswith(_IDENTIFIER_ENDS)
+
+
+def _tables(sel: exp.Select) -> dict[str, str]:
+    """Table name of each qualifier of the SELECT's sources (``""`` for a lone source)."""
+    from_ = sel.args.get("from_")
+    sources = [from_.this if from_ else None, *(j.this for j in sel.args.get("joins") or ())]
+    out = {s.alias_or_name.casefold(): s.name.casefold() for s in sources if type(s) is exp.Table}
+    if len(sources) == 1 and sources[0] is not None:
+        out[""] = sources[0].name.casefold() if type(sources[0]) is exp.Table else ""
+    return out
+
+
+def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str]]:
+    """The key columns with every column an ``=`` ties to one, and the expressions grouped
+    (as SQL text; a position or an output's alias stands for that output)."""
+    outputs = sel.expressions
+    aliases = {e.alias.casefold(): e.unalias() for e in outputs if isinstance(e, exp.Alias)}
+    exprs: list[exp.Expr] = []
+    for k in group.expressions:
+        if isinstance(k, exp.Literal) and k.is_int and 0 < int(k.this) <= len(outputs):
+            exprs.append(outputs[int(k.this) - 1].unalias())
+        elif type(k) is exp.Column and not k.table and k.name.casefold() in aliases:
+            exprs.append(aliases[k.name.casefold()])
+        else:
+            exprs.append(k)
+    keys = {_key(c) for e in exprs for c in search(e, _COLUMNS)}
+    tied = set(keys)
+    for eq in search(sel, _EQS):
+        a, b = eq.this, eq.expression
+        if type(a) is exp.Column and type(b) is exp.Column:
+            if _key(a) in keys:
+                tied.add(_key(b))
+            if _key(b) in keys:
+                tied.add(_key(a))
+    return tied, {e.sql().casefold() for e in exprs}
+
+
+def bare_under_group(sel: exp.Select) -> list[str]:
+    """Names of the columns ``sel`` outputs outside any aggregate that its GROUP BY keys
+    do not determine (see the module's doc); empty without a GROUP BY."""
+    group = sel.args.get("group")
+    if group is None or not group.expressions or any(e.is_star for e in sel.expressions):
+        return []
+    aggregates = [
+        a
+        for e in sel.expressions
+        for a in search(e, _AGGREGATES)
+        if not a.find_ancestor(exp.Window)
+    ]
+    if len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
+        return []
+    tables = _tables(sel)
+    lone = "" in tables  # one source: every qualifier names it
+    tied, grouped = _grouped(sel, group)
+    if lone:
+        tied = {("", c) for _, c in tied}
+    determined = {q for q, c in tied if _identifier(c, tables.get(q, ""))}
+    determined |= {q for q, _ in tied} - {_key(c)[0] for c in search(group, _COLUMNS)}
+    names = {c for _, c in tied}
+    out: list[str] = []
+    for e in sel.expressions:
+        if e.unalias().sql().casefold() in grouped:
+            continue
+        for col in search(e, _COLUMNS):
+            q, name = _key(col)
+            q = "" if lone else q
+            if (q, name) in tied or name in names or q in determined or (not q and determined):
+                continue
+            if col.find_ancestor(exp.AggFunc, exp.Window, exp.Subquery) is not None:
+                continue
+            stem = name.rpartition("_")[0]
+            if stem and any(n.startswith(stem + "_") for n in names):
+                continue
+            if name not in out:
+                out.append(name)
+    return out
