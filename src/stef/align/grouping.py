@@ -189,9 +189,55 @@ def _check_period_keys(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         )
 
 
+#: "the last two years", "past 3 years": a reach back of several years.
+_YEARS_BACK = re.compile(r"\b(?:[2-9]|1\d|two|three|four|five|six|seven|eight|nine|ten)\s+years\b")
+
+
+def _several_years(nl: Spec) -> str | None:
+    """The text of a period the question asks for that spans several years ("from 2021 to
+    2023", "since 2020", "over the last two years"), or None."""
+    for f in nl.filters:
+        if f.func != "year" and not _YEARS_BACK.search(f.text.casefold()):
+            continue
+        if (f.op == "between" and len(set(f.values)) == 2) or f.op in (">=", ">"):
+            return f.text
+    return None
+
+
+def _check_months_merged(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """The question asks per month over several years ("orders by month from 2021 to
+    2023") and the SQL groups by the month of the year alone: each row adds up that month of
+    every year (``months_merged``).
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> asked = Spec(group_by=["month"], filters=[Filter(None, ">=", ("2020",), "since 2020",
+    ...     "question", "year")])
+    >>> _check_months_merged(asked, Spec(flags={"month_without_year": "MONTH(d)"}), out)
+    >>> [f.kind for f in out.findings]
+    ['months_merged']
+    """
+    month = sql.flags.get("month_without_year")
+    if not month or not ("month" in nl.group_by or nl.flags.get("period_series")):
+        return
+    span = _several_years(nl)
+    if span is None:
+        return
+    out.add(
+        "months_merged",
+        "warning",
+        f"the question asks per month over {span!r}; the SQL groups by {month} alone, so"
+        " each row adds up that month of every year",
+        span,
+        month,
+        "grouping",
+    )
+
+
 def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> None:
     _check_series_measured(nl, sql, out)
     _check_period_keys(nl, sql, out)
+    _check_months_merged(nl, sql, out)
     if nl.group_by and not sql.group_by:
         if not _grouped_elsewhere(nl, sql):
             _report_missing_group(nl, sql, out)

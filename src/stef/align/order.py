@@ -568,7 +568,7 @@ def check_speed(sql: Spec, out: FindingCollector, question: str) -> None:
 
 #: "each customer's first order", "their most recent login": one row of each subject's own.
 _OWN_EXTREME = re.compile(
-    r"\b(?:their|his|her|its|[a-z]+'s)\s+(?P<w>first|earliest|last|latest|most\s+recent)"
+    r"\b(?:their|his|her|its|whose|[a-z]+'s)\s+(?P<w>first|earliest|last|latest|most\s+recent)"
     r"\s+(?P<n>[a-z]+)"
 )
 
@@ -577,8 +577,8 @@ _STORED_EXTREME = re.compile(r"first|last|latest|recent|earliest|min|max|prev|to
 
 def check_own_extreme(sql: Spec, out: FindingCollector, question: str) -> None:
     """"When did each customer place their first order?" answered by SQL that keeps every
-    row: no MIN or MAX, window, ORDER BY, LIMIT, GROUP BY, DISTINCT or subquery picks the
-    first of each (``extreme_per_group_missing``).
+    row: no MIN or MAX, window, ORDER BY, LIMIT, GROUP BY or subquery picks the first of
+    each (``extreme_per_group_missing``; DISTINCT keeps every distinct row).
 
     >>> out = FindingCollector()
     >>> check_own_extreme(Spec(tables=["orders"]), out, "Each customer's first order date")
@@ -597,8 +597,8 @@ def check_own_extreme(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     if sql.aggregations or sql.window_functions or sql.order_by or sql.limit is not None:
         return
-    if sql.group_by or sql.distinct or sql.subqueries or sql.ctes or sql.set_operations:
-        return
+    if sql.group_by or sql.subqueries or sql.ctes or sql.set_operations:
+        return  # (DISTINCT picks no first: it keeps each distinct row)
     if any(_STORED_EXTREME.search(c.casefold()) for c in sql.columns):
         return  # ``users.last_login``: a column that holds each one's extreme already
     out.add(

@@ -552,6 +552,13 @@ INITIAL_LIKE = re.compile(
     r"(?P<v>[a-z0-9])(?![\w'-])(?P<next>\s*\S?)",
     re.I,
 )
+#: A dotted token a value starts, ends with or contains: a domain, an extension, a version
+#: ("ending with gmail.com", "ends in .pdf", "starting with v2.1").
+DOTTED_LIKE = re.compile(
+    r"\b(?:(?:start|begin)(?:s|ning|ing)?\s+with|end(?:s|ing)?\s+(?:with|in)|contain(?:s|ing)?)"
+    r"\s+(?P<v>@?\.?[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+|@?\.[a-z0-9]{2,5})(?![\w@.-])",
+    re.I,
+)
 NEGATION_BEFORE = re.compile(
     r"\b(?:(?:(?:do|does|did)\s+not|doesn't|don't|didn't)\s+[a-z]+\b"  # "do not suffer"
     r"|(?:not|except|excluding|exclude|besides|never|without|other\s+than|apart\s+from|"

@@ -184,6 +184,14 @@ def _step_initials(ctx: _Ctx) -> None:
             continue
         if ctx.free(m.start("v"), m.end("v")):
             _add_value(ctx, v.casefold(), m.start("v"), m.end("v"))
+    for m in lx.DOTTED_LIKE.finditer(ctx.text) if "." in ctx.text else ():
+        v, start, end = m.group("v").casefold(), m.start("v"), m.end("v")
+        if not ctx.free(start, end) or not any(c.isalpha() for c in v):
+            continue  # "containing 3.5": a number
+        verb = m.group(0)[:3].casefold()  # "emails ending with gmail.com": a pattern
+        pattern = f"{v}%" if verb in ("sta", "beg") else f"%{v}" if verb == "end" else f"%{v}%"
+        col = _adjacent_column(ctx, start, end)
+        ctx.add_filter(Filter(col, "like", (pattern,), ctx.text[start:end], ctx.source), start, end)
 
 
 def _scare_quoted(inner: str, low: str, end: int) -> bool:

@@ -1,4 +1,6 @@
-"""Columns a grouped SELECT outputs bare that its GROUP BY keys do not determine.
+"""What a SELECT's GROUP BY keys determine: columns output bare that they do not
+(:func:`bare_under_group`), and a month of the year grouped with no year beside it
+(:func:`month_without_year`).
 
 ``SELECT first_name, last_name … GROUP BY first_name`` shows one arbitrary last name per
 first name: standard SQL refuses it, SQLite and MySQL return some row's value. A column
@@ -52,9 +54,8 @@ def _tables(sel: exp.Select) -> dict[str, str]:
     return out
 
 
-def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str]]:
-    """The key columns with every column an ``=`` ties to one, and the expressions grouped
-    (as SQL text; a position or an output's alias stands for that output)."""
+def _keys(sel: exp.Select, group: exp.Group) -> list[exp.Expr]:
+    """The expressions grouped (a position or an output's alias stands for that output)."""
     outputs = sel.expressions
     aliases = {e.alias.casefold(): e.unalias() for e in outputs if isinstance(e, exp.Alias)}
     exprs: list[exp.Expr] = []
@@ -65,6 +66,13 @@ def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str
             exprs.append(aliases[k.name.casefold()])
         else:
             exprs.append(k)
+    return exprs
+
+
+def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str]]:
+    """The key columns with every column an ``=`` ties to one, and the expressions grouped
+    (as SQL text)."""
+    exprs = _keys(sel, group)
     keys = {_key(c) for e in exprs for c in search(e, _COLUMNS)}
     tied = set(keys)
     for eq in search(sel, _EQS):
@@ -116,3 +124,49 @@ def bare_under_group(sel: exp.Select) -> list[str]:
             if name not in out:
                 out.append(name)
     return out
+
+
+_TRUNCS = (exp.DateTrunc, exp.TimestampTrunc, exp.DatetimeTrunc, exp.TimeToStr, exp.Year)
+_YEAR_NAME = ("year", "date", "time", "_at", "day", "yr")
+
+
+def _period_part(key: exp.Expr) -> str | None:
+    """``"month"`` for a month of the year (``EXTRACT(MONTH FROM d)``, ``MONTH(d)``,
+    ``strftime('%m', d)``), ``"year"`` for a key that holds the year (a year, a truncated
+    date, a format with ``%Y``, a column named for a year or a date), else None."""
+    if isinstance(key, exp.Extract):
+        unit = key.name.casefold()
+        return "month" if unit == "month" else "year" if "year" in unit else None
+    if isinstance(key, exp.Month):
+        return "month"
+    if isinstance(key, exp.TimeToStr):
+        fmt = key.text("format")
+        if "%Y" in fmt or "%y" in fmt:
+            return "year"
+        return "month" if any(m in fmt for m in ("%m", "%b", "%B")) else None
+    if isinstance(key, _TRUNCS):
+        return "year"
+    if type(key) is exp.Column and any(w in key.name.casefold() for w in _YEAR_NAME):
+        return "year"
+    return None
+
+
+def month_without_year(sel: exp.Select) -> exp.Expr | None:
+    """The month-of-the-year key of a GROUP BY that holds no year beside it (each group
+    adds up that month of every year); else None.
+
+    >>> import sqlglot
+    >>> month_without_year(sqlglot.parse_one(
+    ...     "SELECT EXTRACT(MONTH FROM d), SUM(x) FROM t GROUP BY 1")).sql()
+    'EXTRACT(MONTH FROM d)'
+    >>> month_without_year(sqlglot.parse_one(
+    ...     "SELECT YEAR(d), MONTH(d), SUM(x) FROM t GROUP BY YEAR(d), MONTH(d)"))
+    """
+    group = sel.args.get("group")
+    if group is None or not group.expressions:
+        return None
+    parts = [(k, _period_part(k.unalias())) for k in _keys(sel, group)]
+    month = next((k for k, p in parts if p == "month"), None)
+    if month is None or any(p == "year" for _, p in parts):
+        return None
+    return month.unalias()

@@ -33,7 +33,7 @@ from sqlglot import exp
 from stef.errors import SqlError
 from stef.findings import Finding
 from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
-from stef.sql.bare import bare_under_group
+from stef.sql.bare import bare_under_group, month_without_year
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts
@@ -261,9 +261,12 @@ class _Extractor:
                 if w.aggs or w.aggregate_clause
                 else []
             )
+            bare = [c for sel in w.selects for c in bare_under_group(sel)]
+            months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
             spec = self._build(w)
             spec.flags["sum_fanouts"] = fanned
-            spec.flags["bare_under_group"] = [c for sel in w.selects for c in bare_under_group(sel)]
+            spec.flags["bare_under_group"] = bare
+            spec.flags["month_without_year"] = months and _call_text(self.tt, months)
             spec.flags["compares_order"] = compares_order(self.p)
         finally:
             self.tt.restore()
@@ -749,6 +752,12 @@ def _depth(node: exp.Expr) -> int:
 
 #: Aggregates that count under another name: ``APPROX_COUNT_DISTINCT``, ``COUNT_IF``.
 _COUNTS = {"approx_distinct": "count", "count_if": "count"}
+
+
+def _call_text(tt: TreeText, node: exp.Expr) -> str:
+    """A call as the SQL writes it (``MONTH(d)``), or rendered where no token places it."""
+    text = tt.original(node, "func")
+    return text if "(" in text else tt.render(node)
 
 
 def _limit_rank(sel: exp.Select) -> list[tuple[int, str, str]]:
