@@ -692,10 +692,15 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         for n in (_counted_noun(na.text), _last_word(na.text))
         if n is not None
     }
+    heads = {
+        singular(h)
+        for na in nl.aggregations
+        if na.func == "count" and not na.distinct and (h := _counted_head(na.text))
+    }
     for count, entity, habit in keyed:
-        if entity not in nouns:
-            continue
-        if habit == "joined":
+        if entity not in (heads if habit == "rows" else nouns):
+            continue  # COUNT(*) over a join: only the very noun counted ("order items" no order)
+        if habit in ("joined", "rows"):
             kind, why = "count_fanout", f"counts each {entity} once per row joined to it"
         else:
             kind, why = "count_foreign_key", f"counts the rows that name a {entity}, not {entity}s"
@@ -708,6 +713,26 @@ def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
             "aggregation",
         )
         return
+
+
+_ARTICLES = frozenset({"the", "a", "an", "all", "total"})
+
+
+def _counted_head(text: str) -> str | None:
+    """The head noun of what "how many" or "number of" counts: of the two words after it,
+    the last plural one ("number of order items" → ``items``, "how many French
+    constructors" → ``constructors``, "number of user by" → ``user``).
+
+    >>> _counted_head("Number of order items"), _counted_head("How many students attend course")
+    ('items', 'students')
+    """
+    words = [w.strip(",.?!;:'") for w in text.casefold().split()]
+    lead = max((i for i, w in enumerate(words) if w in ("many", "of")), default=-1)
+    if lead < 0:
+        return None
+    after = [w for w in words[lead + 1 :] if w not in _ARTICLES][:2]
+    plural = [w for w in after if w.endswith("s") and not w.endswith("ss")]
+    return plural[-1] if plural else (after[0] if after else None)
 
 
 def _last_word(text: str) -> str | None:

@@ -68,8 +68,23 @@ def _check_fanned_sums(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
+def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
+    """A COUNT of a column the WHERE keeps NULL (``zero_counts``): always 0."""
+    for count in flags.get("zero_counts") or ():
+        out.add(
+            "count_always_zero",
+            "error",
+            f"{count} counts a column the WHERE keeps NULL, and COUNT skips NULLs: it is always"
+            " 0 (COUNT(*) counts the rows)",
+            None,
+            count,
+            "structure",
+        )
+
+
 def check_structure(sql: Spec, out: FindingCollector) -> None:
     flags = sql.flags
+    _check_zero_counts(flags, out)
     for table in flags.get("redundant_tables") or ():
         out.add(
             "table_redundant",

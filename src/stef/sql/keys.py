@@ -34,6 +34,7 @@ from typing import Final
 
 from sqlglot import exp
 
+from stef.sql.nulls import null_columns
 from stef.sql.walk import search
 
 #: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
@@ -116,9 +117,15 @@ def key_counts(
     if not tables:
         return []
     out: list[tuple[exp.Count, str, str]] = []
+    grouped = _grouped_by_own_key(sel, tables)
     for count in search(sel, _COUNT) if counts is None else counts:
         col = count.this
-        if not isinstance(col, _COLUMN) or count.find_ancestor(exp.Select) is not sel:
+        if count.find_ancestor(exp.Select) is not sel:
+            continue
+        if isinstance(col, exp.Star):  # COUNT(*): each table the joins repeat
+            out += [(count, _singular(t), "rows") for t in _repeated(sel, tables, grouped)]
+            continue
+        if not isinstance(col, _COLUMN):
             continue
         alias = col.table.casefold() or (next(iter(tables)) if len(tables) == 1 else "")
         table = tables.get(alias)
@@ -126,12 +133,41 @@ def key_counts(
             continue
         name = col.name.casefold()
         if _own_key(name, table):
-            if _child_of(sel, alias, table, tables, name) is not None:
+            child = _child_of(sel, alias, table, tables, name)
+            if child is not None and alias not in grouped:
                 out.append((count, _singular(table), "joined"))
         elif (entity := _entity_of_key(name)) is not None and entity not in table:
             # a key named for a table the name of this one holds not (``playlist_tracks``
             # lists tracks: its COUNT(track_id) counts them)
             out.append((count, entity, "foreign"))
+    return out
+
+
+def _grouped_by_own_key(sel: exp.Select, tables: dict[str, str]) -> set[str]:
+    """Aliases whose own key the SELECT groups by: each group is one of their rows, so a
+    COUNT there counts that row's joined rows, never the rows themselves."""
+    group = sel.args.get("group")
+    keys = group.find_all(_COLUMN) if group is not None else ()
+    return {
+        c.table.casefold() for c in keys if _own_key(c.name, tables.get(c.table.casefold(), ""))
+    }
+
+
+def _repeated(sel: exp.Select, tables: dict[str, str], grouped: set[str]) -> list[str]:
+    """Tables whose own key a joined table refers to, where nothing pins that table (see
+    :func:`fanned_sums`): each of their rows comes back once per joined row (customers by
+    their orders, orders by their items)."""
+    if not sel.args.get("joins"):
+        return []
+    where = sel.args.get("where")
+    absent = {q for q, _ in null_columns(where.this)} if where is not None else set()
+    out = []
+    for alias, table in tables.items():
+        child = _child_of(sel, alias, table, tables) if alias not in grouped else None
+        if child is None or child[0] in absent:
+            continue  # ``LEFT JOIN logins l … WHERE l.id IS NULL``: rows with none joined
+        if not _pinned(sel, child[0], alias):
+            out.append(table)  # (pinned: a junction held to one row beyond it, as for SUM)
     return out
 
 
@@ -204,6 +240,10 @@ def _pinned(sel: exp.Select, child: str, parent: str) -> bool:
     where = sel.args.get("where")
     for eq in search(where, _EQ) if where is not None else ():
         keys += [s for s in (eq.this, eq.expression) if isinstance(s, _COLUMN)]
+    for left, right in _join_equalities(sel):  # ``JOIN badges b ON … AND b.name = 'Marshal'``
+        for col, value in ((left, right), (right, left)):
+            if isinstance(col, _COLUMN) and isinstance(value, exp.Literal):
+                keys.append(col)
     return any(c.table.casefold() in side for c in keys if c.table)
 
 

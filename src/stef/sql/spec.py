@@ -38,6 +38,7 @@ from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts
 from stef.sql.nodes import preorder
+from stef.sql.nulls import zero_counts
 from stef.sql.outputs import (
     RANKING,
     aggregate_aliases,
@@ -263,10 +264,12 @@ class _Extractor:
             )
             bare = [c for sel in w.selects for c in bare_under_group(sel)]
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
+            zeros = zero_counts(self.tree) if w.aggs and w.negation else []
             spec = self._build(w)
             spec.flags["sum_fanouts"] = fanned
             spec.flags["bare_under_group"] = bare
             spec.flags["month_without_year"] = months and _call_text(self.tt, months)
+            spec.flags["zero_counts"] = [self.tt.render(c) for c in zeros]
             spec.flags["compares_order"] = compares_order(self.p)
         finally:
             self.tt.restore()
@@ -285,7 +288,7 @@ class _Extractor:
         out: list[tuple[exp.Count, str, str]] = []
         for s in w.selects if own else ():
             counts = own.get(id(s))
-            if counts and any(isinstance(c.this, _COLUMN) for c in counts):
+            if counts and any(isinstance(c.this, (_COLUMN, exp.Star)) for c in counts):
                 out += key_counts(s, sorted(counts, key=_depth) if len(counts) > 1 else counts)
         return out
 
