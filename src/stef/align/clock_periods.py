@@ -17,6 +17,7 @@ from stef.align.dates import (
     applies_a_period,
     asked_days,
     back,
+    column_span,
     date_match,
     describe,
     filter_span,
@@ -100,10 +101,30 @@ def clock_answer(
         matched.append((req, candidates[i]))
         _from_clock(out, req, candidates[i].text)
         return 0
-    if clocked:  # compared with the clock inside an expression: CASE WHEN m = <this month>
-        _from_clock(out, req, None)
+    if clocked and _spent_holds(req, candidates, sql) is not False:
+        _from_clock(out, req, None)  # read inside an expression: CASE WHEN m = <this month>
         return 0
-    return None
+    return None  # its clock filters keep none of it: "this month vs last month" as this month
+
+
+def _spent_holds(req: Filter, candidates: Sequence[Filter], sql: Spec) -> bool | None:
+    """Do the SQL's conditions on the columns it compares with the clock, as resolved at the
+    record's (or the assumed) day, hold every day of the asked period? None when none is
+    resolved or the period has no span."""
+    clocked = {canon_col(c) for c in sql.flags.get("clock_columns") or ()}
+    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
+    at = {id(f): k for k, f in enumerate(sql.filters)}
+    mine = [
+        replace(c, values=resolved[at[id(c)]])
+        for c in candidates
+        if c.column and canon_col(c.column) in clocked and at.get(id(c), -1) in resolved
+    ]
+    want = nl_span(req)
+    got = column_span(mine) if mine else None
+    if want is None or got is None or want.start is None or want.end is None:
+        return None
+    after_start = got.start is None or got.start <= want.start
+    return after_start and (got.end is None or want.end <= got.end)  # open ends hold all
 
 
 def _aged_instead(
