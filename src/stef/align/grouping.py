@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.formats import descriptive
 from stef.align.matching import canon_col
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
@@ -317,6 +318,25 @@ def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> 
 _IDENTIFIER_ENDS = ("id", "key", "code", "number", "no", "num")
 
 
+def _labelled(key: str, plain: set[str]) -> bool:
+    """May a plain output label the rows of an identifier key: one that shares the key's
+    stem (``station_id`` and ``station_name``), a name or a title, or any output where the
+    stem is too short to tell (``id``)? Outputs of other things (a year, a month) label no
+    post type id.
+
+    >>> _labelled("posttypeid", {"year", "month"}), _labelled("station_id", {"station_name"})
+    (False, True)
+    """
+    stem = key
+    for end in _IDENTIFIER_ENDS:
+        if key.endswith(end):
+            stem = key.removesuffix(end).rstrip("_")
+            break
+    if len(stem) < 3 or any(descriptive(p) for p in plain):
+        return True  # a name or a title labels whatever the id is of
+    return any(stem in p or p.rstrip("s") in stem for p in plain if len(p) >= 3)
+
+
 def _check_asked_key_shown(
     nl_keys: set[str], sql: Spec, plain_proj: set[str], out: FindingCollector
 ) -> None:
@@ -328,7 +348,7 @@ def _check_asked_key_shown(
         return
     for key in sql.group_by:
         k = canon_col(key)
-        if k.endswith(_IDENTIFIER_ENDS):
+        if k.endswith(_IDENTIFIER_ENDS) and _labelled(k, plain_proj):
             continue  # "for each station" grouped by its id and labelled by its name
         asked = [n for n in nl_keys if n and (k == n or n in k)]
         if not asked or k in plain_proj or any(n in p or p in n for n in asked for p in plain_proj):
