@@ -572,6 +572,20 @@ def _check_ranked_extreme(na: Aggregation, want: str, sql: Spec, out: FindingCol
 
 
 def _check_distinct(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    counts = [a for a in sql.aggregations if a.func == "count"]
+    shown = next((p for p in sql.projections if p.expr.casefold().startswith("count(")), None)
+    if nl.distinct and not nl.aggregations and shown and not sql.distinct and not any(
+        a.distinct for a in counts
+    ):
+        out.add(  # "Daily unique visitors": the count shown, which the question implies
+            "distinct_missing",
+            "warning",
+            "question counts unique things; the SQL's COUNT counts rows (no DISTINCT)",
+            None,
+            shown.text or shown.expr,
+            "distinct",
+        )
+        return
     if (
         nl.distinct
         and not any(na.distinct for na in nl.aggregations)

@@ -509,7 +509,8 @@ def checked_cues(
     it lined up too); a series over periods ("Voters in moderator elections per year")
     where the SQL is ``grouped``, since the grouping and series checks read it; a ratio
     or a percentage the question asks for ("fraction of … per tag"), which the division
-    checks read, unless a formula of the enrichment already counts it.
+    checks read, unless a formula of the enrichment already counts it; a superlative taken
+    per group ("the most expensive product in each category"), which the top-k checks read.
 
     >>> sql_f = Filter("city", "=", ("paris",), "city = 'Paris'", "where")
     >>> implied = Filter("city", "=", ("paris",), "", "question")
@@ -536,4 +537,5 @@ def checked_cues(
         + len(nl.columns)
         + len(nl.formulas)
         + (1 if nl.flags.get("ratio") and not nl.formulas else 0)
+        + (1 if nl.flags.get("one_per_group") and not nl.group_by else 0)  # the per-group checks
     )

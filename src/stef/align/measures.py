@@ -291,7 +291,7 @@ def _nth(fractions: set[float]) -> str:
 _ASKED_RUNNING = re.compile(
     r"\b(?:running|moving|rolling)\s+(?:\d+[\s-]*(?:day|week|month)s?\s+)?"
     r"(?:totals?|sums?|counts?|averages?|avg|means?)\b"
-    r"|\bcumulative\s+(?:[a-z]+\s+){0,2}?(?:by|per|over|each)\s+(?:the\s+)?"
+    r"|\bcumulative\s+(?:[a-z]+\s+){0,3}?(?:by|per|over|each)\s+(?:the\s+)?"
     r"(?:days?|weeks?|months?|quarters?|years?|dates?)\b"
 )
 #: Parts of a name that hold a running figure already computed (``running_total``,

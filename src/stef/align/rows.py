@@ -155,6 +155,7 @@ def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     kinds = {str(j.get("kind", "")).casefold() for j in sql.joins}
     if kinds & {"left", "right", "full", "outer"}:
+        _check_nullified(sql, out, m)
         return
     dropped = [
         j for j in sql.joins if any(_same(m.group("m"), str(t)) for t in j.get("tables") or ())
@@ -166,6 +167,24 @@ def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
         "warning",
         f"the question keeps {_kept(m.group(0))}; the SQL's inner join to"
         f" {m.group('m')} drops them",
+        m.group(0),
+        None,
+        "structure",
+    )
+
+
+def _check_nullified(sql: Spec, out: FindingCollector, m: re.Match[str]) -> None:
+    """The table whose missing rows the question keeps is LEFT JOINed, but a WHERE condition
+    on its columns drops the rows with no match again (``outer_nullified``)."""
+    nullified = [str(t) for t in sql.flags.get("outer_nullified") or ()]
+    if not any(_same(m.group("m"), t) for t in nullified):
+        return
+    out.add(
+        "outer_join_missing",
+        "warning",
+        f"the question keeps {_kept(m.group(0))}; the SQL LEFT JOINs {m.group('m')} but its"
+        " WHERE tests their columns, which drops the rows with none again (put the test in"
+        " the ON)",
         m.group(0),
         None,
         "structure",

@@ -321,6 +321,8 @@ def _value_form(low: str, start: int, word: str, target: str) -> bool:
     """``what is the highest salary`` asks for a value (MAX), not for a row. A temporal
     superlative asks for a value only when its target is a date (``the latest date``)."""
     base = word.split()[0]
+    if word in {"most", "least"} and _per_group(low, start + len(word)):
+        return False  # "the most expensive product in each category": a row of each group
     before = low[max(0, start - 60) : start]
     # "the average and minimum price", "minimum and maximum salaries"
     listed = _AGG_LIST.search(before) or _AGG_LIST_AFTER.match(low, start + len(word))

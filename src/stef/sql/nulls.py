@@ -47,3 +47,48 @@ def zero_counts(tree: exp.Expr) -> list[exp.Count]:
         ):
             out.append(count)
     return out
+
+
+_NULL_REJECTING = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Like,
+    exp.ILike,
+    exp.In,
+    exp.Between,
+)
+
+
+def nullified_outer(sel: exp.Select) -> list[str]:
+    """Tables a SELECT LEFT JOINs whose columns a WHERE condition tests in a way no NULL
+    passes (``LEFT JOIN orders o … WHERE o.order_date >= '2024-01-01'``): the rows with no
+    match are dropped again, as by an inner join. Names of those tables, lower-case.
+
+    >>> import sqlglot
+    >>> nullified_outer(sqlglot.parse_one("SELECT c.id, COUNT(o.id) FROM customers c LEFT JOIN"
+    ...     " orders o ON o.customer_id = c.id WHERE o.total > 5 GROUP BY c.id"))
+    ['orders']
+    >>> nullified_outer(sqlglot.parse_one("SELECT c.id FROM customers c LEFT JOIN orders o"
+    ...     " ON o.customer_id = c.id AND o.total > 5"))
+    []
+    """
+    where = sel.args.get("where")
+    if where is None:
+        return []
+    lefts = {}
+    for j in sel.args.get("joins") or ():
+        if str(j.args.get("side") or "").upper() == "LEFT" and isinstance(j.this, exp.Table):
+            lefts[j.this.alias_or_name.casefold()] = j.this.name.casefold()
+    out: list[str] = []
+    for part in conjuncts(where.this) if lefts else ():
+        if not isinstance(part, _NULL_REJECTING) or part.find(exp.Coalesce, exp.Is, exp.Case):
+            continue
+        for col in part.find_all(exp.Column):
+            table = lefts.get(col.table.casefold())
+            if table and table not in out and col.find_ancestor(exp.Subquery) is None:
+                out.append(table)
+    return out
