@@ -592,6 +592,9 @@ def _report_wrong_filter(req: Filter, m: _Match, out: FindingCollector) -> bool:
             f"question asks for values {_like_reading(vals)} {vals.strip('%')!r}; the SQL's"
             f" LIKE {pattern!r} keeps values {_like_reading(pattern)} it"
             if lost
+            else f"question asks for {req.text or vals!r}; the SQL keeps only"
+            f" {', '.join(m.sql.values)} ({m.sql.text or m.sql.op})"
+            if req.op == "between" and m.sql.op == "in"
             else f"question asks for {req.text or vals!r}; the SQL bounds one side only"
             f" ({m.sql.text or m.sql.op})"
             if req.op == "between"

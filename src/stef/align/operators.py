@@ -51,6 +51,8 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         return True
     if n == "between" and s in (">=", "<=", ">", "<", "between"):
         return True
+    if n == "between" and s == "in":
+        return _every_step(nl.values, sql.values)  # "from 2023 to 2024" as IN (2023, 2024)
     if s == "between" and n in (">=", "<=", ">", "<"):
         return True  # "below 400" kept by BETWEEN 100 AND 400 (the value is a bound)
     ni, si = int_value(nv), int_value(sv)
@@ -65,6 +67,21 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         if n == "<=" and s == "<" and si == ni + 1:
             return True
     return False
+
+
+def _every_step(bounds: tuple[str, ...], listed: tuple[str, ...]) -> bool:
+    """Does a list hold every whole number of a range, and no other?
+
+    >>> _every_step(("2023", "2024"), ("2024", "2023"))
+    True
+    >>> _every_step(("2022", "2024"), ("2022", "2024"))
+    False
+    """
+    lo, hi = (int_value(b) for b in bounds) if len(bounds) == 2 else (None, None)
+    got = {int_value(v) for v in listed}
+    if lo is None or hi is None or None in got or hi - lo > 50:
+        return False
+    return got == set(range(lo, hi + 1))
 
 
 def _bound_meets_year(op: str, year: str, bound: str) -> bool:
