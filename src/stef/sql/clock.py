@@ -55,7 +55,9 @@ _LOWER = {exp.GT: "left", exp.GTE: "left", exp.LT: "right", exp.LTE: "right"}
 _BOUNDS = tuple(_LOWER)
 _CONDITIONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #: Calls that move a time by an amount of a unit, and those of them that add it.
-_ADDS = (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd)
+#: (``TsOrDsAdd``: Redshift's ``DATEADD`` and Spark's ``date_sub``, ``date_add`` as sqlglot
+#: reads them.)
+_ADDS = (exp.DateAdd, exp.TimestampAdd, exp.DatetimeAdd, exp.TsOrDsAdd)
 _SHIFTS = (*_ADDS, exp.DateSub, exp.TimestampSub, exp.DatetimeSub)
 #: SQLite's date functions, which read the clock from the string ``'now'`` (``date('now')``,
 #: ``strftime('%Y-%m', 'now')``): sqlglot's nodes for them and the names it leaves anonymous.
@@ -114,7 +116,10 @@ def _float(text: str) -> float | None:
 
 
 def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | None:
-    """A literal amount (``30``, ``'3'``, ``-30``), else None."""
+    """A literal amount (``30``, ``'3'``, ``-30``, ``30 * -1``), else None."""
+    if isinstance(node, exp.Mul):
+        a, b = _number(node.this, text), _number(node.expression, text)
+        return a * b if a is not None and b is not None else None
     sign = 1.0
     if isinstance(node, exp.Neg):
         sign, node = -1.0, node.this
@@ -161,6 +166,10 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     30.0
     >>> days_back(sqlglot.parse_one("DATEADD(day, -30, '2020-01-01')", read="tsql")) is None
     True
+    >>> days_back(sqlglot.parse_one("date_sub(current_date(), 30)", read="databricks"))
+    30.0
+    >>> days_back(sqlglot.parse_one("DATEADD(day, -30, GETDATE())", read="redshift"))
+    30.0
     >>> q = "FORMAT_DATE('%Y%m%d', DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY))"  # _TABLE_SUFFIX
     >>> days_back(sqlglot.parse_one(q, read="bigquery"))
     7.0

@@ -71,7 +71,7 @@ _CLOCKISH = (
     exp.DatetimeAdd, exp.DatetimeSub, exp.CurrentDate, exp.CurrentTimestamp,
     exp.CurrentDatetime, exp.Anonymous, exp.Cast, exp.TryCast, exp.DateTrunc,
     exp.TimestampTrunc, exp.Year, exp.Month, exp.Extract, exp.TsOrDsToDate, exp.Date,
-    exp.TimeToStr, exp.TsOrDsToTimestamp, exp.DateFromParts, exp.LastDay,
+    exp.TimeToStr, exp.TsOrDsToTimestamp, exp.DateFromParts, exp.LastDay, exp.TsOrDsAdd,
 )  # fmt: skip
 _FUNC: Final = exp.Func
 
