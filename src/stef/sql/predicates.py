@@ -152,10 +152,11 @@ def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
     return _flatten(condition, exp.Or)
 
 
-#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``).
+#: Names that may hold a date or time (``birthday``, ``opendate``, ``created_at``, ``dob``,
+#: ``order_ts``).
 DATE_LIKE_NAME = re.compile(
     r"date|time|birth|dob|day|year|month|creat|open|clos|issue|modif|_at$|^at$|period|start|"
-    r"end|received|join|since|until|when|stamp|dt$|^d$|_on$"
+    r"end|received|join|since|until|when|stamp|dt$|^d$|_on$|(?:^|_)ts$"
 )
 
 #: The date part a fixed slice of a date string holds: ``substr(d, 1, 4)`` of
