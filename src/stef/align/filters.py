@@ -524,7 +524,10 @@ def _answered_otherwise(
         why = f"the question's {req.text!r} is read as the rows valid on one day of it"
         out.add("period_as_of", "info", why, req.text, start.text, "filter_alignment")
         return True
-    if m.sql is not None and age_as_date(req, m.sql, sql.flags.get("clock_ages") or ()):
+    aged = list(sql.flags.get("clock_ages") or ())
+    if m.sql is not None and m.sql.func in ("max", "min") and m.sql.clause == "having":
+        aged += sql.flags.get("clock_columns") or ()  # HAVING MAX(d) < now - 90 days: its latest
+    if m.sql is not None and age_as_date(req, m.sql, aged):
         matched.append((req, m.sql))  # "older than 14 days" as created < GETDATE() - 14
         message = f"the question's age ({req.text}) is kept as a date back from now"
         out.add("age_as_date", "info", message, req.text, m.sql.text, "filter_alignment")

@@ -27,10 +27,11 @@ def check_order_limit(
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT; before
     them, the checks that read the question's own words (``question``) or the enrichment
     (``hints``): "slowest"/"fastest" (:func:`check_speed`), each one's first or last
-    (:func:`check_own_extreme`), a stated sort key (:func:`check_sort_key`), a ranking within
-    each group (:func:`check_rank_partition`), a ranking by a total (:func:`check_ranked_total`)."""
+    (:func:`check_own_extreme`, in either), a stated sort key (:func:`check_sort_key`), a
+    ranking within each group (:func:`check_rank_partition`), a ranking by a total
+    (:func:`check_ranked_total`)."""
     check_speed(sql, out, question)
-    check_own_extreme(sql, out, question)
+    check_own_extreme(sql, out, f"{question}\n{hints}" if hints else question)
     check_sort_key(nl, sql, out)
     check_rank_partition(sql, out, question)
     check_ranked_total(nl, sql, out, hints)
