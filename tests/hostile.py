@@ -216,6 +216,34 @@ def cases(scale: float = 1.0) -> list[Case]:
                 good("after-clock"),
             ],
         ),
+        _case(
+            "counts_over_many_joins",
+            [
+                (  # each COUNT(*) against each joined table: read once per SELECT, not per count
+                    record(
+                        "count-star-joins",
+                        "SELECT "
+                        + ", ".join(f"COUNT(*) AS c{i}" for i in range(size(2000)))
+                        + " FROM a "
+                        + " ".join(f"JOIN t{i} ON t{i}.a_id = a.id" for i in range(size(200))),
+                        "How many a are there?",
+                    ),
+                    ("ok", None),
+                ),
+                (  # each COUNT(col) against a WHERE of as many IS NULL tests
+                    record(
+                        "count-nulls",
+                        "SELECT "
+                        + ", ".join(f"COUNT(c{i})" for i in range(size(2000)))
+                        + " FROM t LEFT JOIN u ON u.t_id = t.id WHERE "
+                        + " AND ".join(f"c{i} IS NULL" for i in range(size(2000))),
+                        "Count the rows including those with no u",
+                    ),
+                    ("ok", None),
+                ),
+                good("after-counts"),
+            ],
+        ),
         Case(
             "utf8_bom_first_line",
             [b"\xef\xbb\xbf" + record("bom"), record("bom-2")],

@@ -118,12 +118,15 @@ def key_counts(
         return []
     out: list[tuple[exp.Count, str, str]] = []
     grouped = _grouped_by_own_key(sel, tables)
+    starred = False  # the first COUNT(*) stands for all of them (they count the same rows)
     for count in search(sel, _COUNT) if counts is None else counts:
         col = count.this
         if count.find_ancestor(exp.Select) is not sel:
             continue
         if isinstance(col, exp.Star):  # COUNT(*): each table the joins repeat
-            out += [(count, _singular(t), "rows") for t in _repeated(sel, tables, grouped)]
+            if not starred:
+                out += [(count, _singular(t), "rows") for t in _repeated(sel, tables, grouped)]
+            starred = True
             continue
         if not isinstance(col, _COLUMN):
             continue
@@ -162,8 +165,9 @@ def _repeated(sel: exp.Select, tables: dict[str, str], grouped: set[str]) -> lis
     where = sel.args.get("where")
     absent = {q for q, _ in null_columns(where.this)} if where is not None else set()
     out = []
+    pairs = list(_join_equalities(sel))  # read once for every table
     for alias, table in tables.items():
-        child = _child_of(sel, alias, table, tables) if alias not in grouped else None
+        child = _child_of(sel, alias, table, tables, pairs=pairs) if alias not in grouped else None
         if child is None or child[0] in absent:
             continue  # ``LEFT JOIN logins l … WHERE l.id IS NULL``: rows with none joined
         if not _pinned(sel, child[0], alias):
@@ -248,12 +252,17 @@ def _pinned(sel: exp.Select, child: str, parent: str) -> bool:
 
 
 def _child_of(
-    sel: exp.Select, alias: str, table: str, tables: dict[str, str], key: str | None = None
+    sel: exp.Select,
+    alias: str,
+    table: str,
+    tables: dict[str, str],
+    key: str | None = None,
+    pairs: list[tuple[exp.Expr, exp.Expr]] | None = None,
 ) -> tuple[str, str] | None:
     """(alias, name) of a table joined by equality to ``alias``'s own key (``key`` when
     given, any own key of ``table`` else) by a column that refers to it, not that table's
     own key: many of its rows to one of ``alias``'s. None when there is none."""
-    for left, right in _join_equalities(sel):
+    for left, right in _join_equalities(sel) if pairs is None else pairs:
         if not (isinstance(left, _COLUMN) and isinstance(right, _COLUMN)):
             continue
         for mine, other in ((left, right), (right, left)):

@@ -33,6 +33,7 @@ def null_columns(where: exp.Expr) -> set[tuple[str, str]]:
 def zero_counts(tree: exp.Expr) -> list[exp.Count]:
     """Each COUNT of a column that its own SELECT's WHERE keeps NULL (see the module's doc)."""
     out: list[exp.Count] = []
+    held: dict[int, set[tuple[str, str]]] = {}  # each SELECT's WHERE read once
     for count in search(tree, _COUNTS):
         col = count.this
         if not isinstance(col, exp.Column) or count.find_ancestor(exp.Window) is not None:
@@ -41,7 +42,9 @@ def zero_counts(tree: exp.Expr) -> list[exp.Count]:
         where = sel.args.get("where") if isinstance(sel, exp.Select) else None
         if where is None:
             continue
-        nulls = null_columns(where.this)
+        nulls = held.get(id(where))
+        if nulls is None:
+            nulls = held[id(where)] = null_columns(where.this)
         if (col.table.casefold(), col.name.casefold()) in nulls or (
             not col.table and any(name == col.name.casefold() for _, name in nulls)
         ):
