@@ -348,11 +348,11 @@ def _check_asked_key_shown(
         return
     for key in sql.group_by:
         k = canon_col(key)
-        if k.endswith(_IDENTIFIER_ENDS) and _labelled(k, plain_proj):
-            continue  # "for each station" grouped by its id and labelled by its name
         asked = [n for n in nl_keys if n and (k == n or n in k)]
         if not asked or k in plain_proj or any(n in p or p in n for n in asked for p in plain_proj):
             continue
+        if k.endswith(_IDENTIFIER_ENDS) and _labelled(k, plain_proj):
+            continue  # "for each station" grouped by its id and labelled by its name
         out.add(
             "group_key_unshown",
             "warning",
