@@ -112,11 +112,10 @@ def _spent_holds(req: Filter, candidates: Sequence[Filter], sql: Spec) -> bool |
     record's (or the assumed) day, hold every day of the asked period? None when none is
     resolved or the period has no span."""
     clocked = {canon_col(c) for c in sql.flags.get("clock_columns") or ()}
-    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
-    at = {id(f): k for k, f in enumerate(sql.filters)}
+    alt, resolved, at = _resolved_candidates(candidates, sql)
     mine = [
-        replace(c, values=resolved[at[id(c)]])
-        for c in candidates
+        a
+        for c, a in zip(candidates, alt, strict=True)
         if c.column and canon_col(c.column) in clocked and at.get(id(c), -1) in resolved
     ]
     want = nl_span(req)
@@ -154,6 +153,19 @@ def _report_aged(out: FindingCollector, req: Filter, asked: float, c: Filter) ->
     )
 
 
+def _resolved_candidates(
+    candidates: Sequence[Filter], sql: Spec
+) -> tuple[list[Filter], dict[int, tuple[str, ...]], dict[int, int]]:
+    """The candidates with the values their clock conditions take at the record's (or the
+    assumed) day (``clock_resolved``), the resolved values by filter position, and each
+    filter's position in ``sql.filters`` by identity."""
+    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
+    at = {id(f): k for k, f in enumerate(sql.filters)}
+    alt = [replace(c, values=resolved[k]) if (k := at.get(id(c), -1)) in resolved else c
+           for c in candidates]  # fmt: skip
+    return alt, resolved, at
+
+
 def _resolved_dates(
     req: Filter, candidates: Sequence[Filter], used: set[int], sql: Spec, out: FindingCollector
 ) -> tuple[str, int] | None:
@@ -161,10 +173,7 @@ def _resolved_dates(
     they are at the record's time: ("answered", i) when they select it (``used`` gets
     their positions), ("wrong", i) when they select another period or none of its days
     (reported as ``filter_wrong_value``), None when no resolved condition bears on it."""
-    resolved = {k: tuple(v) for k, v in sql.flags.get("clock_resolved") or ()}
-    at = {id(f): k for k, f in enumerate(sql.filters)}
-    alt = [replace(c, values=resolved[k]) if (k := at.get(id(c), -1)) in resolved else c
-           for c in candidates]  # fmt: skip
+    alt, resolved, at = _resolved_candidates(candidates, sql)
     want = nl_span(req)
     dated = date_match(req, alt, used, sql.tables)
     assumed = str(sql.flags.get("record_date") or "") if sql.flags.get("clock_assumed") else ""

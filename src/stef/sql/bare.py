@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from stef.sql.outputs import source_tables, written_key
 from stef.sql.sources import own_key
 from stef.sql.walk import search
 
@@ -36,22 +37,8 @@ _AGGREGATES: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
 ColumnKey = tuple[str, str]
 
 
-def _key(col: exp.Column) -> ColumnKey:
-    return col.table.casefold(), col.name.casefold()
-
-
 def _identifier(column: str, table: str) -> bool:
     return own_key(column, table) or column.endswith(_IDENTIFIER_ENDS)
-
-
-def _tables(sel: exp.Select) -> dict[str, str]:
-    """Table name of each qualifier of the SELECT's sources (``""`` for a lone source)."""
-    from_ = sel.args.get("from_")
-    sources = [from_.this if from_ else None, *(j.this for j in sel.args.get("joins") or ())]
-    out = {s.alias_or_name.casefold(): s.name.casefold() for s in sources if type(s) is exp.Table}
-    if len(sources) == 1 and sources[0] is not None:
-        out[""] = sources[0].name.casefold() if type(sources[0]) is exp.Table else ""
-    return out
 
 
 def _keys(sel: exp.Select, group: exp.Group) -> list[exp.Expr]:
@@ -73,15 +60,15 @@ def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str
     """The key columns with every column an ``=`` ties to one, and the expressions grouped
     (as SQL text)."""
     exprs = _keys(sel, group)
-    keys = {_key(c) for e in exprs for c in search(e, _COLUMNS)}
+    keys = {written_key(c) for e in exprs for c in search(e, _COLUMNS)}
     tied = set(keys)
     for eq in search(sel, _EQS):
         a, b = eq.this, eq.expression
         if type(a) is exp.Column and type(b) is exp.Column:
-            if _key(a) in keys:
-                tied.add(_key(b))
-            if _key(b) in keys:
-                tied.add(_key(a))
+            if written_key(a) in keys:
+                tied.add(written_key(b))
+            if written_key(b) in keys:
+                tied.add(written_key(a))
     return tied, {e.sql().casefold() for e in exprs}
 
 
@@ -99,20 +86,21 @@ def bare_under_group(sel: exp.Select) -> list[str]:
     ]
     if len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
         return []
-    tables = _tables(sel)
-    lone = "" in tables  # one source: every qualifier names it
+    tables = source_tables(sel)
+    lone = sel.args.get("from_") is not None and not sel.args.get("joins")  # every qualifier
+    # names the one source
     tied, grouped = _grouped(sel, group)
     if lone:
         tied = {("", c) for _, c in tied}
     determined = {q for q, c in tied if _identifier(c, tables.get(q, ""))}
-    determined |= {q for q, _ in tied} - {_key(c)[0] for c in search(group, _COLUMNS)}
+    determined |= {q for q, _ in tied} - {written_key(c)[0] for c in search(group, _COLUMNS)}
     names = {c for _, c in tied}
     out: list[str] = []
     for e in sel.expressions:
         if e.unalias().sql().casefold() in grouped:
             continue
         for col in search(e, _COLUMNS):
-            q, name = _key(col)
+            q, name = written_key(col)
             q = "" if lone else q
             if (q, name) in tied or name in names or q in determined or (not q and determined):
                 continue

@@ -336,7 +336,7 @@ def ungrouped(sel: exp.Select) -> list[str]:
     if not aggregated or not bare:
         return []
     pinned = _pinned_columns(sel)
-    tables = _source_tables(sel)
+    tables = source_tables(sel)
     keyed = {q for q, name in pinned if own_key(name, tables.get(q, ""))}
     return list(
         dict.fromkeys(
@@ -348,7 +348,7 @@ def ungrouped(sel: exp.Select) -> list[str]:
     )
 
 
-def _source_tables(sel: exp.Select) -> dict[str, str]:
+def source_tables(sel: exp.Select) -> dict[str, str]:
     """Table name of each qualifier of the SELECT's own sources (``""`` for a lone one)."""
     from_ = sel.args.get("from_")
     joins = sel.args.get("joins") or ()
@@ -375,11 +375,11 @@ def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
     if where is None:
         return set()
     joined = bool(sel.args.get("joins"))
-    found = _equalities(where, _written_key, _literal_name)
+    found = _equalities(where, written_key, _literal_name)
     return {k for k, _, _ in found if k[0] or not joined}
 
 
-def _written_key(col: exp.Column) -> tuple[str, str]:
+def written_key(col: exp.Column) -> tuple[str, str]:
     """A column's (qualifier, name) as written, case-folded."""
     return col.table.casefold(), col.name.casefold()
 

@@ -264,7 +264,7 @@ class _Extractor:
             )
             bare = [c for sel in w.selects for c in bare_under_group(sel)]
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
-            zeros = zero_counts(self.tree) if w.aggs and w.negation else []
+            zeros = zero_counts(w.aggs) if w.negation else []
             spec = self._build(w)
             spec.flags["sum_fanouts"] = fanned
             spec.flags["bare_under_group"] = bare
