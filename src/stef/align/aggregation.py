@@ -28,6 +28,7 @@ from stef.align.measures import (
     check_percentile,
     check_ratio_scale,
     check_running,
+    check_spread,
     check_total_bound,
     check_unit_columns,
 )
@@ -76,6 +77,7 @@ def check_aggregations(
     check_measures(nl, sql, out, divides=_divides(sql))
     check_distinct_counted(nl, sql, out, text)
     check_median(sql, out, text)
+    check_spread(sql, out, text)
     check_percentile(sql, out, text)
     check_running(sql, out, text)
     check_duration_unit(sql, out, text)

@@ -22,14 +22,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats
 from stef.align.impossible import check_contradiction, check_like_cue
-from stef.align.join_keys import _id_like, _words, check_keys
-from stef.align.matching import HINT_CLAUSE, canon_col, letters_in_order, quoted_terms
+from stef.align.join_keys import _id_like, check_keys
+from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
 from stef.align.numbered import check_numbered_attributes
-from stef.align.rows import check_counted_rows, check_outer_join
+from stef.align.output_names import output_names, word_matches
+from stef.align.rows import check_counted_rows, check_outer_join, check_two_counts
 from stef.align.shown import check_rank_shown
+from stef.align.subject import check_subject
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
@@ -45,74 +47,8 @@ from stef.spec import Filter, Projection, Spec
 Mentioned = Callable[[str], bool]
 
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
-#: Question words that a computed output answers (a COUNT, a ratio, an extreme).
-_ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
-_EXTREME = re.compile(
-    r"\s*(?:min|max|listagg|string_agg|group_concat|array_agg|collect_list|collect_set)\s*\(",
-    re.I,
-)  # a row's value, or the values listed together: named like their column
-#: Item words any output with a name answers ("name" is a first_name, a title …).
-_NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
 
 SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
-
-
-@lru_cache(maxsize=65536)
-def _word_matches(word: str, name: str) -> bool:
-    """Does a question word name (part of) a schema name? ``id`` in ``cust_id``, ``name``
-    in ``store_name``, ``rate`` in ``rates``, ``title`` in ``famoustitle``.
-
-    >>> [_word_matches(w, "StoreName") for w in ("name", "store", "city")]
-    [True, True, False]
-    """
-    w = singular(word)
-    low = name.casefold()
-    for pattern in _NAME_LIKE.get(w, ()):
-        if low.endswith(pattern) or f"{pattern}_" in low:
-            return True
-    for part in _words(low):
-        if part == w or (len(w) >= 4 and len(part) >= 4 and part[:5] == w[:5]):
-            return True
-        if _abbreviates(part, w):
-            return True
-    return len(w) >= 4 and w in low.replace("_", "")
-
-
-def _abbreviates(short: str, word: str) -> bool:
-    """Is a name's word an abbreviation of a question word: three to five letters, the
-    word's first two, then the rest of its letters in order (``dept`` of department,
-    ``desc`` of description, ``qty`` of quantity; not ``date`` of department)?
-
-    >>> [_abbreviates(a, b) for a, b in [("dept", "department"), ("date", "department")]]
-    [True, False]
-    """
-    return 3 <= len(short) <= 5 and len(short) < len(word) and letters_in_order(short, word, 2)
-
-
-#: A CASE that shows a column or blanks it (``CASE WHEN LAG(k) OVER (…) = k THEN NULL ELSE k
-#: END``: a repeated label left out) is that column.
-_SHOWN_CASE = re.compile(r"case\b.*\bthen null else [a-z_][\w.]* end$", re.I | re.S)
-
-
-def _outputs(sql: Spec) -> tuple[list[str], list[Projection]]:
-    """Names a plain output answers to (columns and aliases) and the computed outputs."""
-    names: list[str] = []
-    computed: list[Projection] = []
-    carried = sql.flags.get("carried_columns") or ()
-    if len(carried) == len(sql.projections):  # what a derived table or CTE computed them from
-        names += [n for columns in carried for n in columns]
-    for p in sql.projections:
-        if p.is_aggregate or _ARITHMETIC.search(p.expr) or p.expr in sql.window_functions:
-            computed.append(p)
-            if _EXTREME.match(p.expr) or _SHOWN_CASE.match(p.expr):
-                names += list(p.columns)  # MIN(date) is a date, LISTAGG(name) names
-        else:
-            names += list(p.columns)
-        if p.alias:
-            names.append(p.alias)
-    return names, computed
-
-
 def check_requests(
     nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None = None, question: str = ""
 ) -> None:
@@ -126,7 +62,7 @@ def check_requests(
     """
     if not nl.projections or not sql.projections or sql.flags.get("select_star"):
         return
-    names, computed = _outputs(sql)
+    names, computed = output_names(sql)
     vocab: list[_Vocabulary] = []  # built when first needed (most items never need it)
 
     def accounted(word: str) -> bool:
@@ -148,6 +84,8 @@ def check_requests(
         if not words:
             continue
         head = words[-1]
+        if _statistic_computed(words, sql):
+            continue  # "the standard deviation of the score" as STDEV(score)
         if item.is_aggregate:
             extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
             if computed or (ranked and extreme) or _carried(sql) or _stored(words, names):
@@ -156,16 +94,16 @@ def check_requests(
                 continue  # "A15 contains the number of crimes": the hint names the output
             if ranked and _named_output(words, names):
                 continue  # "mean temperature" as a stored mean_temperature_f
-            if extreme and any(_word_matches(w, n) for w in words for n in names):
+            if extreme and any(word_matches(w, n) for w in words for n in names):
                 continue  # "the most popular name": the name itself answers
             missing(item, "no output computes it")
             continue
-        heads = [n for n in names if _word_matches(head, n)]
+        heads = [n for n in names if word_matches(head, n)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
-            heads = [n for n in names if any(_word_matches(w, n) for w in words[:-1])]
+            heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
             heads = [
-                n for n in names if _keyed(n) and any(_word_matches(w, n) for w in words[:-1])
+                n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])
             ]
         if not heads and singular(head) in ("name", "title"):
             heads = [n for n in names if not _id_like(n)]
@@ -178,7 +116,7 @@ def check_requests(
         if not heads:
             missing(item, "no output is named like it")
             continue
-        if any(_id_like(n) for n in heads) and any(_word_matches(head, t) for t in sql.tables):
+        if any(_id_like(n) for n in heads) and any(word_matches(head, t) for t in sql.tables):
             continue  # "unanswered posts" listed by their ids: the modifiers pick the rows
         others = [w for w in _modifiers(words, heads, names, sql) if not accounted(w)]
         if others:
@@ -191,6 +129,29 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+#: Words of a statistic and the SQL functions (sqlglot's names, lower case) that compute it.
+_STATISTICS = {
+    "deviation": ("stddev", "stddevpop", "stddevsamp"),
+    "stddev": ("stddev", "stddevpop", "stddevsamp"),
+    "stdev": ("stddev", "stddevpop", "stddevsamp"),
+    "variance": ("variance", "variancepop"),
+    "median": ("median", "percentilecont", "percentiledisc", "approxquantile", "quantile"),
+}
+
+
+def _statistic_computed(words: Sequence[str], sql: Spec) -> bool:
+    """Does an item name a statistic ("standard deviation", "variance", "median") that a
+    function of the SQL computes?
+
+    >>> _statistic_computed(("standard", "deviation"), Spec(flags={"functions": ["stddev"]}))
+    True
+    >>> _statistic_computed(("variance",), Spec(flags={"functions": ["avg"]}))
+    False
+    """
+    functions = sql.flags.get("functions") or ()
+    return any(f in functions for w in words for f in _STATISTICS.get(w, ()))
 
 
 #: Heads of an item that ask for a key, which any key column named for its thing answers.
@@ -216,8 +177,8 @@ def _modifiers(
         w
         for w in (x.rstrip("'") for x in words[:-1])
         if len(w) >= 3
-        and not any(_word_matches(w, n) for n in names)
-        and not any(_word_matches(w, t) for t in sql.tables)
+        and not any(word_matches(w, n) for n in names)
+        and not any(word_matches(w, t) for t in sql.tables)
         and not any(_initial_of(w, n, head) for n in heads)
         and not (w in _REPEATED and any(f.clause == "having" for f in sql.filters))
     ]
@@ -335,7 +296,7 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
     if any(w in _COMPUTING_WORDS for w in words):
         return False
     content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
-    return bool(content) and all(any(_word_matches(w, n) for n in names) for w in content)
+    return bool(content) and all(any(word_matches(w, n) for n in names) for w in content)
 
 
 def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
@@ -348,7 +309,7 @@ def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
     False
     """
     content = [w for w in words if len(w) >= 3]
-    return bool(content) and any(all(_word_matches(w, n) for w in content) for n in names)
+    return bool(content) and any(all(word_matches(w, n) for w in content) for n in names)
 
 
 def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec) -> bool:
@@ -357,7 +318,7 @@ def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec
     ("the planned nuclear power plants" as ``Name``, "inactive users" as ``id``), or a
     plural item is listed by the own ``id`` of the one table the SQL reads?"""
     plural = words[-1].endswith("s")  # ``head`` is the singular
-    if not any(_word_matches(head, t) for t in sql.tables):
+    if not any(word_matches(head, t) for t in sql.tables):
         # the one table the SQL reads, listed by its own key ("premium subscribers" as id)
         alone = len(words) <= 3 and head not in REQUEST_GENERIC_HEADS and len(names) <= 3
         one = len(sql.tables) == 1 and any(n.casefold() == "id" for n in names)
@@ -435,7 +396,43 @@ def _measure(item: Projection, question: str, nl: Spec, sql: Spec) -> bool:
     if sql.group_by and (cue is None or head in low[cue.end() :]):
         return False
     asked = max(sum(i.is_aggregate for i in nl.projections), len(nl.aggregations))
-    return sum(p.is_aggregate for p in sql.projections) > asked
+    free, unnamed = _unclaimed(item, nl, sql)
+    if any(word_matches(head, c) for p in free for c in p.columns):
+        return True  # "unique visitors" as COUNT(DISTINCT visitor_id) AS uv
+    return len(free) > asked + unnamed
+
+
+def _unclaimed(item: Projection, nl: Spec, sql: Spec) -> tuple[list[Projection], int]:
+    """The aggregate outputs no other plain item of the question claims (by the output's
+    alias or the column it aggregates), and how many other plain items claim none and are
+    named by no output: in "revenue, page views and visitors by month", ``SUM(amount) AS
+    revenue`` and ``COUNT(DISTINCT visitor_id) AS uv`` answer their own items and none is
+    left for "page views".
+
+    >>> sql = Spec(projections=[Projection("sum(a)", "revenue", is_aggregate=True),
+    ...                         Projection("count(*)", "n", is_aggregate=True)])
+    >>> items = [Projection(w, text=w, columns=(w,)) for w in ("revenue", "views", "visits")]
+    >>> free, unnamed = _unclaimed(items[1], Spec(projections=items), sql)
+    >>> [p.alias for p in free], unnamed
+    (['n'], 1)
+    """
+    names = output_names(sql)[0]
+    aggregates = [p for p in sql.projections if p.is_aggregate]
+    claimed: set[int] = set()
+    unnamed = 0
+    for other in nl.projections:
+        if other is item or other.is_aggregate or not other.columns:
+            continue
+        head = singular(other.columns[-1])
+        took = [
+            k
+            for k, p in enumerate(aggregates)
+            if any(word_matches(head, n) for n in ((p.alias or ""), *p.columns) if n)
+        ]
+        claimed.update(took)
+        if not took and not any(word_matches(head, n) for n in names):
+            unnamed += 1
+    return [p for k, p in enumerate(aggregates) if k not in claimed], unnamed
 
 
 _GROUP_CUE = re.compile(r"\b(?:by|per|for each|for every)\b")
@@ -508,109 +505,6 @@ def _none_left(f: Filter) -> bool:
     """A count compared with nothing: ``= 0``, ``< 1``, ``<= 0``."""
     value = f.values[0] if len(f.values) == 1 else ""
     return (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1")
-
-
-#: The entity a title-style question lists, first: "Top 20 users in Tunisia", "Newest
-#: users with reputation > 10k", "List of posts with edits …", "Questions with two answers".
-#: Words that rank a title's rows ("Top 20 …", "Latest …").
-_RANKS = r"top|first|last|latest|newest|oldest|best|worst"
-_SUBJECT = re.compile(
-    rf"^\W*(?:(?:the\s+|my\s+)?(?:(?:{_RANKS}|recent)"
-    r"(?:\s+\d+)?|list\s+of|all|find(?:\s+all)?|show(?:\s+all)?|get(?:\s+all)?)\s+)*"
-    r"(?:the\s+)?(?P<noun>[a-z]{3,}s)\b",
-    re.I,
-)
-#: A ranked title's noun after up to three modifiers: "Top 20 most viewed posts", "Top SO Users".
-_RANKED_SUBJECT = re.compile(
-    # a capitalised site or topic may come first: "Stackoverflow Top 100 users"
-    rf"^\W*(?:(?-i:[A-Z][\w.#+-]*)\s+)?(?:the\s+)?(?:{_RANKS})(?:\s+\d+)?\s+"
-    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an)\b)[A-Za-z][\w'-]*\s+){0,3}?"
-    r"(?P<noun>[a-z]{3,}s)\b",
-    re.I,
-)
-
-
-#: A listing verb's noun after up to two modifiers: "Show stupid posts", "Find unanswered
-#: questions" (the verb is required: a title's first words alone may be its topic).
-_LISTED_SUBJECT = re.compile(
-    r"^\W*(?:find|show|get|search)(?:\s+all)?\s+(?:the\s+|my\s+)?(?:\d+\s+)?"
-    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an|that|which|who|all)\b)"
-    r"[A-Za-z][\w'-]*\s+){1,2}?(?P<noun>[a-z]{3,}s)\b",
-    re.I,
-)
-
-
-_SUBJECTS = (_SUBJECT, _RANKED_SUBJECT, _LISTED_SUBJECT)
-
-
-def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
-    """The rows a title-style question lists are told apart by an output: "Top users from
-    the Philippines" over ``users`` needs a user's id, name or a column named for users, not
-    only their reputation. Skipped when the SQL groups or aggregates (its rows are groups)
-    or selects ``*``, and when the entity names no table of the SQL.
-
-    >>> from stef.findings import FindingCollector
-    >>> out = FindingCollector()
-    >>> sql = Spec(projections=[Projection("reputation", None, ("reputation",))], tables=["users"])
-    >>> check_subject("Top users from the Philippines", sql, out)
-    >>> check_subject("Top 500 most active SO users", sql, out)
-    >>> check_subject("Show inactive users (no posts)", sql, out)
-    >>> [f.kind for f in out.findings]
-    ['projection_subject_missing', 'projection_subject_missing', 'projection_subject_missing']
-    """
-    m = next((m for rx in _SUBJECTS if (m := rx.match(question))), None)
-    if m is None or not sql.projections or sql.flags.get("select_star") or sql.group_by:
-        return
-    if any(p.is_aggregate for p in sql.projections):
-        return
-    head = singular(m.group("noun").casefold())
-    if not any(_word_matches(head, t) for t in sql.tables):
-        return
-    names, _ = _outputs(sql)
-    alone = len(sql.tables) == 1  # a text column is then the listed rows' own
-    if any(
-        (_word_matches(head, n) and not _id_like(n))  # an id must be the rows' own
-        or _own_id(n, head)
-        or descriptive(n)
-        or (alone and _own_text(n))
-        for n in names
-    ):
-        return
-    out.add(
-        "projection_subject_missing",
-        "warning",
-        f"the question lists {m.group('noun')}; no output tells them apart (an id, a name or a "
-        f"column named for {m.group('noun')})",
-        m.group("noun"),
-        ", ".join(p.text or p.expr for p in sql.projections),
-        "request",
-    )
-
-
-def _own_text(name: str) -> bool:
-    """Does a column hold a row's own text (a comment's ``text``, a post's ``body``) or its
-    own code (a product's ``sku``), which tells rows apart as a title does (read only when
-    the SQL reads one table)?"""
-    return name.casefold().rsplit(".", 1)[-1].endswith(_OWN_TEXT)
-
-
-_OWN_TEXT = ("text", "body", "content", "message", "description", "sku")
-
-
-def _own_id(name: str, head: str) -> bool:
-    """Is ``name`` an id that tells the listed ``head`` entities apart: ``id``, ``post_id``
-    or ``OwnerUserId`` for users, not another entity's (``PostTypeId``, ``ParentId`` for
-    posts)?
-
-    >>> _own_id("id", "post"), _own_id("PostId", "post"), _own_id("owneruserid", "user")
-    (True, True, True)
-    >>> _own_id("posttypeid", "post"), _own_id("parentid", "post"), _own_id("name", "post")
-    (False, False, False)
-    """
-    if not _id_like(name):
-        return False
-    stem = name.casefold().rsplit(".", 1)[-1].removesuffix("id").rstrip("_")
-    return stem == "" or stem.endswith(head)
 
 
 def check_pinned_outputs(sql: Spec, out: FindingCollector) -> None:
@@ -765,6 +659,7 @@ def check_intent(
         check_enumeration(question, sql, out)
         check_counted_rows(nl, sql, out, question)
         check_outer_join(sql, out, question)
+        check_two_counts(sql, out, question)
     check_negation(nl, sql, out, question, enriched)
     check_pinned_outputs(sql, out)
     check_own_key_counts(sql, out)

@@ -496,6 +496,13 @@ def hinted_column(
     return None
 
 
+#: A spread the question asks for, in :func:`searchable` text ("the standard deviation of …",
+#: "variance"), which :func:`stef.align.measures.check_spread` reads.
+ASKED_SPREAD = re.compile(r" (?:standard deviations?|std devs?|stdevs?|stddevs?|variances?) ")
+#: A spread or a median the question asks for: a cue the measure checks read.
+_ASKED_STATISTIC = re.compile(rf"{ASKED_SPREAD.pattern}| medians? ")
+
+
 def checked_cues(
     nl: Spec,
     required: Sequence[Filter],
@@ -538,4 +545,5 @@ def checked_cues(
         + len(nl.formulas)
         + (1 if nl.flags.get("ratio") and not nl.formulas else 0)
         + (1 if nl.flags.get("one_per_group") and not nl.group_by else 0)  # the per-group checks
+        + (1 if _ASKED_STATISTIC.search(asked) else 0)
     )

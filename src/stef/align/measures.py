@@ -13,7 +13,13 @@ from __future__ import annotations
 import re
 
 from stef.align.answers import TIMES_100
-from stef.align.matching import BOUNDS, letters_in_order, name_words, searchable
+from stef.align.matching import (
+    ASKED_SPREAD,
+    BOUNDS,
+    letters_in_order,
+    name_words,
+    searchable,
+)
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
 from stef.nl.request import singular
@@ -222,6 +228,55 @@ def check_median(sql: Spec, out: FindingCollector, text: str) -> None:
         "the question asks for a median; the SQL computes a mean (AVG) and no median or"
         " percentile",
         "median",
+        None,
+        "aggregation",
+    )
+
+
+#: The SQL functions that compute a spread (sqlglot's names).
+_DEVIATIONS = frozenset({"stddev", "stddevpop", "stddevsamp"})
+_VARIANCES = frozenset({"variance", "variancepop"})
+
+
+def check_spread(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for a standard deviation or a variance and the SQL computes the
+    other one, or an aggregate with neither and no square root, power, subquery or window
+    that could compute it by hand (``aggregation_substituted``). ``text`` as
+    :func:`check_median` takes it.
+
+    >>> out = FindingCollector()
+    >>> check_spread(Spec(flags={"functions": ["avg"]}), out, " standard deviation of score ")
+    >>> check_spread(Spec(flags={"functions": ["stddev"]}), out, " variance of score ")
+    >>> [f.message for f in out.findings]  # doctest: +NORMALIZE_WHITESPACE
+    ['the question asks for a standard deviation; the SQL computes neither a standard
+      deviation nor a variance', 'the question asks for a variance; the SQL computes a
+      standard deviation']
+    """
+    found = ASKED_SPREAD.search(text)
+    if found is None:
+        return
+    functions = set(sql.flags.get("functions") or ())
+    asked_variance = "variance" in found.group(0)
+    if asked_variance and functions & _DEVIATIONS and not functions & _VARIANCES:
+        why = "computes a standard deviation"
+    elif not asked_variance and functions & _VARIANCES and not functions & _DEVIATIONS:
+        if "sqrt" in functions or "pow" in functions:
+            return  # SQRT(VARIANCE(x)) is the deviation
+        why = "computes a variance"
+    elif functions & (_DEVIATIONS | _VARIANCES) or {"sqrt", "pow"} & functions:
+        return
+    elif functions & {"avg", "sum", "min", "max", "count"} and not (
+        sql.subqueries or sql.window_functions
+    ):
+        why = "computes neither a standard deviation nor a variance"
+    else:
+        return
+    asked = "a variance" if asked_variance else "a standard deviation"
+    out.add(
+        "aggregation_substituted",
+        "warning",
+        f"the question asks for {asked}; the SQL {why}",
+        found.group(0).strip(),
         None,
         "aggregation",
     )

@@ -5,8 +5,9 @@
   table counted is the question's other noun, and nothing makes the count distinct.
 * "Number of orders per customer, including customers with no orders" answered with an
   inner join to ``orders`` drops the customers it asks to keep (``outer_join_missing``).
+* "How many orders and customers …?" answered by one count (``projection_count_short``).
 
-Both read names only (no schema): a table counted that the question never names, or a
+All read names only (no schema): a table counted that the question never names, or a
 join to a table the "with no …" phrase does not name, is left alone.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.terms import _Vocabulary
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
@@ -188,4 +190,41 @@ def _check_nullified(sql: Spec, out: FindingCollector, m: re.Match[str]) -> None
         m.group(0),
         None,
         "structure",
+    )
+
+
+#: Two things a count question asks to count: "how many orders and customers", "how many
+#: wins and how many losses".
+_TWO_COUNTED = re.compile(r"\bhow\s+many\s+([a-z]{3,}s)\s+and\s+(?:how\s+many\s+)?([a-z]{3,}s)\b")
+
+
+def check_two_counts(sql: Spec, out: FindingCollector, question: str) -> None:
+    """"How many orders and customers do we have?" answered by one count: the SQL names
+    one of the two things (a table, a column or a value) and nothing of the other, and computes
+    one aggregate only (``projection_count_short``). "How many males and females", counted
+    per gender, names neither and is left alone.
+
+    >>> from stef.spec import Projection
+    >>> sql = Spec(projections=[Projection("count(*)", is_aggregate=True)], tables=["orders"])
+    >>> out = FindingCollector()
+    >>> check_two_counts(sql, out, "How many orders and customers do we have?")
+    >>> [f.message for f in out.findings]
+    ['the question asks how many orders and how many customers; the SQL counts one of them']
+    """
+    m = _TWO_COUNTED.search(question.casefold())
+    if m is None or sum(1 for p in sql.projections if p.is_aggregate) != 1:
+        return
+    first, second = m.group(1), m.group(2)
+    vocabulary = _Vocabulary.of(sql)[0]
+    if singular(first) == singular(second):
+        return
+    if vocabulary.accounts(first) == vocabulary.accounts(second):
+        return  # both named (a count of both), or neither (counted per value)
+    out.add(
+        "projection_count_short",
+        "warning",
+        f"the question asks how many {first} and how many {second}; the SQL counts one of them",
+        m.group(0),
+        ", ".join(p.text or p.expr for p in sql.projections),
+        "request",
     )

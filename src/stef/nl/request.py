@@ -107,7 +107,39 @@ def _opener_ends(low: str) -> tuple[int, ...]:
     >>> _opener_ends("list the name, and show the city")
     (9, 28)
     """
-    return tuple(m.end() for m in _OPENER.finditer(low))
+    ends = tuple(m.end() for m in _OPENER.finditer(low))
+    if _OPENER.match(low) is None and _title_list(low):
+        return (0, *ends)
+    return ends
+
+
+#: A title that lists what it shows per group, with no verb: "revenue, orders and average
+#: basket by month", "signups and active users per day".
+_TITLE_LIST = re.compile(
+    r"\s*([a-z][a-z' -]*(?:\s*(?:,|&|\band\b)\s*[a-z][a-z' -]*)+?)\s+(?:by|per|for each)\s+[a-z]"
+)
+
+
+def _title_list(low: str) -> bool:
+    """Does a case-folded question open with a title-style list of two or more items
+    followed by its grouping: plain words only, none a verb, a qualifier or a participle?
+
+    >>> _title_list("revenue, order count and average basket by month")
+    True
+    >>> [_title_list(t) for t in ("users ranked by score", "top users by reputation")]
+    [False, False]
+    """
+    m = _TITLE_LIST.match(low)
+    if m is None:
+        return False
+    words = m.group(1).replace(",", " ").replace("&", " ").split()
+    return len(words) <= 10 and not any(
+        (w in lx.REQUEST_STOPS and w not in ("and", "order"))
+        or w in lx.SUPERLATIVES
+        or w in ("top", "bottom")
+        or (len(w) >= 4 and w.endswith("ed") and not w.endswith("eed"))
+        for w in words
+    )
 
 
 #: Words an item's "of …" qualifier may hold before the list resumes ("the name of each
@@ -196,7 +228,7 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
 
 #: After "order": a noun it qualifies ("order date", "order total"), no "order by".
 _ORDER_NOUN = re.compile(
-    r"\s+(?:date|dates|id|ids|number|numbers|total|totals|value|amount|status)\b"
+    r"\s+(?:date|dates|id|ids|number|numbers|total|totals|value|amount|status|count|counts)\b"
 )
 
 #: Modifiers that share the noun of the next item ("the first and last name": two names).

@@ -104,7 +104,7 @@ def bare_under_group(sel: exp.Select) -> list[str]:
             q = "" if lone else q
             if (q, name) in tied or name in names or q in determined or (not q and determined):
                 continue
-            if col.find_ancestor(exp.AggFunc, exp.Window, exp.Subquery) is not None:
+            if col.find_ancestor(*_AGGREGATED) is not None:
                 continue
             stem = name.rpartition("_")[0]
             if stem and any(n.startswith(stem + "_") for n in names):
@@ -113,6 +113,10 @@ def bare_under_group(sel: exp.Select) -> list[str]:
                 out.append(name)
     return out
 
+
+#: What a column is aggregated under: an aggregate, its FILTER (WHERE …) or WITHIN GROUP
+#: (ORDER BY …), a window, a subquery.
+_AGGREGATED = (exp.AggFunc, exp.Filter, exp.WithinGroup, exp.Window, exp.Subquery)
 
 _TRUNCS = (exp.DateTrunc, exp.TimestampTrunc, exp.DatetimeTrunc, exp.TimeToStr, exp.Year)
 _YEAR_NAME = ("year", "date", "time", "_at", "day", "yr")

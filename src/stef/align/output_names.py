@@ -1,0 +1,88 @@
+"""Which output of the SQL can a word of the question be: the names outputs answer to.
+
+A request item ("the store name", "their ids") is answered by an output whose name holds
+its word (:func:`word_matches`); :func:`output_names` lists the names a SQL's outputs answer
+to and the outputs it computes. Shared by the request checks of :mod:`stef.align.intent`
+and the listed-rows check of :mod:`stef.align.subject`.
+
+>>> from stef.spec import Projection, Spec
+>>> sql = Spec(projections=[Projection("store_name", columns=("store_name",))])
+>>> names, computed = output_names(sql)
+>>> names, [word_matches(w, names[0]) for w in ("name", "store", "city")]
+(['store_name'], [True, True, False])
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from stef.align.join_keys import _words
+from stef.align.matching import letters_in_order
+from stef.nl.request import singular
+from stef.spec import Projection, Spec
+
+#: Question words that a computed output answers (a COUNT, a ratio, an extreme).
+_ARITHMETIC = re.compile(r"[-+*/]|\bcase\b")
+_EXTREME = re.compile(
+    r"\s*(?:min|max|listagg|string_agg|group_concat|array_agg|collect_list|collect_set)\s*\(",
+    re.I,
+)  # a row's value, or the values listed together: named like their column
+#: Item words any output with a name answers ("name" is a first_name, a title …).
+_NAME_LIKE = {"name": ("name", "title"), "id": ("id",)}
+
+
+@lru_cache(maxsize=65536)
+def word_matches(word: str, name: str) -> bool:
+    """Does a question word name (part of) a schema name? ``id`` in ``cust_id``, ``name``
+    in ``store_name``, ``rate`` in ``rates``, ``title`` in ``famoustitle``.
+
+    >>> [word_matches(w, "StoreName") for w in ("name", "store", "city")]
+    [True, True, False]
+    """
+    w = singular(word)
+    low = name.casefold()
+    for pattern in _NAME_LIKE.get(w, ()):
+        if low.endswith(pattern) or f"{pattern}_" in low:
+            return True
+    for part in _words(low):
+        if part == w or (len(w) >= 4 and len(part) >= 4 and part[:5] == w[:5]):
+            return True
+        if _abbreviates(part, w):
+            return True
+    return len(w) >= 4 and w in low.replace("_", "")
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """Is a name's word an abbreviation of a question word: three to five letters, the
+    word's first two, then the rest of its letters in order (``dept`` of department,
+    ``desc`` of description, ``qty`` of quantity; not ``date`` of department)?
+
+    >>> [_abbreviates(a, b) for a, b in [("dept", "department"), ("date", "department")]]
+    [True, False]
+    """
+    return 3 <= len(short) <= 5 and len(short) < len(word) and letters_in_order(short, word, 2)
+
+
+#: A CASE that shows a column or blanks it (``CASE WHEN LAG(k) OVER (…) = k THEN NULL ELSE k
+#: END``: a repeated label left out) is that column.
+_SHOWN_CASE = re.compile(r"case\b.*\bthen null else [a-z_][\w.]* end$", re.I | re.S)
+
+
+def output_names(sql: Spec) -> tuple[list[str], list[Projection]]:
+    """Names a plain output answers to (columns and aliases) and the computed outputs."""
+    names: list[str] = []
+    computed: list[Projection] = []
+    carried = sql.flags.get("carried_columns") or ()
+    if len(carried) == len(sql.projections):  # what a derived table or CTE computed them from
+        names += [n for columns in carried for n in columns]
+    for p in sql.projections:
+        if p.is_aggregate or _ARITHMETIC.search(p.expr) or p.expr in sql.window_functions:
+            computed.append(p)
+            if _EXTREME.match(p.expr) or _SHOWN_CASE.match(p.expr):
+                names += list(p.columns)  # MIN(date) is a date, LISTAGG(name) names
+        else:
+            names += list(p.columns)
+        if p.alias:
+            names.append(p.alias)
+    return names, computed
