@@ -104,18 +104,46 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
         return  # COUNT(user_id) for "how many users": the rows counted are meant as users
     rest = _WORD.findall(low[m.start("n") :])
     after = rest[rest.index(noun) + 1 :] if noun in rest else []
+    whose = f"one per {singular(table)}"
     if not any(_same(w, table) and (i == 0 or after[i - 1] not in _INSIDE)
                for i, w in enumerate(after)):
-        return  # the counted table is not the question's other noun, or holds the rows
+        if not _unnamed(phrase, arg, sql) or _table_named(table, low):
+            return  # the counted table is not the question's other noun, or holds the rows
+        whose = f"which names nothing of the {noun}"
     out.add(
         "count_subject_mismatch",
         "warning",
-        f"the question counts {noun}; the SQL counts rows of {table} (one per"
-        f" {singular(table)})",
+        f"the question counts {noun}; the SQL counts rows of {table} ({whose})",
         m.group(0),
         counts[0].text,
         "aggregation",
     )
+
+
+def _unnamed(phrase: list[str], arg: str, sql: Spec) -> bool:
+    """Does a count of every row of one table (``COUNT(*)``, no condition) name none of
+    the counted phrase's words: no table, column, value or alias of the SQL holds them
+    ("How many submissions are there?" as ``SELECT COUNT(*) FROM workshop``)?
+
+    >>> sql = Spec(tables=["workshop"], columns=[])
+    >>> _unnamed(["submissions"], "*", sql), _unnamed(["workshops"], "*", sql)
+    (True, False)
+    """
+    if arg not in ("*", "1") or sql.filters or phrase[-1] in _QUANTITY:
+        return False
+    vocabulary = _Vocabulary.of(sql)[0]
+    return not any(vocabulary.accounts(w) for w in phrase)
+
+
+def _table_named(table: str, low: str) -> bool:
+    """Does a word of a table's name (four letters or more) stand in the question ("rent
+    arrears" for ``rent_arrears``)?
+
+    >>> _table_named("rent_arrears", "how many taxes are collected for renting arrears")
+    True
+    """
+    words = {singular(w) for w in _WORD.findall(low)}
+    return any(len(w) >= 4 and singular(w) in words for w in _WORD.findall(table.casefold()))
 
 
 #: "including customers with no orders", "even those without a purchase", "include
