@@ -131,6 +131,8 @@ def _unnamed(phrase: list[str], arg: str, sql: Spec) -> bool:
     """
     if arg not in ("*", "1") or sql.filters or phrase[-1] in _QUANTITY:
         return False
+    if "and" in phrase or "or" in phrase:
+        return False  # "students and teachers" from people: a table may hold both kinds
     vocabulary = _Vocabulary.of(sql)[0]
     return not any(vocabulary.accounts(w) for w in phrase)
 
