@@ -29,10 +29,10 @@ from stef.align.matching import (
     values_match,
     written_strings,
 )
-from stef.align.places import other_place, same_city, stated_place
 from stef.findings import FindingCollector
 from stef.nl import hint_patterns as hp
 from stef.nl import lexicon as lx
+from stef.nl.places import other_place, same_city, stated_place
 from stef.nl.values import UNITS
 from stef.spec import WEAK_CUE, Filter, Spec
 

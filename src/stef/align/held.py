@@ -25,7 +25,7 @@ import re
 from difflib import SequenceMatcher
 
 from stef.align.matching import canon_col, is_parameter, letters_in_order, name_words
-from stef.align.places import same_city, stated_place
+from stef.nl.places import same_city, stated_place
 from stef.spec import Spec
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")

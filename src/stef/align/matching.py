@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import methodcaller
 
-from stef.align.places import place_code
 from stef.nl.lexicon import BQ, DQ, SQ
+from stef.nl.places import place_code
 from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
 

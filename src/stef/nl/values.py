@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from stef.nl import lexicon as lx
 from stef.nl.context import _adjacent_column, _Ctx
+from stef.nl.places import stated_place
 from stef.nl.words import _is_plural, _parse_number, _prev_words, word_tokens
 from stef.rules import term_key
 from stef.spec import NEGATED_OP, WEAK_CUE, Filter, normalize_number
@@ -495,7 +496,7 @@ def _step_capitalised(ctx: _Ctx) -> None:
             i += 1
             continue
         run, i = _capitalised_run(ctx, words, i, parens)
-        if lx.SENTENCE_START.search(text[max(0, s - 3) : s]):
+        if lx.SENTENCE_START.search(text[max(0, s - 3) : s]) and not _leading_place(run):
             run = run[1:]  # the first word of a sentence is capitalised anyway
         while run and (
             run[0][2].casefold() in lx.NOT_VALUES or run[0][2].casefold().rstrip(".") in lx.MONTHS
@@ -511,6 +512,19 @@ def _step_capitalised(ctx: _Ctx) -> None:
             if text.endswith("'s", start, end):
                 end -= 2
             _add_name(ctx, start, end)
+
+
+def _leading_place(run: list[tuple[int, int, str]]) -> bool:
+    """Is a run that starts a sentence one place alone: a country, a state or a large city
+    ("Egypt Top 200 users"), a value although its capital says nothing? (Read only where
+    the text holds another capital: the step that calls it runs only then.)
+
+    >>> _leading_place([(0, 5, "Egypt")]), _leading_place([(0, 4, "Show")])
+    (True, False)
+    """
+    if len(run) != 1 or run[0][2].casefold() in lx.NOT_VALUES:
+        return False  # "What", "Show", "List": no need to read the names of places
+    return stated_place((run[0][2].casefold(),), run[0][2]) is not None
 
 
 #: Data formats, and the nouns after one that make it the form of the data, not a value.
