@@ -29,7 +29,12 @@ from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
 from stef.align.numbered import check_numbered_attributes
 from stef.align.output_names import output_names, word_matches
-from stef.align.rows import check_counted_rows, check_outer_join, check_two_counts
+from stef.align.rows import (
+    check_counted_rows,
+    check_grouped_counts,
+    check_outer_join,
+    check_two_counts,
+)
 from stef.align.shown import check_rank_shown
 from stef.align.subject import check_subject
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
@@ -658,6 +663,7 @@ def check_intent(
         check_partial_names(nl, sql, out, question)
         check_enumeration(question, sql, out)
         check_counted_rows(nl, sql, out, question)
+        check_grouped_counts(sql, out, question)
         check_outer_join(sql, out, question)
         check_two_counts(sql, out, question)
     check_negation(nl, sql, out, question, enriched)

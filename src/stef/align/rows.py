@@ -6,6 +6,8 @@
 * "Number of orders per customer, including customers with no orders" answered with an
   inner join to ``orders`` drops the customers it asks to keep (``outer_join_missing``).
 * "How many orders and customers …?" answered by one count (``projection_count_short``).
+* "The musician with the most songs" as a count per group of the rows of a table that names
+  nothing of songs (``count_subject_mismatch``).
 
 All read names only (no schema): a table counted that the question never names, or a
 join to a table the "with no …" phrase does not name, is left alone.
@@ -105,8 +107,9 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
     rest = _WORD.findall(low[m.start("n") :])
     after = rest[rest.index(noun) + 1 :] if noun in rest else []
     whose = f"one per {singular(table)}"
-    if not any(_same(w, table) and (i == 0 or after[i - 1] not in _INSIDE)
-               for i, w in enumerate(after)):
+    if not any(
+        _same(w, table) and (i == 0 or after[i - 1] not in _INSIDE) for i, w in enumerate(after)
+    ):
         if not _unnamed(phrase, arg, sql) or _table_named(table, low):
             return  # the counted table is not the question's other noun, or holds the rows
         whose = f"which names nothing of the {noun}"
@@ -133,8 +136,87 @@ def _unnamed(phrase: list[str], arg: str, sql: Spec) -> bool:
         return False
     if "and" in phrase or "or" in phrase:
         return False  # "students and teachers" from people: a table may hold both kinds
+    return _names_none(phrase, sql)
+
+
+def _names_none(phrase: list[str], sql: Spec) -> bool:
+    """Does no table, column, value or alias of the SQL name a word of the phrase, or stand
+    inside one (``fires`` in "wildfires")?
+
+    >>> _names_none(["wildfires"], Spec(tables=["fires"]))
+    False
+    >>> _names_none(["songs"], Spec(tables=["band"]))
+    True
+    """
     vocabulary = _Vocabulary.of(sql)[0]
-    return not any(vocabulary.accounts(w) for w in phrase)
+    if any(vocabulary.accounts(w) for w in phrase):
+        return False
+    return not any(len(v) >= 4 and v in w for w in phrase for v in vocabulary.words)
+
+
+#: A count the question ranks or bounds per group: "the most songs", "more than one
+#: student", "at least two players", "the largest number of documents".
+_PER_GROUP_COUNT = re.compile(
+    r"\b(?:(?:the\s+)?(?:most|fewest|least)(?:\s+number\s+of)?"
+    r"|(?:the\s+)?(?:largest|greatest|smallest|highest|lowest)\s+number\s+of"
+    r"|(?:more|fewer|less)\s+than\s+\w+|at\s+(?:least|most)\s+\w+)"
+    r"\s+(?P<n>[a-z]+)"
+)
+#: A group key that is a period: a date or time part, a truncation, a column named for one.
+_TIME_KEY = re.compile(r"date|time|month|year|day|week|quarter|hour|_at\b|trunc|strftime|extract")
+#: Nouns that count rows whatever the table holds ("the most entries"), or measure
+#: ("more than 300 days").
+_ROW_NOUNS = lx._words(
+    """entries records rows items times cases instances occurrences ones things seconds
+    minutes hours days weeks months years dollars euros points percent miles kilometers"""
+)
+
+
+def check_grouped_counts(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A count per group of every row of one table that names nothing of what the question
+    counts: "the musician that produced the most songs" as ``SELECT lastname FROM band GROUP
+    BY lastname ORDER BY COUNT(*) DESC`` counts band rows, not songs
+    (``count_subject_mismatch``). A phrase of two kinds, a noun of a quantity or of rows,
+    and one the SQL names anywhere are left alone, as are a count under a condition (which may
+    keep the counted kind of rows: answers among posts) and a count per period ("signups by
+    month" over users).
+
+    >>> from stef.spec import Aggregation
+    >>> sql = Spec(tables=["band"], group_by=["lastname"], columns=["lastname"],
+    ...            aggregations=[Aggregation("count", "*", False, "COUNT(*)")])
+    >>> out = FindingCollector()
+    >>> check_grouped_counts(sql, out, "Who produced the most songs?")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question counts songs per group; the SQL counts rows of band,
+    which names nothing of the songs
+    """
+    if len(sql.tables) != 1 or not sql.group_by or sql.joins or sql.subqueries or sql.ctes:
+        return
+    counts = [a for a in sql.aggregations if a.func == "count"]
+    if sql.set_operations or len(counts) != 1 or counts[0].distinct:
+        return
+    if (counts[0].arg or "*") not in ("*", "1") or sql.filters:
+        return  # a condition may keep the counted kind of rows (answers among posts)
+    if any(_TIME_KEY.search(k) for k in sql.group_by):
+        return  # "signups by month" over users: events a table is named otherwise for
+    low = question.casefold()
+    for m in (*_COUNTED.finditer(low), *_PER_GROUP_COUNT.finditer(low)):
+        phrase = _counted_phrase(low[m.start("n") :])
+        noun = phrase[-1]
+        if not noun.endswith("s") or noun in _QUANTITY or noun in _ROW_NOUNS:
+            continue
+        if "and" in phrase or "or" in phrase or not _names_none(phrase, sql):
+            continue
+        out.add(
+            "count_subject_mismatch",
+            "warning",
+            f"the question counts {noun} per group; the SQL counts rows of {sql.tables[0]},"
+            f" which names nothing of the {noun}",
+            m.group(0),
+            counts[0].text,
+            "aggregation",
+        )
+        return
 
 
 def _table_named(table: str, low: str) -> bool:
@@ -229,7 +311,7 @@ _TWO_COUNTED = re.compile(r"\bhow\s+many\s+([a-z]{3,}s)\s+and\s+(?:how\s+many\s+
 
 
 def check_two_counts(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"How many orders and customers do we have?" answered by one count: the SQL names
+    """ "How many orders and customers do we have?" answered by one count: the SQL names
     one of the two things (a table, a column or a value) and nothing of the other, and computes
     one aggregate only (``projection_count_short``). "How many males and females", counted
     per gender, names neither and is left alone.
