@@ -32,6 +32,7 @@ from stef.align.measures import (
     check_total_bound,
     check_unit_columns,
 )
+from stef.align.modifiers import check_measure_modifiers
 from stef.align.shown import check_aggregate_shown
 from stef.align.stored import stored_aggregate
 from stef.align.structure import check_star_arguments
@@ -75,6 +76,7 @@ def check_aggregations(
     check_aggregate_shown(nl, sql, out, text)
     check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
+    check_measure_modifiers(nl, sql, out, text)
     check_distinct_counted(nl, sql, out, text)
     check_median(sql, out, text)
     check_spread(sql, out, text)
