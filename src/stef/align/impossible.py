@@ -4,7 +4,8 @@
   2010``): no row meets both, so the result is empty whatever the data.
 - A LIKE pattern with no wildcard where the question asks for text that *contains* a word
   or a letter ("names containing 'ee'" as ``name LIKE 'ee'``): without ``%`` the pattern
-  matches only the whole value, as ``=`` does.
+  matches only the whole value, as ``=`` does; an ``=`` on the word a "contains the word"
+  cue gives keeps only values equal to it.
 
 >>> from stef.findings import FindingCollector
 >>> from stef.spec import Filter, Spec
@@ -50,6 +51,51 @@ def check_like_cue(question: str, sql: Spec, out: FindingCollector) -> None:
                 f"the question asks for text that contains {value!r}; {f.text} has no '%', so "
                 "it matches only values equal to it",
                 None,
+                f.text,
+                "filter_alignment",
+            )
+            return
+    _check_whole_value(question, sql, out)
+
+
+#: The stricter cue: "contains the word", "including the letter", "with the substring": the
+#: value after it is a part of the text, never the whole value.
+_PART_CUE = re.compile(
+    r"\b(?:contain(?:s|ed|ing)?|includ(?:e|es|ed|ing))\s+(?:the\s+|a\s+)?(?:words?|letters?|"
+    r"strings?|text|phrases?|substrings?|keywords?)\b|\b(?:with|having)\s+(?:the\s+|a\s+)?"
+    r"(?:words?|letters?|substrings?|phrases?|keywords?)\b",
+    re.I,
+)
+
+
+def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
+    """An ``=`` or ``<>`` on the word a "contains the word" cue gives ("detail contains the
+    word 'Latte'" as ``product_details = 'Latte'``): it keeps only values equal to the word
+    (``filter_wrong_operator``); said once.
+
+    >>> from stef.spec import Filter
+    >>> eq = Filter("product_details", "=", ("latte",), "product_details = 'Latte'")
+    >>> out = FindingCollector()
+    >>> _check_whole_value("Which detail contains the word 'Latte'?", Spec(filters=[eq]), out)
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    low = question.casefold()
+    windows = [low[m.end() : m.end() + 60] for m in _PART_CUE.finditer(low)]
+    if not windows:
+        return
+    for f in sql.filters:
+        if f.op not in ("=", "!=", "in", "not in"):
+            continue
+        for value in (v.casefold() for v in f.values if v):
+            if not any(re.search(rf"(?<!\w){re.escape(value)}(?!\w)", w) for w in windows):
+                continue
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question asks for text that contains {value!r}; {f.text} keeps only"
+                " values equal to it",
+                value,
                 f.text,
                 "filter_alignment",
             )
