@@ -30,6 +30,14 @@ _BY_DIRECTION = re.compile(
 )
 
 
+#: A list asked for by the rows' identifiers, no order: "List them by their ID", "list
+#: them by name" (a later sentence of a count question).
+_LISTED_BY_ID = re.compile(
+    r"list(?:ed)?\s+(?:them|those|these)\s+by\s+(?:their\s+|its\s+)?(?:ids?|names?)\b(?!\s*,)"
+    r"(?=\s*(?:[.?!;]|$))"
+)
+
+
 def _step_order(ctx: _Ctx) -> None:
     """Explicit ordering: ``sorted by X descending``, ``in alphabetical order``, ``from A to Z``,
     ``sorted by highest rep`` (the superlative sets the direction), ``by X ascending``."""
@@ -51,8 +59,8 @@ def _step_order(ctx: _Ctx) -> None:
                 if sup is not None and (first[0] == sup or first[0] in lx.DETERMINERS):
                     direction, stated = lx.SUPERLATIVES[sup], True
             phrases, end = _order_phrases(ctx, m) if has_key else ([], cue_end)
-            if rx is lx.ORDER_BY_RE and not phrases:
-                continue
+            if rx is lx.ORDER_BY_RE and (not phrases or _LISTED_BY_ID.match(ctx.low, m.start())):
+                continue  # "List them by their ID": the rows' ids asked for, no order
             if d and d.start() >= end and ctx.free(end, d.end()):
                 end = d.end()  # "... by X in descending order": one cue
             text = " ".join(ctx.text[m.start() : end].split())

@@ -142,6 +142,10 @@ def _title_list(low: str) -> bool:
     )
 
 
+#: After an opener, the rows of an earlier sentence listed by a name of theirs: "(list)
+#: them by their ID", "(show) those with their names".
+_THEM_BY = re.compile(r"(?:them|those|these)\s+(?:by|with)\s+(?:their\s+|its\s+)?(?=[a-z])")
+
 #: Words an item's "of …" qualifier may hold before the list resumes ("the name of each
 #: department and the number of its employees").
 _SKIPPED = frozenset({"and", "of", "each", "every", "all", "its", "their"})
@@ -160,6 +164,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     ['latest orders', 'customer name']
     >>> [i.text for i in requested_items("Show all products with their prices and stock")]
     ['products', 'prices', 'stock']
+    >>> [i.text for i in requested_items("How many patients are there? List them by their ID.")]
+    ['id']
     """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
@@ -167,6 +173,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     items: list[RequestedItem] = []
     seen: set[str] = set()
     for start in _opener_ends(low):
+        if (them := _THEM_BY.match(low, start)) is not None:
+            start = them.end()  # "List them by their ID": the rows' ids
         words: list[str] = []
         prev_end = start
         skipping = False  # past an item's "of …" qualifier, until the list resumes
