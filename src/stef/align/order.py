@@ -10,6 +10,7 @@ import re
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
+from stef.align.ranking import check_rank_by_count, check_rank_by_frequency
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -27,12 +28,14 @@ def check_order_limit(
     """The sort direction and ORDER BY the question asks for, then its top-k LIMIT; before
     them, the checks that read the question's own words (``question``) or the enrichment
     (``hints``): "slowest"/"fastest" (:func:`check_speed`), a ranking by a row's own
-    attribute taken by a count (:func:`check_rank_by_count`), each one's first or last
+    attribute taken by a count, and a frequency taken by an attribute
+    (:mod:`stef.align.ranking`), each one's first or last
     (:func:`check_own_extreme`, in either), a stated sort key (:func:`check_sort_key`), a
     ranking within each group (:func:`check_rank_partition`), a ranking by a total
     (:func:`check_ranked_total`)."""
     check_speed(sql, out, question)
     check_rank_by_count(sql, out, question)
+    check_rank_by_frequency(sql, out, question)
     check_own_extreme(sql, out, f"{question}\n{hints}" if hints else question)
     check_sort_key(nl, sql, out)
     check_rank_partition(sql, out, question)
@@ -563,54 +566,6 @@ def check_speed(sql: Spec, out: FindingCollector, question: str) -> None:
         "error",
         f"the question's {m.group('w')!r} ranks by {first.key}, a {'time' if is_time else 'speed'}:"
         f" {want.upper()}; the SQL sorts {first.direction.upper()}",
-        m.group(0),
-        first.text or first.key,
-        "ordering",
-    )
-
-
-#: Superlatives of a row's own attribute (a time, a size, a price, a speed), which no count
-#: of rows ranks: "the most recent crime", "the shortest person".
-_OWN_ATTRIBUTE = re.compile(
-    r"\b(?:shortest|tallest|longest|oldest|youngest|latest|earliest|newest|cheapest|heaviest"
-    r"|lightest|fastest|slowest|(?:most|least)\s+expensive|most\s+recent(?:ly)?)\b"
-)
-_PLURAL_AFTER = re.compile(r"\s+[a-z]+s\b")
-#: Words that make a question a count all the same ("the most common", "how many").
-_COUNT_CUES = re.compile(
-    r"\b(?:most|least|fewest)\s+(?:common(?:ly)?|popular|frequent(?:ly)?|often|times|number"
-    r"|[a-z]+s\b)|\bhow\s+many\b|\bfrequen|\bcount\b|\bnumber\s+of\b|\bpopular|\bcommon"
-)
-
-
-def check_rank_by_count(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"In which year did the most recent crime happen?" answered by ``GROUP BY year ORDER
-    BY COUNT(*) DESC LIMIT 1``: the question ranks by a row's own attribute (a time, a
-    size, a price, a speed) and the SQL's top-k ranks by how many rows each group holds
-    (``rank_by_count``). Left alone where the question counts anyway ("the most common",
-    "how many", "the most orders").
-
-    >>> out = FindingCollector()
-    >>> key = OrderKey("count(*)", "desc", True, "COUNT(*) DESC")
-    >>> check_rank_by_count(Spec(order_by=[key], limit=1), out, "Year of the most recent crime")
-    >>> check_rank_by_count(Spec(order_by=[key], limit=1), out, "The most common recent crime")
-    >>> [f.kind for f in out.findings]
-    ['rank_by_count']
-    """
-    if sql.limit is None or not sql.order_by:
-        return
-    first = sql.order_by[0]
-    if not first.is_aggregate or not first.key.startswith("count("):
-        return
-    low = question.casefold()
-    m = _OWN_ATTRIBUTE.search(low)
-    if m is None or _COUNT_CUES.search(low) or _PLURAL_AFTER.match(low, m.end()):
-        return  # "the most recent posts" may ask how many recent ones
-    out.add(
-        "rank_by_count",
-        "warning",
-        f"the question ranks by {m.group(0)!r}, an attribute of each row; the SQL's top"
-        f" {sql.limit} ranks by {first.text or first.key}, how many rows each group holds",
         m.group(0),
         first.text or first.key,
         "ordering",
