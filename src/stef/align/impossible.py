@@ -5,7 +5,8 @@
 - A LIKE pattern with no wildcard where the question asks for text that *contains* a word
   or a letter ("names containing 'ee'" as ``name LIKE 'ee'``): without ``%`` the pattern
   matches only the whole value, as ``=`` does; an ``=`` on the word a "contains the word"
-  cue gives keeps only values equal to it.
+  cue gives keeps only values equal to it; an ``=`` with a pattern (``= '4%'``) compares
+  the percent sign as text.
 
 >>> from stef.findings import FindingCollector
 >>> from stef.spec import Filter, Spec
@@ -100,6 +101,42 @@ def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
                 "filter_alignment",
             )
             return
+
+
+#: A percentage written as a value: "10%", "2.5%".
+_PERCENTAGE = re.compile(r"\d+(?:\.\d+)?%")
+
+
+def check_wildcard_equality(sql: Spec, out: FindingCollector, question: str = "") -> None:
+    """An ``=`` or ``<>`` with a pattern (``zip_postcode = '4%'``, ``date = '2016-06-23%'``):
+    ``%`` is a wildcard only for LIKE; ``=`` compares the text as written, percent sign
+    and all, so the condition keeps no row of the pattern (``wildcard_in_equality``). A
+    value with its ``%`` inside (``'10% off'``) or alone (``'%'``) is text, as is a
+    percentage the question states as written ("the 10% discount code"); said once.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> eq = Filter("zip_postcode", "=", ("4%",), 'zip_postcode = "4%"')
+    >>> check_wildcard_equality(Spec(filters=[eq]), out)
+    >>> print(out.findings[0].message)
+    zip_postcode = "4%" compares with '=' a LIKE pattern ('4%'): '%' matches only itself there
+    """
+    for f in sql.filters:
+        if f.op not in ("=", "!=", "<>"):
+            continue
+        value = next((v for v in f.values if len(v) > 1 and (v[0] == "%" or v[-1] == "%")), None)
+        if value is None or (_PERCENTAGE.fullmatch(value) and value in question):
+            continue
+        out.add(
+            "wildcard_in_equality",
+            "error",
+            f"{f.text} compares with '=' a LIKE pattern ({value!r}): '%' matches only itself"
+            " there",
+            None,
+            f.text,
+            "filter_alignment",
+        )
+        return
 
 
 def check_contradiction(sql: Spec, out: FindingCollector) -> None:

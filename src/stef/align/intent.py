@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats
-from stef.align.impossible import check_contradiction, check_like_cue
+from stef.align.impossible import check_contradiction, check_like_cue, check_wildcard_equality
 from stef.align.join_keys import _id_like, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
@@ -670,6 +670,7 @@ def check_intent(
     check_pinned_outputs(sql, out)
     check_own_key_counts(sql, out)
     check_contradiction(sql, out)
+    check_wildcard_equality(sql, out, question)
     check_like_cue(question, sql, out)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)
