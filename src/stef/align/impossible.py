@@ -5,8 +5,8 @@
 - A LIKE pattern with no wildcard where the question asks for text that *contains* a word
   or a letter ("names containing 'ee'" as ``name LIKE 'ee'``): without ``%`` the pattern
   matches only the whole value, as ``=`` does; an ``=`` on the word a "contains the word"
-  cue gives keeps only values equal to it; an ``=`` with a pattern (``= '4%'``) compares
-  the percent sign as text.
+  cue gives keeps only values equal to it; an ``=`` with a number and a ``%`` the question
+  never states (``= '4%'`` for "starting with 4") compares the percent sign as text.
 
 >>> from stef.findings import FindingCollector
 >>> from stef.spec import Filter, Spec
@@ -104,34 +104,37 @@ def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
 
 
 #: A percentage written as a value: "10%", "2.5%".
-_PERCENTAGE = re.compile(r"\d+(?:\.\d+)?%")
+_PERCENTAGE = re.compile(r"-?\d+(?:\.\d+)?%")
 
 
 def check_wildcard_equality(sql: Spec, out: FindingCollector, question: str = "") -> None:
-    """An ``=`` or ``<>`` with a pattern (``zip_postcode = '4%'``, ``date = '2016-06-23%'``):
-    ``%`` is a wildcard only for LIKE; ``=`` compares the text as written, percent sign
-    and all, so the condition keeps no row of the pattern (``wildcard_in_equality``). A
-    value with its ``%`` inside (``'10% off'``) or alone (``'%'``) is text, as is a
-    percentage the question states as written ("the 10% discount code"); said once.
+    """An ``=`` or ``<>`` with a number and a ``%`` the question never states as written
+    ("post code starting with 4" as ``zip_postcode = '4%'``): ``%`` is a wildcard only for
+    LIKE, so the condition keeps the rows whose value is '4%' as written
+    (``wildcard_without_like``). The structure checks leave such a value alone as a
+    percentage (:func:`stef.align.structure.check_structure`: "the 10% discount code" as
+    ``label = '10%'``); here the question's words decide. Said once.
 
     >>> from stef.spec import Filter
     >>> out = FindingCollector()
-    >>> eq = Filter("zip_postcode", "=", ("4%",), 'zip_postcode = "4%"')
-    >>> check_wildcard_equality(Spec(filters=[eq]), out)
-    >>> print(out.findings[0].message)
-    zip_postcode = "4%" compares with '=' a LIKE pattern ('4%'): '%' matches only itself there
+    >>> eq = Filter("zip_postcode", "=", ("4%",), "zip_postcode = '4%'")
+    >>> check_wildcard_equality(Spec(filters=[eq]), out, "post codes starting with 4")
+    >>> check_wildcard_equality(Spec(filters=[eq]), out, "the 4% discount code")
+    >>> [f.kind for f in out.findings]
+    ['wildcard_without_like']
     """
     for f in sql.filters:
-        if f.op not in ("=", "!=", "<>"):
+        if f.op not in ("=", "!="):
             continue
-        value = next((v for v in f.values if len(v) > 1 and (v[0] == "%" or v[-1] == "%")), None)
-        if value is None or (_PERCENTAGE.fullmatch(value) and value in question):
+        value = next((v for v in f.values if _PERCENTAGE.fullmatch(v)), None)
+        if value is None or value in question:
             continue
+        op = "'='" if f.op == "=" else "'<>'"
         out.add(
-            "wildcard_in_equality",
+            "wildcard_without_like",
             "error",
-            f"{f.text} compares with '=' a LIKE pattern ({value!r}): '%' matches only itself"
-            " there",
+            f"{f.text} compares with {op}: '%' is a wildcard only in LIKE, so it keeps the rows "
+            f"whose value is {value!r} as written",
             None,
             f.text,
             "filter_alignment",
