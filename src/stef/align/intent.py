@@ -27,6 +27,7 @@ from stef.align.impossible import check_contradiction, check_like_cue, check_wil
 from stef.align.join_keys import _id_like, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
 from stef.align.names import check_partial_names
+from stef.align.negated import check_negated_values
 from stef.align.numbered import check_numbered_attributes
 from stef.align.output_names import output_names, word_matches
 from stef.align.rows import (
@@ -666,6 +667,7 @@ def check_intent(
         check_grouped_counts(sql, out, question)
         check_outer_join(sql, out, question)
         check_two_counts(sql, out, question)
+        check_negated_values(sql, out, question)
     check_negation(nl, sql, out, question, enriched)
     check_pinned_outputs(sql, out)
     check_own_key_counts(sql, out)
