@@ -7,9 +7,9 @@ states, the SQL keeps exactly those rows and negates nothing anywhere (no NOT, `
 NOT IN, NOT EXISTS, EXCEPT or outer join): it lists the countries and products that did
 (``filter_wrong_operator``). The negation must stand in the value's own clause (no "and",
 "or", "but" or comma between them), and not right before a comparison it turns around
-("not older than 30" is ``<= 30``), and no other condition may carry the negation (a
-flag, ``istextless = 1``, or a name or value that says "without", ``'borderless'``).
-Periods relative to now are
+("not older than 30" is ``<= 30``), and the value's condition must be the SQL's only one
+(another may carry the negation: a flag, ``istextless = 1``, or a value, ``status =
+'Retired'`` for "did not finish on 2015-11-29"). Periods relative to now are
 :func:`stef.align.clock_periods.check_negated_periods`' to read.
 
 >>> from stef.spec import Filter
@@ -28,7 +28,7 @@ import re
 
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
-from stef.spec import Filter, Spec
+from stef.spec import Spec
 
 #: Where a clause ends, between a negation and the value it would govern.
 _CLAUSE_BREAK = re.compile(r"[,;:.?!]|\b(?:and|or|but|while|whereas|although|though)\b")
@@ -49,18 +49,21 @@ def check_negated_values(sql: Spec, out: FindingCollector, question: str) -> Non
     module doc); said once."""
     if sql.flags.get("negation") or any(f.negated for f in sql.filters):
         return
+    kept = [f for f in sql.filters if f.clause == "where"]
+    if len(kept) != 1 or any(f.kind == "filter_wrong_operator" for f in out.findings):
+        return  # another condition may carry the negation; or the operator is told already
     low = question.casefold()
     if lx.NEGATION_ANY.search(low) is None:
         return
-    for f in sql.filters:
-        if f.op not in _OPS or f.clause != "where" or not f.values or _absorbed(sql, f):
+    for f in kept:
+        if f.op not in _OPS or not f.values:
             continue
         for value in f.values:
             core = value.strip("%").casefold()
             if len(core) < 2:
                 continue
             m = re.search(rf"(?<![\w.-]){re.escape(core)}(?![\w-])", low)
-            if m is None or not _negated(low, m.start()):
+            if m is None or not _negated(question, m.start()):
                 continue
             out.add(
                 "filter_wrong_operator",
@@ -74,44 +77,22 @@ def check_negated_values(sql: Spec, out: FindingCollector, question: str) -> Non
             return
 
 
-def _negated(low: str, at: int) -> bool:
+def _negated(question: str, at: int) -> bool:
     """Does a negation govern the value at ``at``: in its clause, at most :data:`_REACH`
-    characters back, and not right before a comparison it turns around?
+    characters back, written in lower case (a capitalised "No" is part of a name: "No
+    Child Left Behind"), and not right before a comparison it turns around?
 
     >>> _negated("stadiums not opened after 2006", 26), _negated("not in cs and older than 20", 25)
     (True, False)
+    >>> _negated("No Child Left Behind funding in 2017", 32)
+    False
     """
     start = max(0, at - _REACH)
-    window = low[start:at]
-    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(window)]
+    window = question[start:at]
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(window.casefold())]
     clause = window[breaks[-1] :] if breaks else window
-    negations = list(lx.NEGATION_ANY.finditer(clause))
+    negations = [m for m in lx.NEGATION_ANY.finditer(clause) if m.group(0)[0].islower()]
     if not negations:
         return False
     last = negations[-1]
-    return _TURNED.match(clause, last.end()) is None
-
-
-#: Values of a flag, and parts of a name or value that say "without" (``istextless = 1``,
-#: ``bordercolor = 'borderless'``, ``non_smoker``): another condition may carry the negation.
-_FLAG_VALUES = frozenset({"0", "1", "true", "false", "y", "n", "yes", "no", "t", "f"})
-_NEGATIVE_PART = re.compile(r"less|\bnon|^non|_non|\bnot|never|without|\bno_|_no\b")
-
-
-def _absorbed(sql: Spec, kept: Filter | None) -> bool:
-    """Does another condition of the SQL carry the question's negation: a flag held to a
-    truth value, or a name or value that says "without"?
-
-    >>> from stef.spec import Filter
-    >>> flag = Filter("istextless", "=", ("1",))
-    >>> _absorbed(Spec(filters=[flag, Filter("artist", "=", ("x",))]), None)
-    True
-    """
-    for g in sql.filters:
-        if g is kept:
-            continue
-        if any(v.casefold() in _FLAG_VALUES for v in g.values):
-            return True
-        if any(_NEGATIVE_PART.search(t.casefold()) for t in (g.column or "", *g.values)):
-            return True
-    return False
+    return _TURNED.match(clause.casefold(), last.end()) is None
