@@ -122,14 +122,21 @@ def attribute_values(question: str) -> tuple[AttributeValue, ...]:
     ['category Electronics']
     >>> attribute_values("Which department has the most students?")
     ()
+    >>> [(a.value, a.attribute) for a in attribute_values("List users whose role is admin.")]
+    [('admin', 'role')]
     """
-    if _ANY.search(question) is None:
+    named = _ANY.search(question) is not None
+    if not named and _WHOSE_ANY.search(question) is None:
         return ()
     toks = [m.group(0) for m in _TOKEN.finditer(question)]
     low = [t.casefold() for t in toks]
     found: list[AttributeValue] = []
     seen: set[str] = set()
-    for i, word in enumerate(low):
+    for value, attribute, text in _whose(toks, low):
+        if value.casefold() not in seen:
+            seen.add(value.casefold())
+            found.append(AttributeValue(value.casefold(), attribute, text))
+    for i, word in enumerate(low if named else ()):
         if word not in ATTRIBUTES and word != "tagged":
             continue
         attribute = _singular(word)
@@ -176,3 +183,49 @@ def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     if not (quoted or tag or value[:1].isupper()) or (nxt[:1].isalnum() and nxt not in _ENDS):
         return "", ""  # "in category order", "with status changes": no value
     return value, " ".join(toks[i : j + 1 + quoted])
+
+
+#: "whose role is admin", "where the status is 'pending'": a value given its attribute.
+_WHOSE_ANY = re.compile(
+    r"\b(?:whose|where)\s+(?:the\s+)?[a-z]+\s+(?:is|are|was|were|equals)\s", re.I
+)
+#: Words after "is" that compare or qualify rather than name a value.
+_NO_VALUE_AFTER_IS = lx._words(
+    """not null empty missing unknown above below over under greater less more fewer higher
+    lower larger smaller bigger between within at before after equal same different
+    like than set known available defined blank"""
+)
+
+
+def _whose(toks: list[str], low: list[str]) -> list[tuple[str, str, str]]:
+    """``(value, attribute, text)`` of each "whose <attribute> is <value>" (or "where the
+    <attribute> is …"): one word or a quoted one that ends its phrase.
+
+    >>> toks = "Who is the oldest person whose job is student ?".split()
+    >>> _whose(toks, [t.casefold() for t in toks])
+    [('student', 'job', 'job is student')]
+    >>> toks = "users whose salary is higher than 5".split()
+    >>> _whose(toks, [t.casefold() for t in toks])
+    []
+    """
+    found: list[tuple[str, str, str]] = []
+    for i, word in enumerate(low):
+        if word not in ("whose", "where"):
+            continue
+        j = i + 1 + (1 if low[i + 1 : i + 2] == ["the"] else 0)
+        if j + 2 >= len(low) or not toks[j].isalpha() or not toks[j].islower():
+            continue  # "where Spanish is spoken": a value, no attribute
+        if low[j] in _NOT_VALUES:
+            continue
+        if low[j + 1] not in ("is", "are", "was", "were", "equals"):
+            continue
+        k = j + 2
+        quoted = 1 if toks[k] in ("'", '"') else 0
+        k += quoted
+        if k >= len(toks) or low[k] in _NO_VALUE_AFTER_IS or not _is_value(toks[k]):
+            continue
+        nxt = low[k + 1 + quoted] if k + 1 + quoted < len(low) else ""
+        if (nxt[:1].isalnum() and nxt not in _ENDS) or nxt == "than":
+            continue  # "whose name is John Smith's", "whose age is older than": no value
+        found.append((toks[k], singular(low[j]), " ".join(toks[j : k + 1])))
+    return found
