@@ -64,6 +64,7 @@ from stef.align.dates import (
 from stef.align.grouping import check_grouping
 from stef.align.hints import (
     check_hint_functions,
+    check_hint_values,
     check_literals_and_hints,
     check_schema_linking,
     check_value_case,
@@ -741,6 +742,7 @@ def align(
         hints=enriched_question,
         question=question,
     )
+    check_hint_values(matched, out)
     required = [f for f in nl.filters if f.values]
     matched_required = sum(1 for a, _ in matched if a in required)
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))

@@ -528,3 +528,60 @@ def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: s
 
 #: A hint's formula that divides a function's result by a number: ``AVG(consumption) / 12``.
 _DIVIDED_BY = re.compile(r"\)\s*/\s*(?P<n>(?!1\b)\d+(?:\.\d+)?)\b")
+
+
+def check_hint_values(matched: Sequence[tuple[Filter, Filter]], out: FindingCollector) -> None:
+    """A value the enriched question quotes in full ("'Electrical and Computer Engineering
+    Department' is the department") matched to a SQL equality on part of it (``department
+    = 'Electrical and Computer Engineering'``): a quoted hint gives the stored value, which
+    the SQL's shorter or longer string is not (``filter_wrong_value``, a warning: the
+    filter class keeps the match). Said once.
+
+    >>> nl = Filter("department", "=", ("ece department",), "'ECE Department' is the department",
+    ...             "enriched")
+    >>> sql = Filter("department", "=", ("ece",), "department = 'ECE'")
+    >>> out = FindingCollector()
+    >>> check_hint_values([(nl, sql)], out)
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_value']
+    """
+    for nl, sql in matched:
+        if nl.clause != "enriched" or nl.op != "=" or sql.op != "=" or len(nl.values) != 1:
+            continue
+        if len(sql.values) != 1 or not any(q in (nl.text or "") for q in ("'", '"')):
+            continue
+        want, got = nl.values[0].strip(), sql.values[0].strip()
+        if any(c in got for c in "%_") or any(c in want for c in "%_'\""):
+            continue  # a pattern (the LIKE checks read it), or a quote read into the value
+        extra = _extra_words(_WORDS.findall(want), _WORDS.findall(got))
+        if not extra or not all(w.isalpha() for w in extra):
+            continue  # the same words (a stray quote, a "!"), or a number more (a time's ".0")
+        out.add(
+            "filter_wrong_value",
+            "warning",
+            f"the enriched question gives {nl.column or 'the value'} = {want!r}; the SQL"
+            f" compares {got!r}, a part of it or more",
+            nl.text,
+            sql.text,
+            "filter",
+        )
+        return
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _extra_words(a: list[str], b: list[str]) -> list[str]:
+    """The words one list has beyond the other where the shorter runs inside the longer,
+    else empty.
+
+    >>> _extra_words(["ece", "department"], ["ece"]), _extra_words(["a", "b"], ["a", "c"])
+    (['department'], [])
+    """
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    if not short or len(long) == len(short):
+        return []
+    for i in range(len(long) - len(short) + 1):
+        if long[i : i + len(short)] == short:
+            return long[:i] + long[i + len(short) :]
+    return []
