@@ -10,7 +10,7 @@ import re
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
-from stef.align.ranking import check_rank_by_count, check_rank_by_frequency
+from stef.align.ranking import check_rank_by_count, check_rank_by_frequency, check_rank_key
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -38,6 +38,7 @@ def check_order_limit(
     check_rank_by_frequency(sql, out, question)
     check_own_extreme(sql, out, f"{question}\n{hints}" if hints else question)
     check_sort_key(nl, sql, out)
+    check_rank_key(nl, sql, out)
     check_rank_partition(sql, out, question)
     check_ranked_total(nl, sql, out, hints)
     aggs = sql_aggs(sql)
@@ -428,7 +429,7 @@ def _check_no_limit(
 
 
 def _one_row_in_all(nl: Spec, sql: Spec, out: FindingCollector) -> bool:
-    """"The most recent order for each customer" answered by ``ORDER BY … LIMIT 1`` alone
+    """ "The most recent order for each customer" answered by ``ORDER BY … LIMIT 1`` alone
     (no window, grouping, DISTINCT or subquery): one row in all, not one per group."""
     lim = sql.limit
     if not nl.flags.get("one_per_group") or nl.limit is not None or lim is None:
@@ -534,7 +535,7 @@ _SPEED_WORDS = frozenset("speed speeds rate velocity throughput mph kph kmh rps 
 
 
 def check_speed(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"The 10 slowest endpoints by response time" sorted by a time ascending, or "the
+    """ "The 10 slowest endpoints by response time" sorted by a time ascending, or "the
     fastest lap speed" by a speed ascending: the question's ranking read against the
     SQL's first sort key, a time (slowest: DESC) or a speed (slowest: ASC)
     (``order_direction_mismatch``). Left alone where the key names neither, or both.
@@ -582,7 +583,7 @@ _STORED_EXTREME = re.compile(r"first|last|latest|recent|earliest|min|max|prev|to
 
 
 def check_own_extreme(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"When did each customer place their first order?" answered by SQL that keeps every
+    """ "When did each customer place their first order?" answered by SQL that keeps every
     row: no MIN or MAX, window, ORDER BY, LIMIT, GROUP BY or subquery picks the first of
     each (``extreme_per_group_missing``; DISTINCT keeps every distinct row).
 

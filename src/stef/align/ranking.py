@@ -3,6 +3,9 @@
 - "In which year did the most recent crime happen?" answered by ``GROUP BY year ORDER BY
   COUNT(*) DESC LIMIT 1`` ranks by how many rows each group holds where the question ranks
   by an attribute of each row (``rank_by_count``).
+- "What are the top 3 highest support rates?" answered by ``SELECT support_rate … ORDER BY
+  unsure_rate DESC LIMIT 3`` shows the ranked column and sorts by another one
+  (``order_key_mismatch``).
 - "What is the most popular product category?" answered by ``ORDER BY price DESC LIMIT 1``
   ranks by an attribute where the question ranks by how often each one occurs
   (``rank_by_attribute``).
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 import re
 
+from stef.align.matching import name_words
 from stef.findings import FindingCollector
+from stef.nl.request import singular
 from stef.spec import Spec
 
 #: Superlatives of a row's own attribute (a time, a size, a price, a speed), which no count
@@ -33,7 +38,7 @@ _COUNT_CUES = re.compile(
 
 
 def check_rank_by_count(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"In which year did the most recent crime happen?" answered by ``GROUP BY year ORDER
+    """ "In which year did the most recent crime happen?" answered by ``GROUP BY year ORDER
     BY COUNT(*) DESC LIMIT 1``: the question ranks by a row's own attribute (a time, a
     size, a price, a speed) and the SQL's top-k ranks by how many rows each group holds
     (``rank_by_count``). Left alone where the question counts anyway ("the most common",
@@ -82,7 +87,7 @@ _STORED_FREQUENCY = re.compile(
 
 
 def check_rank_by_frequency(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"What is the most popular product category?" answered by ``SELECT category FROM
+    """ "What is the most popular product category?" answered by ``SELECT category FROM
     products ORDER BY price DESC LIMIT 1``: the question ranks by how often each one occurs,
     the SQL sorts by plain columns and counts nothing anywhere (``rank_by_attribute``). A
     sort key named for a stored frequency (``popularity``, ``num_orders``) is left alone.
@@ -111,5 +116,82 @@ def check_rank_by_frequency(sql: Spec, out: FindingCollector, question: str) -> 
         f" {keys} and counts nothing",
         m.group(0),
         keys,
+        "ordering",
+    )
+
+
+#: The ranked noun phrase of a top-k: "top 3 highest support rates", "the greatest prices".
+_RANKED_PHRASE = re.compile(
+    r"\b(?:top|highest|lowest|greatest|largest|smallest|biggest|most|least|best|worst)"
+    r"(?:\s+\d+)?(?:\s+(?:highest|lowest|greatest|largest|smallest|biggest))?"
+    r"\s+(?P<p>[a-z]+(?:\s+[a-z]+){0,2})"
+)
+
+
+_RANK_WORDS = frozenset(
+    [
+        "top",
+        "highest",
+        "lowest",
+        "greatest",
+        "largest",
+        "smallest",
+        "biggest",
+        "most",
+        "least",
+        "best",
+        "worst",
+    ]
+)
+
+
+def check_rank_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """ "What are the top 3 highest support rates?" answered by ``SELECT support_rate FROM
+    candidate ORDER BY unsure_rate DESC LIMIT 3``: the ranked phrase (two words or more)
+    names an output of the SQL in full, and the top-k sorts by a plain column that does not
+    hold all its words (``order_key_mismatch``).
+
+    >>> from stef.spec import OrderKey, Projection
+    >>> asked = Spec(order_by=[OrderKey("rates", "desc", False, "top 3 highest support rates")])
+    >>> sql = Spec(projections=[Projection("support_rate", None, ("support_rate",))],
+    ...            order_by=[OrderKey("unsure_rate", "desc")], limit=3)
+    >>> out = FindingCollector()
+    >>> check_rank_key(asked, sql, out)
+    >>> [f.message for f in out.findings]
+    ["the question ranks 'support rates', which support_rate shows; the SQL sorts by unsure_rate"]
+    """
+    if not nl.order_by or not sql.order_by or sql.limit is None:
+        return
+    first = sql.order_by[0]
+    if first.is_aggregate or "(" in first.key:
+        return
+    m = _RANKED_PHRASE.search(nl.order_by[0].text.casefold())
+    if m is None:
+        return
+    said: list[str] = []
+    for w in m.group("p").split():
+        if w in _RANK_WORDS or w in ("of", "by", "in", "for", "and", "with"):
+            break
+        said.append(w)
+    words = [singular(w) for w in said]
+    if len(words) < 2:
+        return  # one word tells no two columns apart
+
+    def holds(name: str) -> bool:
+        return set(words) <= {singular(w.casefold()) for w in name_words(name)}
+
+    if holds(first.key):
+        return
+    shown = next(
+        (c for p in sql.projections for c in (p.alias or "", *p.columns) if c and holds(c)), None
+    )
+    if shown is None:
+        return
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question ranks {' '.join(said)!r}, which {shown} shows; the SQL sorts by {first.key}",
+        m.group(0),
+        first.text or first.key,
         "ordering",
     )
