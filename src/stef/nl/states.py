@@ -83,6 +83,8 @@ STATES: dict[str, tuple[str, ...]] = {
     "discontinued": ("discontinu",),
     "deceased": ("deceas", "death", "dead", "die"),
     "retired": ("retir",),
+    "male": ("male", "gender", "sex"),  # "male members": sex = 'M' names its column
+    "female": ("female", "gender", "sex"),
 }
 
 #: Words after which a state word says what the rows are ("that are still open").
