@@ -445,8 +445,12 @@ _GROUP_CUE = re.compile(r"\b(?:by|per|for each|for every)\b")
 
 
 def _is_name(name: str) -> bool:
-    """Is an output a name or a title (``Name``, ``store_name``, ``TITLE``)?"""
-    return name.casefold().rsplit("_", 1)[-1] in ("name", "title")
+    """Is an output a name or a title (``Name``, ``store_name``, ``TITLE``, ``FName``)?
+
+    >>> [_is_name(n) for n in ("Fname", "store_name", "title", "name_id")]
+    [True, True, True, False]
+    """
+    return name.casefold().endswith(("name", "title"))
 
 
 def _is_value_word(word: str, sql: Spec) -> bool:
