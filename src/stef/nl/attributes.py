@@ -140,7 +140,7 @@ def attribute_values(question: str) -> tuple[AttributeValue, ...]:
         if word not in ATTRIBUTES and word != "tagged":
             continue
         attribute = _singular(word)
-        for value, text in (_before(toks, low, i), _after(toks, low, i)):
+        for value, text in (*_before_listed(toks, low, i), _after(toks, low, i)):
             if value and value.casefold() not in seen:
                 seen.add(value.casefold())
                 found.append(AttributeValue(value.casefold(), attribute, text))
@@ -163,6 +163,26 @@ def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     if not _is_value(toks[k]):
         return "", ""
     return toks[k], f"{toks[k]} {toks[i]}"
+
+
+def _before_listed(toks: list[str], low: list[str], i: int) -> list[tuple[str, str]]:
+    """The values before the noun at ``i``: one ("the python tag"), or two joined by "and"
+    or "or" ("in the biology and chemistry department", "on the pro or enterprise plan"),
+    the first after the lead the one value needs.
+
+    >>> toks = "courses in the biology and chemistry department".split()
+    >>> _before_listed(toks, toks, 6)
+    [('chemistry', 'chemistry department'), ('biology', 'biology department')]
+    """
+    k = i - 1
+    if k < 3 or low[k - 1] not in ("and", "or") or low[k - 3] not in _LEADS:
+        return [_before(toks, low, i)]
+    nxt = low[i + 1] if i + 1 < len(low) else ""
+    if (nxt[:1].isalnum() and nxt not in _ENDS) or not (
+        _is_value(toks[k]) and _is_value(toks[k - 2])
+    ):
+        return [("", "")]  # "the home and away team names": the noun qualifies another
+    return [(toks[k], f"{toks[k]} {toks[i]}"), (toks[k - 2], f"{toks[k - 2]} {toks[i]}")]
 
 
 def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
