@@ -68,6 +68,21 @@ def _check_fanned_sums(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
+def _check_outer_star_counts(flags: dict[str, Any], out: FindingCollector) -> None:
+    """``COUNT(*)`` per parent over a LEFT JOIN to its children (``outer_star_counts``): a
+    parent with no child keeps one row of NULLs, which COUNT(*) counts (the first)."""
+    for child in (flags.get("outer_star_counts") or ())[:1]:
+        out.add(
+            "count_star_outer_join",
+            "warning",
+            f"COUNT(*) counts the row a LEFT JOIN keeps for a group with no {child}: such a"
+            f" group counts 1, not 0 (COUNT of a column of {child} counts 0)",
+            None,
+            "COUNT(*)",
+            "structure",
+        )
+
+
 def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
     """A COUNT of a column the WHERE keeps NULL (``zero_counts``): always 0 (the first)."""
     for count in (flags.get("zero_counts") or ())[:1]:
@@ -85,6 +100,7 @@ def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
 def check_structure(sql: Spec, out: FindingCollector) -> None:
     flags = sql.flags
     _check_zero_counts(flags, out)
+    _check_outer_star_counts(flags, out)
     for table in flags.get("redundant_tables") or ():
         out.add(
             "table_redundant",

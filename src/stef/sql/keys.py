@@ -34,7 +34,7 @@ from typing import Final
 
 from sqlglot import exp
 
-from stef.sql.nulls import null_columns
+from stef.sql.nulls import null_columns, nullified_outer
 from stef.sql.walk import search
 
 #: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
@@ -273,3 +273,65 @@ def _child_of(
             if own and other_table and not _own_key(other.name, other_table):
                 return other.table.casefold(), other_table
     return None
+
+
+def outer_star_counts(sel: exp.Select) -> list[str]:
+    """Tables a SELECT LEFT JOINs as children of the rows it groups (``LEFT JOIN orders o ON
+    o.customer_id = c.id … GROUP BY c.id``) and counts with ``COUNT(*)``: the row a parent
+    with no child keeps, NULLs and all, is counted too, so a customer with no orders counts
+    1, not 0 (``COUNT(o.id)`` counts 0). Only where every GROUP BY column is the parent's,
+    and no WHERE condition drops the unmatched rows (:func:`nullified_outer`). Names of
+    those tables, lower-case.
+
+    >>> import sqlglot
+    >>> outer_star_counts(sqlglot.parse_one("SELECT c.id, COUNT(*) FROM customers c LEFT JOIN"
+    ...     " orders o ON o.customer_id = c.id GROUP BY c.id"))
+    ['orders']
+    >>> outer_star_counts(sqlglot.parse_one("SELECT c.id, COUNT(o.id) FROM customers c LEFT JOIN"
+    ...     " orders o ON o.customer_id = c.id GROUP BY c.id"))
+    []
+    """
+    group = sel.args.get("group")
+    if group is None or not sel.args.get("joins"):
+        return []
+    clauses = [*sel.expressions, sel.args.get("having"), sel.args.get("order")]
+    stars = [  # the outputs, HAVING and ORDER BY only: no walk of the FROM's subqueries
+        c
+        for part in clauses
+        if part is not None
+        for c in search(part, _COUNT)
+        if isinstance(c.this, (exp.Star, exp.Literal)) and c.find_ancestor(exp.Select) is sel
+    ]
+    if not stars:
+        return []
+    keys = [c for e in group.expressions for c in e.find_all(exp.Column)]
+    parents = {c.table.casefold() for c in keys}
+    if len(parents) != 1 or "" in parents:
+        return []
+    parent = parents.pop()
+    dropped = set(nullified_outer(sel))
+    tables = _tables(sel)
+    out: list[str] = []
+    for j in sel.args.get("joins") or ():
+        if str(j.args.get("side") or "").upper() != "LEFT" or not isinstance(j.this, exp.Table):
+            continue
+        child, name = j.this.alias_or_name.casefold(), j.this.name.casefold()
+        on = j.args.get("on")
+        if on is None or name in dropped or name in out:
+            continue
+        for mine, other in _join_equalities_of(on):
+            if mine.table.casefold() != child or other.table.casefold() != parent:
+                continue
+            if not _own_key(mine.name, name) and _own_key(other.name, tables.get(parent, "")):
+                out.append(name)  # the child's column refers to the parent's own key
+                break
+    return out
+
+
+def _join_equalities_of(on: exp.Expr) -> Iterator[tuple[exp.Column, exp.Column]]:
+    """Both orders of each column = column equality in one ON condition."""
+    for eq in search(on, _EQ):
+        a, b = eq.this, eq.expression
+        if isinstance(a, exp.Column) and isinstance(b, exp.Column):
+            yield a, b
+            yield b, a

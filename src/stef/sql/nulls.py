@@ -93,3 +93,4 @@ def nullified_outer(sel: exp.Select) -> list[str]:
             if table and table not in out and col.find_ancestor(exp.Subquery) is None:
                 out.append(table)
     return out
+

@@ -36,7 +36,7 @@ from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
 from stef.sql.bare import bare_under_group, month_without_year
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
-from stef.sql.keys import fanned_sums, join_key_columns, key_counts
+from stef.sql.keys import fanned_sums, join_key_columns, key_counts, outer_star_counts
 from stef.sql.nodes import preorder
 from stef.sql.nulls import nullified_outer, zero_counts
 from stef.sql.outputs import (
@@ -271,6 +271,7 @@ class _Extractor:
             spec.flags["month_without_year"] = months and _call_text(self.tt, months)
             spec.flags["zero_counts"] = [self.tt.render(c) for c in zeros]
             spec.flags["outer_nullified"] = [t for s in w.selects for t in nullified_outer(s)]
+            spec.flags["outer_star_counts"] = [t for s in w.selects for t in outer_star_counts(s)]
             spec.flags["compares_order"] = compares_order(self.p)
         finally:
             self.tt.restore()
