@@ -25,14 +25,17 @@ import re
 from stef.findings import FindingCollector
 from stef.spec import Spec
 
-#: A question that asks for text containing something: "contains", "including the word",
-#: "with the letter z", "having the substring".
-_CONTAINS = re.compile(
-    r"\bcontain(?:s|ed|ing)?\b|\binclud(?:e|es|ed|ing)\s+(?:the\s+)?(?:word|letter|string|"
-    r"text|phrase|substring)s?\b|\b(?:with|having)\s+(?:the\s+|a\s+)?(?:word|letter|"
-    r"substring|phrase)s?\b",
+#: The stricter cue: "contains the word", "including the letter", "with the substring": the
+#: value after it is a part of the text, never the whole value.
+_PART_CUE = re.compile(
+    r"\b(?:contain(?:s|ed|ing)?|includ(?:e|es|ed|ing))\s+(?:the\s+|a\s+)?(?:words?|letters?|"
+    r"strings?|text|phrases?|substrings?|keywords?)\b|\b(?:with|having)\s+(?:the\s+|a\s+)?"
+    r"(?:words?|letters?|substrings?|phrases?|keywords?)\b",
     re.I,
 )
+#: A question that asks for text containing something: "contains", and the stricter cues
+#: ("including the word", "with the letter z", "having the substring").
+_CONTAINS = re.compile(rf"\bcontain(?:s|ed|ing)?\b|{_PART_CUE.pattern}", re.I)
 
 
 def check_like_cue(question: str, sql: Spec, out: FindingCollector) -> None:
@@ -57,16 +60,6 @@ def check_like_cue(question: str, sql: Spec, out: FindingCollector) -> None:
             )
             return
     _check_whole_value(question, sql, out)
-
-
-#: The stricter cue: "contains the word", "including the letter", "with the substring": the
-#: value after it is a part of the text, never the whole value.
-_PART_CUE = re.compile(
-    r"\b(?:contain(?:s|ed|ing)?|includ(?:e|es|ed|ing))\s+(?:the\s+|a\s+)?(?:words?|letters?|"
-    r"strings?|text|phrases?|substrings?|keywords?)\b|\b(?:with|having)\s+(?:the\s+|a\s+)?"
-    r"(?:words?|letters?|substrings?|phrases?|keywords?)\b",
-    re.I,
-)
 
 
 def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
