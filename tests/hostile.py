@@ -320,6 +320,18 @@ def cases(scale: float = 1.0) -> list[Case]:
                 good("openers-after"),
             ],
         ),
+        _case(
+            "long_list_no_grouping",
+            [
+                (
+                    # a title-style list read at the text's start: a nested pattern once
+                    # backtracked exponentially on a list with no "by"/"per" after it
+                    record("list", "SELECT name FROM t", ("apples and " * 1800)[:19_990]),
+                    ("ok", None),
+                ),
+                good("list-after"),
+            ],
+        ),
     ]
 
 

@@ -115,9 +115,8 @@ def _opener_ends(low: str) -> tuple[int, ...]:
 
 #: A title that lists what it shows per group, with no verb: "revenue, orders and average
 #: basket by month", "signups and active users per day".
-_TITLE_LIST = re.compile(
-    r"\s*([a-z][a-z' -]*(?:\s*(?:,|&|\band\b)\s*[a-z][a-z' -]*)+?)\s+(?:by|per|for each)\s+[a-z]"
-)
+_TITLE_GROUPING = re.compile(r"\s(?:by|per|for each)\s+[a-z]")
+_TITLE_WORDS = re.compile(r"[a-z][a-z' -]*")  # the list before it: plain words, "," and "&"
 
 
 def _title_list(low: str) -> bool:
@@ -129,11 +128,17 @@ def _title_list(low: str) -> bool:
     >>> [_title_list(t) for t in ("users ranked by score", "top users by reputation")]
     [False, False]
     """
-    m = _TITLE_LIST.match(low)
-    if m is None:
+    grouping = _TITLE_GROUPING.search(low, 0, 200)  # one search, no backtracking
+    if grouping is None:
         return False
-    words = m.group(1).replace(",", " ").replace("&", " ").split()
-    return len(words) <= 10 and not any(
+    head = low[: grouping.start()].strip()
+    if not ("," in head or "&" in head or " and " in head):
+        return False
+    parts = head.replace(",", " ").replace("&", " ").split()
+    if not all(_TITLE_WORDS.fullmatch(w) for w in parts):
+        return False
+    words = parts
+    return 2 <= len(words) <= 10 and not any(
         (w in lx.REQUEST_STOPS and w not in ("and", "order"))
         or w in lx.SUPERLATIVES
         or w in ("top", "bottom")
