@@ -134,10 +134,9 @@ def _title_list(low: str) -> bool:
     head = low[: grouping.start()].strip()
     if not ("," in head or "&" in head or " and " in head):
         return False
-    parts = head.replace(",", " ").replace("&", " ").split()
-    if not all(_TITLE_WORDS.fullmatch(w) for w in parts):
+    words = head.replace(",", " ").replace("&", " ").split()
+    if not all(_TITLE_WORDS.fullmatch(w) for w in words):
         return False
-    words = parts
     return 2 <= len(words) <= 10 and not any(
         (w in lx.REQUEST_STOPS and w not in ("and", "order"))
         or w in lx.SUPERLATIVES
