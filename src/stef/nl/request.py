@@ -150,6 +150,12 @@ def _title_list(low: str) -> bool:
 #: them by their ID", "(show) those with their names".
 _THEM_BY = re.compile(r"(?:them|those|these)\s+(?:by|with)\s+(?:their\s+|its\s+)?(?=[a-z])")
 
+#: Possessives after "and" or a comma that open the next item ("the city and its GDP").
+_POSSESSIVES = frozenset({"its", "their", "his", "her"})
+#: An item of one or two words that ends its list after a possessive ("and its GDP.", "and
+#: their grades and …"), not a longer phrase ("and their primary affiliated departments").
+_SHORT_ITEM = re.compile(r"\s+[a-z]+(?:\s+[a-z]+)?\s*(?:[.?!,;]|$|and\b)")
+
 #: Words an item's "of …" qualifier may hold before the list resumes ("the name of each
 #: department and the number of its employees").
 _SKIPPED = frozenset({"and", "of", "each", "every", "all", "its", "their"})
@@ -170,6 +176,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     ['products', 'prices', 'stock']
     >>> [i.text for i in requested_items("How many patients are there? List them by their ID.")]
     ['id']
+    >>> [i.text for i in requested_items("Return the city and its GDP.")]
+    ['city', 'gdp']
     """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
@@ -202,6 +210,14 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 continue
             if word in ("along", "together") and low.startswith(" with", w.end()):
                 break  # the next item's opener ("… along with the customer name")
+            if (
+                word in _POSSESSIVES
+                and words
+                and words[-1] == ","
+                and _SHORT_ITEM.match(low, w.end())
+            ):
+                prev_end = w.end()
+                continue  # "the city and its GDP": the next item, named by its owner
             if word == "order" and _ORDER_NOUN.match(low, w.end()):
                 pass  # "the first order date", "each order total": the noun, no ordering
             elif word in lx.REQUEST_STOPS and word != "and":
