@@ -225,8 +225,7 @@ def check_median(sql: Spec, out: FindingCollector, text: str) -> None:
     out.add(
         "aggregation_substituted",
         "warning",
-        "the question asks for a median; the SQL computes a mean (AVG) and no median or"
-        " percentile",
+        "the question asks for a median; the SQL computes a mean (AVG) and no median or percentile",
         "median",
         None,
         "aggregation",
@@ -527,21 +526,28 @@ _MEASURE_WORDS = _words(
 
 
 def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
-    """The question measures in one unit ("the average length in feet") and every measure
-    column of that dimension the SQL reads is in another (``length_meters``): the figure
-    comes back in the wrong unit, or compares a bound in the wrong one. ``text`` as
-    :func:`check_median` takes it.
+    """The question measures in one unit ("the average length in feet") and a measure
+    column of that dimension the SQL reads is in another (``length_meters``; beside
+    ``length_feet`` too where the question names no second unit: "the average and minimum
+    price in euros" as ``MIN(price_in_pounds)``): the figure comes back in the wrong unit,
+    or compares a bound in the wrong one. ``text`` as :func:`check_median` takes it.
 
     >>> out = FindingCollector()
     >>> check_unit_columns(Spec(columns=["length_meters"]), out, " average length in feet ")
     >>> [f.message for f in out.findings]
     ['the question measures in feet; the SQL reads length_meters, in meters']
-    >>> check_unit_columns(Spec(columns=["length_feet", "length_meters"]), out, " in feet ")
+    >>> check_unit_columns(Spec(columns=["length_feet"]), out, " in feet ")
     >>> check_unit_columns(Spec(columns=["price_in_pounds"]), out, " highest price in usd ")
-    >>> [f.message for f in out.findings][1:]
-    ['the question measures in usd; the SQL reads price_in_pounds, in gbp']
+    >>> check_unit_columns(Spec(columns=["price_in_euros", "price_in_pounds"]), out, " in euro ")
+    >>> [f.message for f in out.findings][1:]  # doctest: +NORMALIZE_WHITESPACE
+    ['the question measures in usd; the SQL reads price_in_pounds, in gbp',
+     'the question measures in eur; the SQL reads price_in_pounds, in gbp']
     """
-    asked = {_UNITS[w] for w in text.split() if w in _UNITS}
+    said = text.split()
+    priced = bool(_MONEY_WORDS.intersection(said))  # "price in pounds": sterling
+    asked = {
+        ("money", "gbp") if priced and w in _POUNDS else _UNITS[w] for w in said if w in _UNITS
+    }
     if not asked:
         return
     read: dict[tuple[str, str], str] = {}
@@ -555,9 +561,11 @@ def check_unit_columns(sql: Spec, out: FindingCollector, text: str) -> None:
                 read.setdefault(("money", "gbp") if money and w in _POUNDS else _UNITS[w], column)
     for dimension, unit in sorted(asked):
         mine = {u: c for (d, u), c in read.items() if d == dimension}
-        if not mine or unit in mine:
+        if not mine or (unit in mine and len(mine) == 1):
             continue
-        other, column = next(iter(mine.items()))
+        if unit in mine and len({u for d, u in asked if d == dimension}) > 1:
+            continue  # "in euros and in pounds": both asked
+        other, column = next((u, c) for u, c in mine.items() if u != unit)
         out.add(
             "unit_mismatch",
             "error",
