@@ -10,7 +10,7 @@ import re
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
-from stef.align.ranking import check_rank_by_count, check_rank_by_frequency, check_rank_key
+from stef.align.ranking import check_rankings
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -34,11 +34,9 @@ def check_order_limit(
     ranking within each group (:func:`check_rank_partition`), a ranking by a total
     (:func:`check_ranked_total`)."""
     check_speed(sql, out, question)
-    check_rank_by_count(sql, out, question)
-    check_rank_by_frequency(sql, out, question)
+    check_rankings(nl, sql, out, question)
     check_own_extreme(sql, out, f"{question}\n{hints}" if hints else question)
     check_sort_key(nl, sql, out)
-    check_rank_key(nl, sql, out)
     check_rank_partition(sql, out, question)
     check_ranked_total(nl, sql, out, hints)
     aggs = sql_aggs(sql)

@@ -6,6 +6,8 @@
 - "What are the top 3 highest support rates?" answered by ``SELECT support_rate … ORDER BY
   unsure_rate DESC LIMIT 3`` shows the ranked column and sorts by another one
   (``order_key_mismatch``).
+- "Sort the workshops in alphabetical order of the venue" answered by ``ORDER BY date``
+  (``order_key_mismatch``).
 - "What is the most popular product category?" answered by ``ORDER BY price DESC LIMIT 1``
   ranks by an attribute where the question ranks by how often each one occurs
   (``rank_by_attribute``).
@@ -20,8 +22,18 @@ import re
 
 from stef.align.matching import name_words
 from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
 from stef.nl.request import singular
 from stef.spec import Spec
+
+
+def check_rankings(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """Every check of this module (see the module doc) on one question and its SQL."""
+    check_rank_by_count(sql, out, question)
+    check_rank_by_frequency(sql, out, question)
+    check_rank_key(nl, sql, out)
+    check_alphabetical(sql, out, question)
+
 
 #: Superlatives of a row's own attribute (a time, a size, a price, a speed), which no count
 #: of rows ranks: "the most recent crime", "the shortest person".
@@ -192,6 +204,42 @@ def check_rank_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         "warning",
         f"the question ranks {' '.join(said)!r}, which {shown} shows; the SQL sorts by {first.key}",
         m.group(0),
+        first.text or first.key,
+        "ordering",
+    )
+
+
+#: Parts of a sort key's name that say it holds a date, a time or a number, which no
+#: alphabetical order sorts by.
+_NOT_TEXT_KEY = lx._words(
+    """date dates time year years at count counts cnt num number amount price cost salary
+    age score rating total budget size height weight length"""
+)
+
+
+def check_alphabetical(sql: Spec, out: FindingCollector, question: str) -> None:
+    """"Sort the workshops in alphabetical order of the venue" answered by ``ORDER BY
+    date``: the question sorts by text and the SQL's first sort key is named for a date, a
+    time or a number (``order_key_mismatch``); an id may be text ("TR006") and is left alone.
+
+    >>> from stef.spec import OrderKey
+    >>> out = FindingCollector()
+    >>> check_alphabetical(Spec(order_by=[OrderKey("date")]), out, "Sort them alphabetically")
+    >>> check_alphabetical(Spec(order_by=[OrderKey("venue")]), out, "Sort them alphabetically")
+    >>> [f.message for f in out.findings]
+    ['the question sorts alphabetically; the SQL sorts by date, which is no text']
+    """
+    if not sql.order_by or "alphabetic" not in question.casefold():
+        return
+    first = sql.order_by[0]
+    words = {w.casefold() for w in name_words(first.key)}
+    if first.is_aggregate or "(" in first.key or not words & _NOT_TEXT_KEY:
+        return  # ``country`` holds no count: whole words of the name
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question sorts alphabetically; the SQL sorts by {first.key}, which is no text",
+        "alphabetical",
         first.text or first.key,
         "ordering",
     )

@@ -187,52 +187,7 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     for start in _opener_ends(low):
         if (them := _THEM_BY.match(low, start)) is not None:
             start = them.end()  # "List them by their ID": the rows' ids
-        words: list[str] = []
-        prev_end = start
-        skipping = False  # past an item's "of …" qualifier, until the list resumes
-        for w in _WORD.finditer(low, start):
-            between = low[prev_end : w.start()]
-            if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
-                break  # a sentence ends, or a value starts
-            if skipping:
-                prev_end = w.end()
-                if w.group(0) in lx.REQUEST_STOPS and w.group(0) not in _SKIPPED:
-                    break  # "the id of the staff who …": a clause, not a list, goes on
-                if w.group(0) != "and" or not _resumes(low[w.start() :].split()[:3]):
-                    continue
-                skipping = False  # "the number of problems and the product name"
-            if "," in between and words:
-                words.append(",")
-            word = w.group(0).rstrip("'s") if w.group(0).endswith("'s") else w.group(0)
-            word = word[:-1] if word.endswith("'") else word  # "the physicians' ids"
-            if word == "of" and words and words[-1] != ",":
-                skipping = True
-                continue
-            if word in ("along", "together") and low.startswith(" with", w.end()):
-                break  # the next item's opener ("… along with the customer name")
-            if (
-                word in _POSSESSIVES
-                and words
-                and words[-1] == ","
-                and _SHORT_ITEM.match(low, w.end())
-            ):
-                prev_end = w.end()
-                continue  # "the city and its GDP": the next item, named by its owner
-            if word == "order" and _ORDER_NOUN.match(low, w.end()):
-                pass  # "the first order date", "each order total": the noun, no ordering
-            elif word in lx.REQUEST_STOPS and word != "and":
-                if word == "than" and words and words[-1] != ",":
-                    words.pop()  # "open tickets older than a week": a comparison, no item
-                break
-            if word == "and" and not words:
-                break
-            if words and len(word) >= 4 and word.endswith("ed") and not word.endswith("eed"):
-                break  # "the elements associated with …": a participle starts a qualifier
-            words.append(word if word != "and" else ",")
-            prev_end = w.end()
-            if len(words) > _MAX_WORDS * 3:
-                break
-        phrase = " ".join(words).replace(" ,", ",")
+        phrase = _list_phrase(low, start)
         for part in _SPLIT.split(phrase):
             content = tuple(w for w in part.split() if w not in lx.REQUEST_FILLERS)
             if not content or len(content) > _MAX_WORDS or content[-1] in lx.REQUEST_VAGUE:
@@ -252,6 +207,57 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 )
             )
     return tuple(_share_heads(items))
+
+
+def _list_phrase(low: str, start: int) -> str:
+    """The words of the list an opener ending at ``start`` asks for, items separated by
+    commas ("the name, the city and its gdp" → "name, city, gdp"; see
+    :func:`requested_items`).
+
+    >>> _list_phrase("show the name and the city of each store", 5)
+    'the name, the city'
+    """
+    words: list[str] = []
+    prev_end = start
+    skipping = False  # past an item's "of …" qualifier, until the list resumes
+    for w in _WORD.finditer(low, start):
+        between = low[prev_end : w.start()]
+        if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
+            break  # a sentence ends, or a value starts
+        if skipping:
+            prev_end = w.end()
+            if w.group(0) in lx.REQUEST_STOPS and w.group(0) not in _SKIPPED:
+                break  # "the id of the staff who …": a clause, not a list, goes on
+            if w.group(0) != "and" or not _resumes(low[w.start() :].split()[:3]):
+                continue
+            skipping = False  # "the number of problems and the product name"
+        if "," in between and words:
+            words.append(",")
+        word = w.group(0).rstrip("'s") if w.group(0).endswith("'s") else w.group(0)
+        word = word[:-1] if word.endswith("'") else word  # "the physicians' ids"
+        if word == "of" and words and words[-1] != ",":
+            skipping = True
+            continue
+        if word in ("along", "together") and low.startswith(" with", w.end()):
+            break  # the next item's opener ("… along with the customer name")
+        if word in _POSSESSIVES and words and words[-1] == "," and _SHORT_ITEM.match(low, w.end()):
+            prev_end = w.end()
+            continue  # "the city and its GDP": the next item, named by its owner
+        if word == "order" and _ORDER_NOUN.match(low, w.end()):
+            pass  # "the first order date", "each order total": the noun, no ordering
+        elif word in lx.REQUEST_STOPS and word != "and":
+            if word == "than" and words and words[-1] != ",":
+                words.pop()  # "open tickets older than a week": a comparison, no item
+            break
+        if word == "and" and not words:
+            break
+        if words and len(word) >= 4 and word.endswith("ed") and not word.endswith("eed"):
+            break  # "the elements associated with …": a participle starts a qualifier
+        words.append(word if word != "and" else ",")
+        prev_end = w.end()
+        if len(words) > _MAX_WORDS * 3:
+            break
+    return " ".join(words).replace(" ,", ",")
 
 
 #: After "order": a noun it qualifies ("order date", "order total"), no "order by".
