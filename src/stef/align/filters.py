@@ -765,7 +765,7 @@ def align(
     check_both(nl, sql, out, question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)
-    check_structure(sql, out)
+    check_structure(sql, out, question)
     check_intent(
         nl,
         sql,

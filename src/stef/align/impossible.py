@@ -5,8 +5,7 @@
 - A LIKE pattern with no wildcard where the question asks for text that *contains* a word
   or a letter ("names containing 'ee'" as ``name LIKE 'ee'``): without ``%`` the pattern
   matches only the whole value, as ``=`` does; an ``=`` on the word a "contains the word"
-  cue gives keeps only values equal to it; an ``=`` with a number and a ``%`` the question
-  never states (``= '4%'`` for "starting with 4") compares the percent sign as text.
+  cue gives keeps only values equal to it.
 
 >>> from stef.findings import FindingCollector
 >>> from stef.spec import Filter, Spec
@@ -94,45 +93,6 @@ def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
                 "filter_alignment",
             )
             return
-
-
-#: A percentage written as a value: "10%", "2.5%".
-_PERCENTAGE = re.compile(r"-?\d+(?:\.\d+)?%")
-
-
-def check_wildcard_equality(sql: Spec, out: FindingCollector, question: str = "") -> None:
-    """An ``=`` or ``<>`` with a number and a ``%`` the question never states as written
-    ("post code starting with 4" as ``zip_postcode = '4%'``): ``%`` is a wildcard only for
-    LIKE, so the condition keeps the rows whose value is '4%' as written
-    (``wildcard_without_like``). The structure checks leave such a value alone as a
-    percentage (:func:`stef.align.structure.check_structure`: "the 10% discount code" as
-    ``label = '10%'``); here the question's words decide. Said once.
-
-    >>> from stef.spec import Filter
-    >>> out = FindingCollector()
-    >>> eq = Filter("zip_postcode", "=", ("4%",), "zip_postcode = '4%'")
-    >>> check_wildcard_equality(Spec(filters=[eq]), out, "post codes starting with 4")
-    >>> check_wildcard_equality(Spec(filters=[eq]), out, "the 4% discount code")
-    >>> [f.kind for f in out.findings]
-    ['wildcard_without_like']
-    """
-    for f in sql.filters:
-        if f.op not in ("=", "!="):
-            continue
-        value = next((v for v in f.values if _PERCENTAGE.fullmatch(v)), None)
-        if value is None or value in question:
-            continue
-        op = "'='" if f.op == "=" else "'<>'"
-        out.add(
-            "wildcard_without_like",
-            "error",
-            f"{f.text} compares with {op}: '%' is a wildcard only in LIKE, so it keeps the rows "
-            f"whose value is {value!r} as written",
-            None,
-            f.text,
-            "filter_alignment",
-        )
-        return
 
 
 def check_contradiction(sql: Spec, out: FindingCollector) -> None:

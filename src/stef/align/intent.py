@@ -22,10 +22,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats
-from stef.align.impossible import check_contradiction, check_like_cue, check_wildcard_equality
+from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.impossible import check_contradiction, check_like_cue
 from stef.align.join_keys import _id_like, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
+from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
 from stef.align.numbered import check_numbered_attributes
@@ -55,6 +56,8 @@ Mentioned = Callable[[str], bool]
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
 
 SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
+
+
 def check_requests(
     nl: Spec, sql: Spec, out: FindingCollector, enriched: str | None = None, question: str = ""
 ) -> None:
@@ -108,9 +111,7 @@ def check_requests(
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
-            heads = [
-                n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])
-            ]
+            heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
         if not heads and singular(head) in ("name", "title"):
             heads = [n for n in names if not _id_like(n)]
         if not heads and _table_rows(words, head, names, sql):
@@ -138,12 +139,14 @@ def check_requests(
 
 
 #: Words of a statistic and the SQL functions (sqlglot's names, lower case) that compute it.
-_STATISTICS = {
-    "deviation": ("stddev", "stddevpop", "stddevsamp"),
-    "stddev": ("stddev", "stddevpop", "stddevsamp"),
-    "stdev": ("stddev", "stddevpop", "stddevsamp"),
-    "variance": ("variance", "variancepop"),
-    "median": ("median", "percentilecont", "percentiledisc", "approxquantile", "quantile"),
+_STATISTICS: dict[str, frozenset[str]] = {
+    "deviation": DEVIATIONS,
+    "stddev": DEVIATIONS,
+    "stdev": DEVIATIONS,
+    "variance": VARIANCES,
+    "median": frozenset(
+        {"median", "percentilecont", "percentiledisc", "approxquantile", "quantile"}
+    ),
 }
 
 
@@ -329,7 +332,7 @@ def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec
         alone = len(words) <= 3 and head not in REQUEST_GENERIC_HEADS and len(names) <= 3
         one = len(sql.tables) == 1 and any(n.casefold() == "id" for n in names)
         return singular(words[-1]) != words[-1] and alone and one
-    return len(words) == 1 or (plural and any(_is_name(n) or _id_like(n) for n in names))
+    return len(words) == 1 or (plural and any(descriptive(n) or _id_like(n) for n in names))
 
 
 def _hinted_output(
@@ -442,15 +445,6 @@ def _unclaimed(item: Projection, nl: Spec, sql: Spec) -> tuple[list[Projection],
 
 
 _GROUP_CUE = re.compile(r"\b(?:by|per|for each|for every)\b")
-
-
-def _is_name(name: str) -> bool:
-    """Is an output a name or a title (``Name``, ``store_name``, ``TITLE``, ``FName``)?
-
-    >>> [_is_name(n) for n in ("Fname", "store_name", "title", "name_id")]
-    [True, True, True, False]
-    """
-    return name.casefold().endswith(("name", "title"))
 
 
 def _is_value_word(word: str, sql: Spec) -> bool:
@@ -676,7 +670,6 @@ def check_intent(
     check_pinned_outputs(sql, out)
     check_own_key_counts(sql, out)
     check_contradiction(sql, out)
-    check_wildcard_equality(sql, out, question)
     check_like_cue(question, sql, out)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)

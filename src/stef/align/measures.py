@@ -233,8 +233,8 @@ def check_median(sql: Spec, out: FindingCollector, text: str) -> None:
 
 
 #: The SQL functions that compute a spread (sqlglot's names).
-_DEVIATIONS = frozenset({"stddev", "stddevpop", "stddevsamp"})
-_VARIANCES = frozenset({"variance", "variancepop"})
+DEVIATIONS = frozenset({"stddev", "stddevpop", "stddevsamp"})
+VARIANCES = frozenset({"variance", "variancepop"})
 
 
 def check_spread(sql: Spec, out: FindingCollector, text: str) -> None:
@@ -256,13 +256,13 @@ def check_spread(sql: Spec, out: FindingCollector, text: str) -> None:
         return
     functions = set(sql.flags.get("functions") or ())
     asked_variance = "variance" in found.group(0)
-    if asked_variance and functions & _DEVIATIONS and not functions & _VARIANCES:
+    if asked_variance and functions & DEVIATIONS and not functions & VARIANCES:
         why = "computes a standard deviation"
-    elif not asked_variance and functions & _VARIANCES and not functions & _DEVIATIONS:
+    elif not asked_variance and functions & VARIANCES and not functions & DEVIATIONS:
         if "sqrt" in functions or "pow" in functions:
             return  # SQRT(VARIANCE(x)) is the deviation
         why = "computes a variance"
-    elif functions & (_DEVIATIONS | _VARIANCES) or {"sqrt", "pow"} & functions:
+    elif functions & (DEVIATIONS | VARIANCES) or {"sqrt", "pow"} & functions:
         return
     elif functions & {"avg", "sum", "min", "max", "count"} and not (
         sql.subqueries or sql.window_functions

@@ -97,7 +97,7 @@ def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
-def check_structure(sql: Spec, out: FindingCollector) -> None:
+def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> None:
     flags = sql.flags
     _check_zero_counts(flags, out)
     _check_outer_star_counts(flags, out)
@@ -125,7 +125,7 @@ def check_structure(sql: Spec, out: FindingCollector) -> None:
     _check_label_sums(sql, out)
     _check_integer_division(flags, out)
     _check_or_precedence(flags, out)
-    _check_compared_literals(sql, out)
+    _check_compared_literals(sql, out, question)
     if flags.get("identical_set_sides"):
         out.add(
             "set_operation_identical",
@@ -188,40 +188,52 @@ def _check_or_precedence(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
-def _check_compared_literals(sql: Spec, out: FindingCollector) -> None:
+def _check_compared_literals(sql: Spec, out: FindingCollector, question: str) -> None:
     """String literals a condition compares in a way no row can match: a LIKE pattern
     under ``=`` and a text compared with a column named for a number."""
     written = written_strings(sql)
     if written:  # a format ('%Y%m%d') or a number is no literal compared
-        _check_wildcards(sql, written, out)
+        _check_wildcards(sql, written, out, question)
         _check_value_types(sql, written, out)
     _check_numbered_names(sql, written, out)
 
 
-#: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern.
+#: A percentage written as text (``'10%'``, ``'12.5 %'``): a value, not a pattern, where the
+#: question states it as written ("the 10% discount code"), else a pattern ("post codes
+#: starting with 4" as ``= '4%'``).
 _PERCENT_TEXT = re.compile(r"-?\d+(?:\.\d+)?\s*%")
 
 
-def _check_wildcards(sql: Spec, written: frozenset[str], out: FindingCollector) -> None:
+def _check_wildcards(
+    sql: Spec, written: frozenset[str], out: FindingCollector, question: str = ""
+) -> None:
     """A LIKE pattern compared with ``=``, ``<>`` or ``IN`` (``start_date = '8/%'``): only
     LIKE reads ``%`` as a wildcard, so the condition looks for the text as written. An error
     where the pattern is all the condition holds; a warning for one value of a longer IN list
-    (the other values still match).
+    (the other values still match). A percentage is a value where ``question`` states it as
+    written (:data:`_PERCENT_TEXT`).
 
     >>> from stef.spec import Filter
-    >>> out, written = FindingCollector(), frozenset({"8/%", "10%"})
+    >>> out, written = FindingCollector(), frozenset({"8/%", "10%", "4%"})
     >>> _check_wildcards(Spec(filters=[Filter("d", "=", ("8/%",), "d = '8/%'")]), written, out)
     >>> like, percent = Filter("d", "like", ("8/%",)), Filter("r", "=", ("10%",))
-    >>> _check_wildcards(Spec(filters=[like, percent]), written, out)
+    >>> _check_wildcards(Spec(filters=[like, percent]), written, out, "the 10% rate")
+    >>> zip_code = Filter("zip", "=", ("4%",), "zip = '4%'")
+    >>> _check_wildcards(Spec(filters=[zip_code]), written, out, "zip codes starting with 4")
     >>> [f.message.split(":")[0] for f in out.findings]
-    ["d = '8/%' compares with '='"]
+    ["d = '8/%' compares with '='", "zip = '4%' compares with '='"]
     """
     patterns = {v for v in written if "%" in v}
     for f in sql.filters if patterns else ():
         if f.op not in ("=", "!=", "in", "not in"):
             continue
         pattern = next(
-            (v for v in f.values if v in patterns and not _PERCENT_TEXT.fullmatch(v)), None
+            (
+                v
+                for v in f.values
+                if v in patterns and not (_PERCENT_TEXT.fullmatch(v) and v in question)
+            ),
+            None,
         )
         if pattern is None:
             continue

@@ -34,7 +34,7 @@ from typing import Final
 
 from sqlglot import exp
 
-from stef.sql.nulls import null_columns, nullified_outer
+from stef.sql.nulls import left_joins, null_columns, nullified_outer
 from stef.sql.walk import search
 
 #: Node classes the per-node code tests, as constants: compiled, ``exp.Column`` is a
@@ -99,8 +99,14 @@ def _join_equalities(sel: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
     """The two sides of each equality in the ON conditions of a SELECT's joins."""
     for join in sel.args.get("joins") or () if isinstance(sel, _SELECT) else ():
         on = join.args.get("on")
-        for eq in search(on, _EQ) if on is not None else ():
-            yield eq.this, eq.expression
+        if on is not None:
+            yield from _on_equalities(on)
+
+
+def _on_equalities(on: exp.Expr) -> Iterator[tuple[exp.Expr, exp.Expr]]:
+    """The two sides of each equality in one ON condition."""
+    for eq in search(on, _EQ):
+        yield eq.this, eq.expression
 
 
 def key_counts(
@@ -312,26 +318,13 @@ def outer_star_counts(sel: exp.Select) -> list[str]:
     dropped = set(nullified_outer(sel))
     tables = _tables(sel)
     out: list[str] = []
-    for j in sel.args.get("joins") or ():
-        if str(j.args.get("side") or "").upper() != "LEFT" or not isinstance(j.this, exp.Table):
-            continue
+    for j in left_joins(sel):
         child, name = j.this.alias_or_name.casefold(), j.this.name.casefold()
         on = j.args.get("on")
         if on is None or name in dropped or name in out:
             continue
-        for mine, other in _join_equalities_of(on):
-            if mine.table.casefold() != child or other.table.casefold() != parent:
-                continue
-            if not _own_key(mine.name, name) and _own_key(other.name, tables.get(parent, "")):
-                out.append(name)  # the child's column refers to the parent's own key
-                break
+        pairs = list(_on_equalities(on))
+        found = _child_of(sel, parent, tables.get(parent, ""), tables, pairs=pairs)
+        if found is not None and found[0] == child:
+            out.append(name)  # the child's column refers to the parent's own key
     return out
-
-
-def _join_equalities_of(on: exp.Expr) -> Iterator[tuple[exp.Column, exp.Column]]:
-    """Both orders of each column = column equality in one ON condition."""
-    for eq in search(on, _EQ):
-        a, b = eq.this, eq.expression
-        if isinstance(a, exp.Column) and isinstance(b, exp.Column):
-            yield a, b
-            yield b, a

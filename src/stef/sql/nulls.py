@@ -64,6 +64,21 @@ _NULL_REJECTING = (
 )
 
 
+def left_joins(sel: exp.Select) -> list[exp.Join]:
+    """The joins of a SELECT that are LEFT joins of a plain table.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 1 FROM a LEFT JOIN b ON b.a_id = a.id JOIN c ON c.id = a.c")
+    >>> [j.this.name for j in left_joins(q)]
+    ['b']
+    """
+    return [
+        j
+        for j in sel.args.get("joins") or ()
+        if str(j.args.get("side") or "").upper() == "LEFT" and isinstance(j.this, exp.Table)
+    ]
+
+
 def nullified_outer(sel: exp.Select) -> list[str]:
     """Tables a SELECT LEFT JOINs whose columns a WHERE condition tests in a way no NULL
     passes (``LEFT JOIN orders o … WHERE o.order_date >= '2024-01-01'``): the rows with no
@@ -80,10 +95,7 @@ def nullified_outer(sel: exp.Select) -> list[str]:
     where = sel.args.get("where")
     if where is None:
         return []
-    lefts = {}
-    for j in sel.args.get("joins") or ():
-        if str(j.args.get("side") or "").upper() == "LEFT" and isinstance(j.this, exp.Table):
-            lefts[j.this.alias_or_name.casefold()] = j.this.name.casefold()
+    lefts = {j.this.alias_or_name.casefold(): j.this.name.casefold() for j in left_joins(sel)}
     out: list[str] = []
     for part in conjuncts(where.this) if lefts else ():
         if not isinstance(part, _NULL_REJECTING) or part.find(exp.Coalesce, exp.Is, exp.Case):
