@@ -19,7 +19,7 @@ import re
 
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.findings import FindingCollector
-from stef.nl.attributes import attribute_values
+from stef.nl.attributes import attribute_nouns, attribute_values
 from stef.spec import Spec
 
 _NON_ALNUM = re.compile(r"[^a-z0-9#+]")
@@ -49,15 +49,14 @@ def _names_attribute(name: str, attribute: str, stem: str) -> bool:
     if stem in name.casefold():
         return True
     return any(
-        3 <= len(w) < len(attribute) and letters_in_order(w, attribute, 2)
-        for w in name_words(name)
+        3 <= len(w) < len(attribute) and letters_in_order(w, attribute, 2) for w in name_words(name)
     )
 
 
 def _attribute_read(attribute: str, sql: Spec) -> bool:
     """Does the SQL filter a column named for ``attribute``, or return one (``category``,
     ``league.name``)?"""
-    stem = attribute[:-1] if attribute.endswith("y") else attribute  # category, categories
+    stem = _stem(attribute)  # category, categories
     if any(_names_attribute(f.column or "", attribute, stem) for f in sql.filters):
         return True
     return any(
@@ -118,3 +117,61 @@ def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> N
             None,
             "filter_alignment",
         )
+
+
+def check_attribute_columns(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A value the question gives one attribute, compared by the SQL with a column named for
+    another attribute the question names: "songs whose genre is modern or language is
+    English" answered by ``genre = 'english'``, "employees whose title is IT Staff from each
+    city" by ``city = 'IT Staff'`` (``filter_wrong_column``). A column named
+    for the value's own attribute, or for no attribute of the question, is left alone (a
+    ``name`` column may hold any of them).
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> pairs = [("genre_is", "english"), ("genre_is", "modern")]
+    >>> sql = Spec(filters=[Filter(c, "=", (v,)) for c, v in pairs])
+    >>> check_attribute_columns(sql, out, "Songs whose genre is modern or language is English")
+    >>> [f.message for f in out.findings]
+    ["the question gives 'english' the language; the SQL compares it with genre_is, the genre"]
+    """
+    values = attribute_values(question)
+    if not values:
+        return
+    attributes = {v.attribute for v in values} | attribute_nouns(question)
+    if len(attributes) < 2:
+        return
+    for item in values:
+        value = _squash(item.value)
+        for f in sql.filters:
+            column = f.column or ""
+            if f.op not in ("=", "in", "like") or not column:
+                continue
+            if not any(_squash(v) == value for v in f.values):
+                continue
+            if _names_attribute(column, item.attribute, _stem(item.attribute)):
+                continue
+            other = next(
+                (
+                    a
+                    for a in sorted(attributes - {item.attribute})
+                    if _names_attribute(column, a, _stem(a))
+                ),
+                None,
+            )
+            if other is None:
+                continue
+            out.add(
+                "filter_wrong_column",
+                "warning",
+                f"the question gives {item.value!r} the {item.attribute}; the SQL compares it"
+                f" with {column}, the {other}",
+                item.text,
+                f"{column} = {f.values[0]}",
+                "filter_alignment",
+            )
+
+
+def _stem(attribute: str) -> str:
+    """The part of ``attribute`` every form of it holds: category for categories."""
+    return attribute[:-1] if attribute.endswith("y") else attribute

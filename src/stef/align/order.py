@@ -10,7 +10,7 @@ import re
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
-from stef.align.ranking import check_rankings
+from stef.align.ranking import check_rankings, check_sort_key
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -613,57 +613,6 @@ def check_own_extreme(sql: Spec, out: FindingCollector, question: str) -> None:
         " BY, GROUP BY) picks it: every row is returned",
         m.group(0),
         None,
-        "ordering",
-    )
-
-
-#: A sort the question states by its key: "sorted by signup date", "in ascending order of
-#: building stories".
-_SORT_PHRASE = re.compile(
-    r"\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange[d]?|list(?:ed)?)\s+(?:them\s+)?"
-    r"(?:(?:in\s+)?(?:ascending|descending|asc|desc|increasing|decreasing|alphabetical)\s+)?"
-    r"(?:by|(?:in\s+)?(?:ascending|descending|increasing|decreasing)?\s*order\s+of)\s+"
-    r"(?:the\s+|their\s+|its\s+)?(?P<key>[a-z][a-z ]{1,40})"
-)
-#: Words of a sort phrase that a label column answers ("sorted by name", "alphabetically").
-_LABEL_WORDS = frozenset("name names title titles alphabetical alphabetically id ids".split())  # noqa: SIM905
-
-
-def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """The question states the key of its sort ("sorted by signup date") and the SQL sorts
-    by a label that names none of its words (``ORDER BY name``): ``order_key_mismatch``.
-    Only a name, title or id column is read as a label; a sort by a measure or a date may
-    be named anyhow (``created_at`` for "signup date").
-
-    >>> asked = OrderKey("date", "asc", False, "sorted by signup date")
-    >>> out = FindingCollector()
-    >>> check_sort_key(Spec(order_by=[asked]), Spec(order_by=[OrderKey("name")]), out)
-    >>> [f.message for f in out.findings]
-    ["the question sorts by 'signup date'; the SQL sorts by name"]
-    """
-    if not nl.order_by or not sql.order_by:
-        return
-    m = _SORT_PHRASE.search(nl.order_by[0].text.casefold())
-    first = sql.order_by[0]
-    key = canon(first.key)
-    label = key.endswith(("name", "title")) or key == "id" or key.endswith("_id")
-    if m is None or not label or first.is_aggregate or "(" in first.key:
-        return  # only a plain label column; ``COUNT(DISTINCT course_name)`` is a measure
-    words = m.group("key").split()
-    for i, w in enumerate(words):
-        if w in ("in", "and", "then", "with", "from", "for", "of", "descending", "ascending"):
-            words = words[:i]
-            break
-    if not words or _LABEL_WORDS.intersection(words):
-        return
-    if any(w[:4] in key for w in words if len(w) >= 3):
-        return
-    out.add(
-        "order_key_mismatch",
-        "warning",
-        f"the question sorts by {' '.join(words)!r}; the SQL sorts by {first.key}",
-        m.group(0),
-        first.text or first.key,
         "ordering",
     )
 

@@ -8,6 +8,8 @@
   (``order_key_mismatch``).
 - "Sort the workshops in alphabetical order of the venue" answered by ``ORDER BY date``
   (``order_key_mismatch``).
+- "List the height of people in descending order of height" answered by ``ORDER BY total``
+  (``order_key_mismatch``).
 - "What is the most popular product category?" answered by ``ORDER BY price DESC LIMIT 1``
   ranks by an attribute where the question ranks by how often each one occurs
   (``rank_by_attribute``).
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.matching import canon_col as canon
 from stef.align.matching import name_words
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
@@ -32,6 +35,7 @@ def check_rankings(nl: Spec, sql: Spec, out: FindingCollector, question: str) ->
     check_rank_by_count(sql, out, question)
     check_rank_by_frequency(sql, out, question)
     check_rank_key(nl, sql, out)
+    check_label_rank(sql, out, question)
     check_alphabetical(sql, out, question)
 
 
@@ -88,6 +92,10 @@ def check_rank_by_count(sql: Spec, out: FindingCollector, question: str) -> None
 #: popular", "ascending by frequency".
 _FREQUENCY = re.compile(
     r"\b(?:most|least)\s+(?:common(?:ly)?|popular|frequent(?:ly)?|often)\b|\bfrequency\b"
+    # "the storm that affected the most regions", "the highest number of players"
+    r"|\b(?:the\s+)(?:most|fewest)\s+(?P<n>[a-z]+s)\b"
+    r"|\b(?:highest|largest|greatest|biggest|lowest|smallest|most|least|fewest)\s+(?:number|count)"
+    r"\s+of\s+(?P<m>[a-z]+)"
 )
 #: Parts of a sort key's name that say it stores a frequency or a share of one.
 _STORED_FREQUENCY = re.compile(
@@ -96,6 +104,11 @@ _STORED_FREQUENCY = re.compile(
     r"|qty|sum",
     re.I,
 )
+
+
+#: Sort keys that hold no stored count of anything: a label, a date, a size of the row
+#: itself ("the storm that affected the most regions" sorted by ``max_speed``).
+_NOT_COUNT_KEY = lx._words("name title date time year speed age price cost height weight")
 
 
 def check_rank_by_frequency(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -120,6 +133,11 @@ def check_rank_by_frequency(sql: Spec, out: FindingCollector, question: str) -> 
         return
     if any(_STORED_FREQUENCY.search(k.key) for k in sql.order_by):
         return
+    noun = m.group("n") or m.group("m")
+    if noun and (noun.endswith(("ous", "ss", "us", "is")) or not all(
+        _NOT_COUNT_KEY.intersection(name_words(k.key.rsplit(".", 1)[-1])) for k in sql.order_by
+    )):
+        return  # "the most famous"; "the most cards" may be a stored ``base_set_size``
     keys = ", ".join(k.text or k.key for k in sql.order_by)
     out.add(
         "rank_by_attribute",
@@ -155,6 +173,53 @@ _RANK_WORDS = frozenset(
         "worst",
     ]
 )
+
+
+#: A superlative that ranks by a measure of the row, which no name or title sorts by: "the
+#: song with the lowest resolution", "the most expensive product".
+_MEASURE_RANK = re.compile(
+    r"\b(?:highest|lowest|greatest|largest|smallest|biggest|most|least|fewest|oldest|youngest"
+    r"|newest|latest|earliest|longest|shortest|tallest|cheapest|heaviest|lightest|fastest"
+    r"|slowest)\b"
+)
+
+
+def check_label_rank(sql: Spec, out: FindingCollector, question: str) -> None:
+    """ "Return the artist who produced the song with the lowest resolution" answered by
+    ``ORDER BY song_name LIMIT 1``: the question's top-k ranks by a measure (a superlative)
+    and the SQL's first sort key is a name or a title, which ranks rows alphabetically
+    (``order_key_mismatch``). Left alone where the question sorts by a name itself
+    ("alphabetical", "the first name", "by name").
+
+    >>> from stef.spec import OrderKey
+    >>> out = FindingCollector()
+    >>> sql = Spec(order_by=[OrderKey("song_name", "asc")], limit=1)
+    >>> check_label_rank(sql, out, "the song with the lowest resolution")
+    >>> check_label_rank(sql, out, "the song with the lowest name alphabetically")
+    >>> [f.message for f in out.findings]
+    ["the question ranks by 'lowest', a measure; the SQL's top 1 sorts by song_name, a name"]
+    """
+    if sql.limit is None or not sql.order_by:
+        return
+    first = sql.order_by[0]
+    words = name_words(first.key.rsplit(".", 1)[-1])
+    if first.is_aggregate or "(" in first.key or not words or words[-1] not in ("name", "title"):
+        return
+    low = question.casefold()
+    m = _MEASURE_RANK.search(low)
+    if m is None or "alphabet" in low or re.search(r"\b(?:names?|titles?|first|last)\b", low[
+        m.start() : m.end() + 30
+    ]):
+        return
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question ranks by {m.group(0)!r}, a measure; the SQL's top {sql.limit} sorts by"
+        f" {first.key}, a {words[-1]}",
+        m.group(0),
+        first.text or first.key,
+        "ordering",
+    )
 
 
 def check_rank_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
@@ -207,6 +272,75 @@ def check_rank_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         first.text or first.key,
         "ordering",
     )
+
+
+#: A sort the question states by its key: "sorted by signup date", "in ascending order of
+#: building stories".
+_SORT_PHRASE = re.compile(
+    r"(?:\b(?:sort(?:ed)?|order(?:ed)?|rank(?:ed)?|arrange[d]?|list(?:ed)?)\s+(?:them\s+)?"
+    r"(?:(?:in\s+)?(?:ascending|descending|asc|desc|increasing|decreasing|alphabetical)\s+)?by"
+    r"|\b(?:in\s+)?(?:(?:ascending|descending|increasing|decreasing)\s+)?order\s+of)\s+"
+    r"(?:the\s+|their\s+|its\s+)?(?P<key>[a-z][a-z ]{1,40})"
+)
+#: Words of a sort phrase that a label column answers ("sorted by name", "alphabetically").
+_LABEL_WORDS = frozenset("name names title titles alphabetical alphabetically id ids".split())  # noqa: SIM905
+#: Words that end a stated sort key ("by height in descending order", "by date of birth").
+_KEY_ENDS = frozenset("in and then with from for of descending ascending".split())  # noqa: SIM905
+
+
+def _names(words: list[str], name: str) -> bool:
+    """Does the column ``name`` hold every word of a stated sort key (their first four
+    letters: "stories" in ``num_of_stories``, "signup" in ``signup_date``)?"""
+    key = canon(name)
+    return all(w[:4] in key for w in words if len(w) >= 3)
+
+
+def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """The question states the key of its sort ("sorted by signup date") and the SQL sorts
+    by a plain column that names none of its words (``order_key_mismatch``): a label (``ORDER
+    BY name``), or another column where one of the SQL's own columns is the stated key ("in
+    descending order of height" answered by ``SELECT height … ORDER BY total``). A sort by a
+    measure or a date the SQL holds under no such name may be named anyhow (``created_at``
+    for "signup date").
+
+    >>> from stef.spec import OrderKey
+    >>> asked = OrderKey("date", "asc", False, "sorted by signup date")
+    >>> out = FindingCollector()
+    >>> check_sort_key(Spec(order_by=[asked]), Spec(order_by=[OrderKey("name")]), out)
+    >>> height = OrderKey("height", "desc", False, "in descending order of height")
+    >>> sql = Spec(columns=["height", "total"], order_by=[OrderKey("total", "desc")])
+    >>> check_sort_key(Spec(order_by=[height]), sql, out)
+    >>> for f in out.findings:
+    ...     print(f.message)
+    the question sorts by 'signup date'; the SQL sorts by name
+    the question sorts by 'height'; the SQL sorts by total, not by height
+    """
+    if not nl.order_by or not sql.order_by:
+        return
+    if any(f.kind == "order_key_mismatch" for f in out.findings):
+        return  # said once: the sort's key read another way (:func:`check_rankings`)
+    m = _SORT_PHRASE.search(nl.order_by[0].text.casefold())
+    first = sql.order_by[0]
+    if m is None or first.is_aggregate or "(" in first.key:
+        return  # only a plain column; ``COUNT(DISTINCT course_name)`` is a measure
+    words = m.group("key").split()
+    for i, w in enumerate(words):
+        if w in _KEY_ENDS:
+            words = words[:i]
+            break
+    if not words or _LABEL_WORDS.intersection(words) or _names(words, first.key):
+        return
+    key = canon(first.key)
+    said = " ".join(words)
+    if key.endswith(("name", "title")) or key == "id" or key.endswith("_id"):
+        message = f"the question sorts by {said!r}; the SQL sorts by {first.key}"
+    else:
+        held = next((c for c in sql.columns if _names(words, c)), None)
+        if held is None:
+            return
+        message = f"the question sorts by {said!r}; the SQL sorts by {first.key}, not by {held}"
+    sorted_by = first.text or first.key
+    out.add("order_key_mismatch", "warning", message, m.group(0), sorted_by, "ordering")
 
 
 #: Parts of a sort key's name that say it holds a date, a time or a number, which no

@@ -62,8 +62,10 @@ def _counted_phrase(text: str) -> list[str]:
         if w == "of" and words and words[-1] in _QUANTITY:
             words = []  # "total number of clubs", "kinds of enzymes": the clubs, the enzymes
             continue
-        if w in _PHRASE_END or (words and w.endswith("ed") and singular(words[-1]) != words[-1]):
-            break  # "customers placed": a plural noun, then its verb
+        if w in _PHRASE_END or (
+            words and w.endswith(("ed", "ing", "ght")) and singular(words[-1]) != words[-1]
+        ):
+            break  # "customers placed", "kids staying", "students taught": a plural, a verb
         words.append(w)
     return words or [""]
 
@@ -110,9 +112,13 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
     if not any(
         _same(w, table) and (i == 0 or after[i - 1] not in _INSIDE) for i, w in enumerate(after)
     ):
-        if not _unnamed(phrase, arg, sql) or _table_named(table, low):
+        pinned = _pinned_name(table, sql)
+        if pinned and noun not in _ROW_NOUNS and _names_none(phrase, sql):
+            whose = f"the {singular(table)} whose {pinned}: one row"
+        elif not _unnamed(phrase, arg, sql) or _table_named(table, low):
             return  # the counted table is not the question's other noun, or holds the rows
-        whose = f"which names nothing of the {noun}"
+        else:
+            whose = f"which names nothing of the {noun}"
     out.add(
         "count_subject_mismatch",
         "warning",
@@ -121,6 +127,32 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
         counts[0].text,
         "aggregation",
     )
+
+
+#: Columns that name a row of their own table: a person's or a thing's name.
+_OWN_NAMES = lx._words("name first_name last_name fname lname firstname lastname full_name")
+
+
+def _pinned_name(table: str, sql: Spec) -> str:
+    """The condition that pins a count of ``table`` to one named row: equalities only, one
+    on the table's own name (``name``, ``first_name``, ``country_name``, or a column named
+    as the table, ``country.country``), as text for a message; "" where there is none.
+
+    >>> from stef.spec import Filter
+    >>> named = [Filter("fname", "=", ("mark",)), Filter("lname", "=", ("giuliano",))]
+    >>> _pinned_name("student", Spec(filters=named))
+    "fname is 'mark'"
+    >>> _pinned_name("sales", Spec(filters=[Filter("rep_name", "=", ("ann",))]))
+    ''
+    """
+    own = singular(table.casefold())
+    if not sql.filters or any(f.op != "=" for f in sql.filters):
+        return ""
+    for f in sql.filters:
+        col = (f.column or "").casefold().rsplit(".", 1)[-1]
+        if col in _OWN_NAMES or singular(col) == own or col == f"{own}_name":
+            return f"{col} is {f.values[0]!r}" if f.values else ""
+    return ""
 
 
 def _unnamed(phrase: list[str], arg: str, sql: Spec) -> bool:

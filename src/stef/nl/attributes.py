@@ -102,6 +102,8 @@ def _is_value(word: str) -> bool:
     [True, True, True, False, False, False]
     """
     low = word.casefold()
+    if len(word) >= 2 and word.isalpha() and word.isupper():
+        return True  # an acronym: "the IT department", "whose title is IT Staff"
     if not word[:1].isalpha() or low in _NOT_VALUES or low in ATTRIBUTES:
         return False
     return word[:1].isupper() or not (
@@ -145,6 +147,16 @@ def attribute_values(question: str) -> tuple[AttributeValue, ...]:
                 seen.add(value.casefold())
                 found.append(AttributeValue(value.casefold(), attribute, text))
     return tuple(found)
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def attribute_nouns(question: str) -> frozenset[str]:
+    """The attribute nouns ``question`` names, valued or not, singular.
+
+    >>> sorted(attribute_nouns("Employees whose title is IT Staff from each city"))
+    ['city']
+    """
+    return frozenset(_singular(m.group(0).casefold()) for m in _ANY.finditer(question))
 
 
 def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
@@ -224,6 +236,12 @@ def _whose(toks: list[str], low: list[str]) -> list[tuple[str, str, str]]:
     >>> toks = "Who is the oldest person whose job is student ?".split()
     >>> _whose(toks, [t.casefold() for t in toks])
     [('student', 'job', 'job is student')]
+    >>> toks = "songs whose genre is modern or language is English".split()
+    >>> [v for v, _, _ in _whose(toks, [t.casefold() for t in toks])]
+    ['modern', 'English']
+    >>> toks = "employees whose title is IT Staff from each city".split()
+    >>> [v for v, _, _ in _whose(toks, [t.casefold() for t in toks])]
+    ['IT Staff']
     >>> toks = "users whose salary is higher than 5".split()
     >>> _whose(toks, [t.casefold() for t in toks])
     []
@@ -233,19 +251,38 @@ def _whose(toks: list[str], low: list[str]) -> list[tuple[str, str, str]]:
         if word not in ("whose", "where"):
             continue
         j = i + 1 + (1 if low[i + 1 : i + 2] == ["the"] else 0)
-        if j + 2 >= len(low) or not toks[j].isalpha() or not toks[j].islower():
-            continue  # "where Spanish is spoken": a value, no attribute
-        if low[j] in _NOT_VALUES:
-            continue
-        if low[j + 1] not in ("is", "are", "was", "were", "equals"):
-            continue
-        k = j + 2
-        quoted = 1 if toks[k] in ("'", '"') else 0
-        k += quoted
-        if k >= len(toks) or low[k] in _NO_VALUE_AFTER_IS or not _is_value(toks[k]):
-            continue
-        nxt = low[k + 1 + quoted] if k + 1 + quoted < len(low) else ""
-        if (nxt[:1].isalnum() and nxt not in _ENDS) or nxt == "than":
-            continue  # "whose name is John Smith's", "whose age is older than": no value
-        found.append((toks[k], singular(low[j]), " ".join(toks[j : k + 1])))
+        while (item := _attribute_is(toks, low, j)) is not None:
+            found.append(item[:3])
+            after = item[3]  # "whose genre is modern or language is English": one more
+            if after + 1 >= len(low) or low[after] not in ("or", "and"):
+                break
+            j = after + 1 + (1 if low[after + 1] in ("the", "whose") else 0)
     return found
+
+
+def _attribute_is(toks: list[str], low: list[str], j: int) -> tuple[str, str, str, int] | None:
+    """``(value, attribute, text, end)`` of "<attribute> is <value>" at token ``j``, where
+    ``end`` is the token after it; ``None`` where no such phrase starts there."""
+    if j + 2 >= len(low) or not toks[j].isalpha() or not toks[j].islower():
+        return None  # "where Spanish is spoken": a value, no attribute
+    if low[j] in _NOT_VALUES or low[j + 1] not in ("is", "are", "was", "were", "equals"):
+        return None
+    k = j + 2
+    quoted = 1 if toks[k] in ("'", '"') else 0
+    k += quoted
+    if k >= len(toks) or low[k] in _NO_VALUE_AFTER_IS or not _is_value(toks[k]):
+        return None
+    last = k  # a capitalised name runs on: "whose title is IT Staff"
+    while last + 1 < min(len(toks), k + 4) and toks[k][:1].isupper() and _capital(toks[last + 1]):
+        last += 1
+    end = last + 1 + quoted
+    nxt = low[end] if end < len(low) else ""
+    if (nxt[:1].isalnum() and nxt not in _ENDS) or nxt == "than":
+        return None  # "whose name is John Smith's", "whose age is older than": no value
+    value = " ".join(toks[k : last + 1])
+    return value, singular(low[j]), " ".join(toks[j : last + 1]), end
+
+
+def _capital(token: str) -> bool:
+    """Does ``token`` go on a capitalised name ("Staff" in "IT Staff"), not a new clause?"""
+    return token[:1].isupper() and token.casefold() not in _ENDS
