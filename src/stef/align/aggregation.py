@@ -19,6 +19,7 @@ from stef.align.comparisons import (
     check_period_over_period,
 )
 from stef.align.matching import canon_col, hinted_column, name_words
+from stef.align.measured import check_measure_named
 from stef.align.measures import (
     check_distinct_counted,
     check_duration_unit,
@@ -77,6 +78,7 @@ def check_aggregations(
     check_star_arguments(sql, out)
     check_measures(nl, sql, out, divides=_divides(sql))
     check_measure_modifiers(nl, sql, out, text)
+    check_measure_named(nl, sql, out, text, hints)
     check_distinct_counted(nl, sql, out, text)
     check_median(sql, out, text)
     check_spread(sql, out, text)

@@ -1,0 +1,122 @@
+"""An asked total, average, highest or lowest taken over a column that names nothing of
+its measure: "the average profits of companies" answered by ``AVG(sales_billion)``, "the
+highest latitude" by ``MAX(long)`` (``aggregation_measure_mismatch``).
+
+Read from names only (no schema), so it stays quiet wherever a name may stand for the
+measure in another way: a measure or a column so broad that anything may hold it ("the
+total amount", ``SUM(value)``), a measure any name of the SQL says (a table ``payments``
+for "the total payments"), a synonym ("the average pay" as ``AVG(salary)``), an
+abbreviation (``temp`` for temperature), a hint that names the column, an aggregate over an
+expression, or a measure that holds a name ("the average James Cameron film rating").
+"""
+
+from __future__ import annotations
+
+from stef.align.matching import letters_in_order, name_words, searchable
+from stef.align.measures import _holds, _same_word, measure_words, names_measure
+from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
+from stef.nl.request import singular
+from stef.spec import Aggregation, Spec
+
+#: Measures named so broadly that any column may hold them: "the total amount", ``SUM(value)``.
+_GENERIC = lx._words(
+    """amount amt quantity qty number num count cnt value val total sum figure level volume
+    price cost size"""
+)
+#: Words that name one measure ("the average pay" as ``AVG(salary)``).
+_SYNONYMS = (
+    lx._words("pay salary wage earning income compensation"),
+    lx._words("ratio rate percentage percent pct share proportion fraction"),
+    lx._words("rating star score grade mark point goal"),
+    lx._words("price cost fee charge fare spend spending expense expenditure"),
+    lx._words("revenue sale turnover income"),
+    lx._words("profit margin earning gain"),
+    lx._words("age year"),
+    lx._words("duration length time span day hour minute second week month"),
+)
+_WORDS = {"sum": "total", "avg": "average", "max": "highest", "min": "lowest"}
+
+
+def _said(measure: tuple[str, ...], word: str) -> bool:
+    """Does a word of the SQL's names say one of the measure's words: the same word or stem,
+    four letters that begin both, an abbreviation, or a synonym?
+
+    >>> _said(("temperature",), "temp"), _said(("pay",), "salary"), _said(("profit",), "sales")
+    (True, True, False)
+    """
+    w = singular(word)
+    if any(w in group and not group.isdisjoint(measure) for group in _SYNONYMS):
+        return True
+    return any(
+        _same_word(m, w)
+        or (len(w) >= 4 and (m.startswith(w[:4]) or w.startswith(m[:4])))
+        or (3 <= len(w) < len(m) and letters_in_order(w, m, 2))
+        for m in measure
+    )
+
+
+def _named(column: str, hinted: str) -> bool:
+    """Does the hint text name ``column`` (every word of three letters or more, whole)?
+
+    >>> _named("AvgScrRead", " average score in reading refers to avgscrread ")
+    True
+    """
+    if f" {column.casefold()} " in hinted:
+        return True
+    words = [w for w in name_words(column) if len(w) >= 3]
+    return bool(words) and all(f" {w} " in hinted for w in words)
+
+
+def _plain(a: Aggregation) -> bool:
+    """Is the aggregate's argument one plain column, named in four letters or more (``HS``
+    may abbreviate "hours", ``y`` a coordinate)?"""
+    arg = (a.arg or "").rsplit(".", 1)[-1]
+    return len(arg) >= 4 and "(" not in arg and " " not in arg
+
+
+def check_measure_named(
+    nl: Spec, sql: Spec, out: FindingCollector, text: str, hints: str | None = None
+) -> None:
+    """Report an asked total, average, highest or lowest whose SQL aggregates of that
+    function all take a plain column, where no aggregate and no name of the SQL says the
+    measure (see the module doc); ``text`` is the question and hints, searchable.
+
+    >>> nl = Spec(aggregations=[Aggregation("avg", None, False, "average profits")])
+    >>> sql = Spec(columns=["sales_billion"], tables=["companies"],
+    ...            aggregations=[Aggregation("avg", "sales_billion", False, "AVG(sales_billion)")])
+    >>> out = FindingCollector()
+    >>> check_measure_named(nl, sql, out, " compute the average profits companies make ")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question asks for the average of 'profit'; the SQL computes AVG(sales_billion), a column
+    named for something else
+    """
+    aggs = (*sql.aggregations, *sql.window_aggregations)
+    for na in nl.aggregations:
+        measure = measure_words(na.text) if na.func in _WORDS else None
+        if not measure or set(measure) <= _GENERIC or any(c.isupper() for c in na.text[1:]):
+            continue  # "the total amount"; "the average James Cameron film rating": a name
+        same = [a for a in sql.aggregations if a.func == na.func]
+        if not same or not all(_plain(a) for a in same):
+            continue
+        if any(names_measure(a.arg, measure) or _holds(a.arg, measure) for a in aggs):
+            continue
+        names = (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
+        if any(_said(measure, w) for n in names for w in name_words(n.rsplit(".", 1)[-1])):
+            continue
+        columns = [(a.arg or "").rsplit(".", 1)[-1] for a in same]
+        if any(_GENERIC.intersection(singular(w) for w in name_words(c)) for c in columns):
+            continue  # ``SUM(amount)`` for "the total revenue"
+        hinted = searchable(hints) if hints else ""
+        if any(_named(c, hinted) for c in columns):
+            continue  # a hint names the column: "A11 refers to average salary"
+        out.add(
+            "aggregation_measure_mismatch",
+            "warning",
+            f"the question asks for the {_WORDS[na.func]} of {' '.join(measure)!r}; the SQL"
+            f" computes {same[0].text}, a column named for something else",
+            na.text,
+            same[0].text,
+            "aggregation",
+        )
+        return
