@@ -1,6 +1,8 @@
 """An asked total, average, highest or lowest taken over a column that names nothing of
 its measure: "the average profits of companies" answered by ``AVG(sales_billion)``, "the
-highest latitude" by ``MAX(long)`` (``aggregation_measure_mismatch``).
+highest latitude" by ``MAX(long)`` (``aggregation_measure_mismatch``); and a top-k sorted by
+such a column: "the candidate with the highest support rate" answered by ``ORDER BY
+unsure_rate DESC LIMIT 1`` (``order_key_mismatch``).
 
 Read from names only (no schema), so it stays quiet wherever a name may stand for the
 measure in another way: a measure or a column so broad that anything may hold it ("the
@@ -11,6 +13,8 @@ expression, or a measure that holds a name ("the average James Cameron film rati
 """
 
 from __future__ import annotations
+
+import re
 
 from stef.align.matching import letters_in_order, name_words, searchable
 from stef.align.measures import _holds, _same_word, measure_words, names_measure
@@ -120,3 +124,125 @@ def check_measure_named(
             "aggregation",
         )
         return
+
+
+#: A superlative and the measure after it: "the highest support rate", "lowest speed".
+_RANKED = re.compile(
+    r"\b(?:highest|lowest|greatest|largest|smallest|biggest|maximum|minimum)"
+    r"(?:\s+(?:average|avg|mean|total))?\s+(?P<m>[a-z]+(?:\s+[a-z]+){0,2})"
+)
+#: Words that end a ranked measure ("the highest rate of growth" is just the rate).
+_MEASURE_ENDS = lx._words(
+    "of by in for and with among across from on at to than who which that is are was were"
+)
+#: Words of a column that hold a figure of something unsaid (``average``, ``max``).
+_STAT_WORDS = lx._words("average avg mean max min maximum minimum total sum")
+#: Words of a column that name an attribute of a row, not a measure another name may stand
+#: for: a sort by ``height`` or ``song_name`` is not "the highest speed" under another name.
+_ATTRIBUTE_KEYS = lx._words(
+    """name title gender sex year date id height weight age duration length time code type
+    status phone address email city country"""
+)
+#: Words a column may restate a question's modifier with ("weekly sales" as
+#: ``sales_last_7d``): periods, units and qualifiers, never another kind of the measure.
+_QUALIFIERS = lx._words(
+    """last past prev previous current curr this next daily weekly monthly yearly annual
+    quarterly hourly total net gross usd eur gbp pct percent per mph kmh avg mean sum max min
+    value amount num count raw adj adjusted"""
+)
+_TOKEN = re.compile(r"[a-z]+")
+#: A sort key that aggregates one column: ``AVG(room_count)``.
+_AGG_KEY = re.compile(r"^[a-z_]+\(\s*(?:distinct\s+)?([\w.]+)\s*\)$", re.I)
+
+
+def _ranked_measure(question: str) -> tuple[str, tuple[str, ...]] | None:
+    """The first superlative of ``question`` and the measure words after it.
+
+    >>> _ranked_measure("the candidate with the highest support rate?")
+    ('highest support rate', ('support', 'rate'))
+    >>> _ranked_measure("the largest number of students") is None
+    True
+    """
+    m = _RANKED.search(question.casefold())
+    if m is None:
+        return None
+    words: list[str] = []
+    for w in m.group("m").split():
+        if w in _MEASURE_ENDS:
+            break
+        words.append(singular(w))
+    if not words or words[0] in _GENERIC or words[0] in _WORDS.values():
+        return None  # "the largest number of …", "the highest total …": another reading
+    return m.group(0)[: m.start("m") - m.start()] + " ".join(
+        m.group("m").split()[: len(words)]
+    ), tuple(words)
+
+
+def check_ranked_measure(
+    sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """Report a top-k whose first sort key is (an aggregate of) one column that names
+    another measure than the question's only superlative: an attribute of the row that says
+    none of its words ("the highest speed" as ``ORDER BY height``, "the lowest resolution"
+    as ``ORDER BY gender``), or the same head with another modifier the question never says
+    ("the highest support rate" as ``ORDER BY unsure_rate``).
+
+    >>> from stef.spec import OrderKey
+    >>> sql = Spec(columns=["name", "unsure_rate"], order_by=[OrderKey("unsure_rate", "desc")],
+    ...            limit=1)
+    >>> out = FindingCollector()
+    >>> check_ranked_measure(sql, out, "Name of the candidate with the highest support rate?")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question ranks by 'highest support rate'; the SQL sorts by unsure_rate, a column
+    named for something else
+    """
+    if sql.limit is None or not sql.order_by:
+        return
+    ranked = _ranked_measure(question)
+    if ranked is None:
+        return
+    said, measure = ranked
+    key = sql.order_by[0].key
+    inner = _AGG_KEY.match(key)
+    column = (inner.group(1) if inner else key).rsplit(".", 1)[-1]
+    if len(column) < 4 or "(" in column or " " in column:
+        return
+    words = [singular(w) for w in name_words(column)]
+    if _GENERIC.intersection(words) or (hints and _named(column, searchable(hints))):
+        return
+    low = f" {question.casefold()} "
+    if sum(1 for w in _TOKEN.findall(low) if w in lx.SUPERLATIVES and w != "top") > 1:
+        return  # "the youngest … with the highest salary": which one the first key answers
+    if _STAT_WORDS.issuperset(words) or (len(words) == 1 and len(column) >= 8):
+        return  # ``average`` holds some figure; ``avgscrread`` cannot be read word by word
+    if any(_said(measure, w) for w in words):
+        other = [
+            w
+            for w in words
+            if len(w) >= 3
+            and w.isalpha()
+            and w not in _QUALIFIERS
+            and not _said(measure, w)
+            and f" {w}" not in low
+        ]
+        if (
+            len(measure) < 2
+            or not other
+            or any(_said((m,), w) for m in measure[:-1] for w in words)
+        ):
+            return  # the same measure, or a modifier the question says
+    elif _ATTRIBUTE_KEYS.isdisjoint(words) or any(
+        _said(measure, w)
+        for n in (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
+        for w in name_words(n.rsplit(".", 1)[-1])
+    ):
+        return  # another name of the SQL says the measure
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question ranks by {said!r}; the SQL sorts by {column}, a column named for"
+        " something else",
+        said,
+        sql.order_by[0].text or key,
+        "ordering",
+    )
