@@ -75,6 +75,13 @@ def _binds_parameter(sql: Spec) -> bool:
     return any(is_parameter(v) for f in sql.filters for v in f.values)
 
 
+def check_attributes(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Both checks of this module: values nothing holds (:func:`check_attribute_values`),
+    values on another attribute's column (:func:`check_attribute_columns`)."""
+    check_attribute_values(sql, out, question)
+    check_attribute_columns(sql, out, question)
+
+
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:
     """Report each attribute value of ``question`` that nothing of ``sql`` holds (see the
     module doc).

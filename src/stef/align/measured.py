@@ -72,6 +72,17 @@ def _named(column: str, hinted: str) -> bool:
     return bool(words) and all(f" {w} " in hinted for w in words)
 
 
+def _shares_head(phrase: str, text: str) -> bool:
+    """Does the asked phrase go on with "and …" in the question, so that its measure may be
+    a later word ("the average question and answer score")?
+
+    >>> _shares_head("average question", " what is my average question and answer score ")
+    True
+    """
+    at = text.find(searchable(phrase))
+    return at >= 0 and text.startswith("and ", at + len(searchable(phrase)))
+
+
 def _plain(a: Aggregation) -> bool:
     """Is the aggregate's argument one plain column, named in four letters or more (``HS``
     may abbreviate "hours", ``y`` a coordinate)?"""
@@ -101,7 +112,7 @@ def check_measure_named(
         if not measure or set(measure) <= _GENERIC or any(c.isupper() for c in na.text[1:]):
             continue  # "the total amount"; "the average James Cameron film rating": a name
         same = [a for a in sql.aggregations if a.func == na.func]
-        if not same or not all(_plain(a) for a in same):
+        if not same or not all(_plain(a) for a in same) or _shares_head(na.text, text):
             continue
         if any(names_measure(a.arg, measure) or _holds(a.arg, measure) for a in aggs):
             continue
