@@ -554,7 +554,7 @@ def check_hint_values(matched: Sequence[tuple[Filter, Filter]], out: FindingColl
         if any(c in got for c in "%_") or any(c in want for c in "%_'\""):
             continue  # a pattern (the LIKE checks read it), or a quote read into the value
         extra = _extra_words(_WORDS.findall(want), _WORDS.findall(got))
-        if not extra or not all(w.isalpha() for w in extra):
+        if not extra or all(w.isdigit() for w in extra):
             continue  # the same words (a stray quote, a "!"), or a number more (a time's ".0")
         out.add(
             "filter_wrong_value",
