@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
+from stef.align.measured import check_compared_measure
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_nouns, attribute_values
 from stef.spec import Spec
@@ -75,11 +76,16 @@ def _binds_parameter(sql: Spec) -> bool:
     return any(is_parameter(v) for f in sql.filters for v in f.values)
 
 
-def check_attributes(sql: Spec, out: FindingCollector, question: str) -> None:
-    """Both checks of this module: values nothing holds (:func:`check_attribute_values`),
-    values on another attribute's column (:func:`check_attribute_columns`)."""
+def check_filter_columns(
+    sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """What the SQL filters on, against what the question names: values nothing holds
+    (:func:`check_attribute_values`), values on another attribute's column
+    (:func:`check_attribute_columns`), a stated comparison on a column named for another
+    measure (:func:`stef.align.measured.check_compared_measure`)."""
     check_attribute_values(sql, out, question)
     check_attribute_columns(sql, out, question)
+    check_compared_measure(sql, out, question, hints)
 
 
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:

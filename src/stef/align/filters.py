@@ -41,7 +41,7 @@ from stef.align.answers import (
     stated_literal,
     weak_value,
 )
-from stef.align.attributes import check_attributes
+from stef.align.attributes import check_filter_columns
 from stef.align.clock_periods import (
     check_negated_periods,
     check_relative_periods,
@@ -761,7 +761,7 @@ def align(
     check_schema_linking(sql, out, stems, r, [s for _, s in matched], benign_found, labels)
     check_value_case(sql, out, question, enriched_question)
     check_states(sql, out, question, enriched_question)
-    check_attributes(sql, out, question)
+    check_filter_columns(sql, out, question, enriched_question)
     check_both(nl, sql, out, question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)

@@ -37,6 +37,7 @@ _SYNONYMS = (
     lx._words("revenue sale turnover income"),
     lx._words("profit margin earning gain"),
     lx._words("age year"),
+    lx._words("elevation altitude"),
     lx._words("duration length time span day hour minute second week month"),
 )
 _WORDS = {"sum": "total", "avg": "average", "max": "highest", "min": "lowest"}
@@ -161,6 +162,11 @@ _QUALIFIERS = lx._words(
     quarterly hourly total net gross usd eur gbp pct percent per mph kmh avg mean sum max min
     value amount num count raw adj adjusted"""
 )
+#: Units a column's name may carry beside its measure.
+_UNITS = lx._words(
+    """meter metre kilometer foot feet mile inch inche kg km lb pound gram second minute hour
+    day week month year usd eur degree celsius fahrenheit percent"""
+)
 _TOKEN = re.compile(r"[a-z]+")
 #: A sort key that aggregates one column: ``AVG(room_count)``.
 _AGG_KEY = re.compile(r"^[a-z_]+\(\s*(?:distinct\s+)?([\w.]+)\s*\)$", re.I)
@@ -189,14 +195,61 @@ def _ranked_measure(question: str) -> tuple[str, tuple[str, ...]] | None:
     ), tuple(words)
 
 
+_STAT_KIND = {
+    "max": "max", "maximum": "max", "highest": "max", "min": "min", "minimum": "min",
+    "lowest": "min", "mean": "avg", "avg": "avg", "average": "avg",
+}  # fmt: skip
+
+
+def _other_measure(
+    measure: tuple[str, ...], column: str, low: str, sql: Spec, hints: str | None, *, ranked: bool
+) -> bool:
+    """Does the plain column ``column`` name another measure than ``measure``, read from
+    the question ``low`` (case-folded, spaced)? Either the same head with a modifier the
+    question never says (``unsure_rate`` for "support rate", ``min_temperature`` for "max
+    temperature"), or none of the measure's words where no other name of the SQL says them
+    either: for a ranking, only a column named for an attribute of the row (``height`` for
+    "the highest speed"); for a comparison, one of two readable words or more
+    (``mean_dew_point`` for "the max temperature")."""
+    if len(column) < 4 or "(" in column or " " in column:
+        return False
+    words = [singular(w) for w in name_words(column)]
+    if _GENERIC.intersection(words) or (hints and _named(column, searchable(hints))):
+        return False
+    if _STAT_WORDS.issuperset(words) or (len(words) == 1 and len(column) >= 8):
+        return False  # ``average`` holds some figure; ``avgscrread`` cannot be read word by word
+    if any(_said(measure, w) for w in words):
+        kinds = {_STAT_KIND[w] for w in measure if w in _STAT_KIND}
+        if kinds and {_STAT_KIND[w] for w in words if w in _STAT_KIND} - kinds:
+            return True  # "the max temperature" as ``min_temperature_f``
+        other = [
+            w
+            for w in words
+            if len(w) >= 3 and w.isalpha() and w not in _QUALIFIERS
+            and not _said(measure, w) and f" {w}" not in low
+        ]  # fmt: skip
+        modifiers = [m for m in measure[:-1] if m not in _STAT_KIND]
+        return bool(other) and bool(modifiers) and not any(
+            _said((m,), w) for m in modifiers for w in words
+        )
+    if ranked and _ATTRIBUTE_KEYS.isdisjoint(words):
+        return False
+    if not ranked and sum(1 for w in words if len(w) >= 4 and w not in _UNITS) < 2:
+        return False  # ``altitude_meters`` says one thing, in a unit
+    return not any(
+        _said(measure, w)
+        for n in (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
+        for w in name_words(n.rsplit(".", 1)[-1])
+    )
+
+
 def check_ranked_measure(
     sql: Spec, out: FindingCollector, question: str, hints: str | None = None
 ) -> None:
     """Report a top-k whose first sort key is (an aggregate of) one column that names
-    another measure than the question's only superlative: an attribute of the row that says
-    none of its words ("the highest speed" as ``ORDER BY height``, "the lowest resolution"
-    as ``ORDER BY gender``), or the same head with another modifier the question never says
-    ("the highest support rate" as ``ORDER BY unsure_rate``).
+    another measure than the question's only superlative (:func:`_other_measure`): "the
+    highest speed" as ``ORDER BY height``, "the lowest resolution" as ``ORDER BY gender``,
+    "the highest support rate" as ``ORDER BY unsure_rate``.
 
     >>> from stef.spec import OrderKey
     >>> sql = Spec(columns=["name", "unsure_rate"], order_by=[OrderKey("unsure_rate", "desc")],
@@ -218,38 +271,11 @@ def check_ranked_measure(
     key = sql.order_by[0].key
     inner = _AGG_KEY.match(key)
     column = (inner.group(1) if inner else key).rsplit(".", 1)[-1]
-    if len(column) < 4 or "(" in column or " " in column:
-        return
-    words = [singular(w) for w in name_words(column)]
-    if _GENERIC.intersection(words) or (hints and _named(column, searchable(hints))):
-        return
     low = f" {question.casefold()} "
     if sum(1 for w in _TOKEN.findall(low) if w in lx.SUPERLATIVES and w != "top") > 1:
         return  # "the youngest … with the highest salary": which one the first key answers
-    if _STAT_WORDS.issuperset(words) or (len(words) == 1 and len(column) >= 8):
-        return  # ``average`` holds some figure; ``avgscrread`` cannot be read word by word
-    if any(_said(measure, w) for w in words):
-        other = [
-            w
-            for w in words
-            if len(w) >= 3
-            and w.isalpha()
-            and w not in _QUALIFIERS
-            and not _said(measure, w)
-            and f" {w}" not in low
-        ]
-        if (
-            len(measure) < 2
-            or not other
-            or any(_said((m,), w) for m in measure[:-1] for w in words)
-        ):
-            return  # the same measure, or a modifier the question says
-    elif _ATTRIBUTE_KEYS.isdisjoint(words) or any(
-        _said(measure, w)
-        for n in (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
-        for w in name_words(n.rsplit(".", 1)[-1])
-    ):
-        return  # another name of the SQL says the measure
+    if not _other_measure(measure, column, low, sql, hints, ranked=True):
+        return
     out.add(
         "order_key_mismatch",
         "warning",
@@ -259,3 +285,70 @@ def check_ranked_measure(
         sql.order_by[0].text or key,
         "ordering",
     )
+
+
+#: A comparison and the measure before it: "a maximum temperature higher than 85",
+#: "resolution lower than 800", "market value greater than 100".
+_COMPARED = re.compile(
+    r"(?P<m>(?:[a-z]+\s+){1,3}?)(?:is\s+|was\s+|are\s+|were\s+)?"
+    r"(?:higher|greater|larger|bigger|more|lower|less|smaller|fewer|above|below|over|under)"
+    r"\s+(?:than\s+)?(?P<n>\d+(?:\.\d+)?)\b"
+)
+#: Words that end a compared measure on its left ("songs that have resolution …").
+_COMPARED_STOPS = lx._words(
+    """a an the of with whose that which who have has had having is are was were be been
+    and or for in on at by to from all any some their its his her no not"""
+)
+
+
+def _counted_after(word: str) -> bool:
+    """Is the word after a compared number a plural noun the number counts ("300
+    students"), not a verb or a unit of the measure before it?"""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def check_compared_measure(
+    sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """Report a stated comparison ("a maximum temperature higher than 85") whose number the
+    SQL compares with one plain column that names another measure
+    (:func:`_other_measure`): ``min_temperature_f > 85``, ``mean_dew_point_f > 85``
+    (``filter_wrong_column``, a warning).
+
+    >>> from stef.spec import Filter
+    >>> sql = Spec(columns=["date", "mean_dew_point_f"],
+    ...            filters=[Filter("mean_dew_point_f", ">", ("85",))])
+    >>> out = FindingCollector()
+    >>> check_compared_measure(sql, out, "Dates when the max temperature was higher than 85")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question compares 'max temperature' with 85; the SQL compares mean_dew_point_f, a
+    column named for something else
+    """
+    low = f" {question.casefold()} "
+    for m in _COMPARED.finditer(low):
+        words: list[str] = []
+        for w in reversed(m.group("m").split()):
+            if w in _COMPARED_STOPS:
+                break
+            words.insert(0, singular(w))
+        after = _TOKEN.match(low, m.end() + 1)
+        if not words or set(words) <= _GENERIC or (after and _counted_after(after.group(0))):
+            continue  # "can accommodate more than 300 students": the students are compared
+        number = m.group("n")
+        for f in sql.filters:
+            column = (f.column or "").rsplit(".", 1)[-1]
+            if f.op not in (">", ">=", "<", "<=") or number not in f.values or not column:
+                continue
+            if not _other_measure(tuple(words), column, low, sql, hints, ranked=False):
+                continue
+            said = " ".join(words)
+            out.add(
+                "filter_wrong_column",
+                "warning",
+                f"the question compares {said!r} with {number}; the SQL compares {column}, a"
+                " column named for something else",
+                m.group(0).strip(),
+                f"{column} {f.op} {number}",
+                "filter_alignment",
+            )
+            return
