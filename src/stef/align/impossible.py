@@ -32,6 +32,18 @@ _PART_CUE = re.compile(
     r"(?:words?|letters?|substrings?|phrases?|keywords?)\b",
     re.I,
 )
+#: Nouns of a text a value is part of: "'Express' in their names", "address that contains NY".
+_TEXT_NOUNS = (
+    r"(?:names?|titles?|address(?:es)?|descriptions?|texts?|comments?|emails?|details?"
+    r"|bod(?:y|ies)|notes?|locations?|messages?|summar(?:y|ies)|labels?)"
+)
+#: A value placed inside a text: "have 'Express' in their names", "with TN in the address";
+#: a text noun that contains it: "a location that contains NY".
+_IN_TEXT = re.compile(
+    r"\b(?:has|have|having|with|contains?)\s+(?P<v>'[^']{1,40}'|\"[^\"]{1,40}\"|\w[\w-]{0,20})"
+    rf"\s+(?:in|inside|within)\s+(?:their|its|the|his|her)\s+(?:[a-z]+\s+)?{_TEXT_NOUNS}\b"
+    rf"|\b{_TEXT_NOUNS}\s+(?:that\s+|which\s+)?contain(?:s|ing)?\s+(?P<w>'[^']{{1,40}}'|\"[^\"]{{1,40}}\"|\w[\w-]{{0,20}})"
+)
 #: A question that asks for text containing something: "contains", and the stricter cues
 #: ("including the word", "with the letter z", "having the substring").
 _CONTAINS = re.compile(rf"\bcontain(?:s|ed|ing)?\b|{_PART_CUE.pattern}", re.I)
@@ -40,7 +52,9 @@ _CONTAINS = re.compile(rf"\bcontain(?:s|ed|ing)?\b|{_PART_CUE.pattern}", re.I)
 def check_like_cue(question: str, sql: Spec, out: FindingCollector) -> None:
     """A LIKE with no ``%`` or ``_`` under a "contains" cue (see the module doc); said once,
     not again where the filter alignment already calls its operator wrong."""
-    if not question or _CONTAINS.search(question) is None:
+    if not question or (
+        _CONTAINS.search(question) is None and not _IN_TEXT.search(question.casefold())
+    ):
         return
     told = {f.sql for f in out.findings if f.kind == "filter_wrong_operator"}
     for f in sql.filters:
@@ -70,11 +84,14 @@ def _check_whole_value(question: str, sql: Spec, out: FindingCollector) -> None:
     >>> eq = Filter("product_details", "=", ("latte",), "product_details = 'Latte'")
     >>> out = FindingCollector()
     >>> _check_whole_value("Which detail contains the word 'Latte'?", Spec(filters=[eq]), out)
+    >>> eq = Filter("name", "=", ("express",), "name = 'Express'")
+    >>> _check_whole_value("Trains with 'Express' in their names?", Spec(filters=[eq]), out)
     >>> [f.kind for f in out.findings]
-    ['filter_wrong_operator']
+    ['filter_wrong_operator', 'filter_wrong_operator']
     """
     low = question.casefold()
     windows = [low[m.end() : m.end() + 60] for m in _PART_CUE.finditer(low)]
+    windows += [m.group("v") or m.group("w") for m in _IN_TEXT.finditer(low)]
     if not windows:
         return
     for f in sql.filters:
