@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from stef.align.held import held_otherwise
+from stef.align.held import held_otherwise, other_code
 from stef.align.matching import (
     NEUTRAL_LITERALS,
     canon_col,
@@ -540,6 +540,16 @@ def weak_value(
         if literal is None:
             return False  # "users in Canada": a missing filter (:func:`listed_missing`)
     held = None if literal or name else held_otherwise(req.values[0], sql, text)
+    if literal is None and name is None and held is None and (code := other_code(vals, sql)):
+        out.add(
+            "filter_wrong_value",
+            "warning",
+            f"the question names {vals}; the SQL compares {code}, another code of its form",
+            req.text,
+            code,
+            "filter_alignment",
+        )
+        return False
     if literal is None and name is None and held is None:
         bare = not sql.filters  # and the SQL restricts nothing at all: value_unfiltered
         why = "neither a filter nor a name of the SQL holds it"

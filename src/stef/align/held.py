@@ -85,6 +85,34 @@ def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
     return None
 
 
+#: A code: letters then digits ("tr001", "b737"), or digits then letters.
+_CODE = re.compile(r"([a-z]+)(\d+)|(\d+)([a-z]+)")
+
+
+def other_code(value: str, sql: Spec) -> str | None:
+    """The SQL equality that compares another code of the same form as the question's
+    ``value`` (case-folded): "molecule TR001" as ``molecule_id = 'TR005'``, the same letters
+    and as many digits, but other ones. None where there is none.
+
+    >>> from stef.spec import Filter
+    >>> f = Filter("molecule_id", "=", ("tr005",), "molecule_id = 'TR005'")
+    >>> other_code("tr001", Spec(filters=[f])), other_code("tr0011", Spec(filters=[f]))
+    ("molecule_id = 'TR005'", None)
+    """
+    shape = _CODE.fullmatch(value)
+    if shape is None or len(value) < 4:
+        return None
+    letters = shape.group(1) or shape.group(4)
+    for f in sql.filters:
+        if f.op not in ("=", "in") or value in f.values:
+            continue
+        for v in f.values:
+            got = _CODE.fullmatch(v.casefold())
+            if got and len(v) == len(value) and (got.group(1) or got.group(4)) == letters:
+                return f.text or f"{f.column} = {v!r}"
+    return None
+
+
 def _neighbours(value: str, low: str, i: int) -> set[str]:
     """The words just before and just after ``value``, found at ``i`` in ``low`` (articles
     skipped)."""
