@@ -713,8 +713,9 @@ def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
     """The first OR whose one side is an AND chain and whose other side is one condition on
     a column that the chain's adjacent term tests: ``a = 1 AND b IS NULL OR b = '*'``, which
     SQL reads as ``(a = 1 AND b IS NULL) OR b = '*'`` (AND binds tighter), when
-    ``a = 1 AND (b IS NULL OR b = '*')`` was almost surely meant. Two AND chains joined by
-    OR are a condition in disjunctive form, not this.
+    ``a = 1 AND (b IS NULL OR b = '*')`` was almost surely meant; likewise two AND chains
+    joined by OR whose adjacent terms test one column and whose columns differ. Two chains
+    of the same columns are a condition in disjunctive form, not this.
 
     >>> import sqlglot
     >>> def first(sql):
@@ -726,9 +727,17 @@ def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
     True
     >>> first("SELECT x FROM t WHERE a = 1 AND b = 2 OR a = 3 AND b = 4") is None
     True
+    >>> first("SELECT x FROM t WHERE a > 5 AND b IS NULL OR b = '*' AND c = 'C'")
+    "a > 5 AND b IS NULL OR b = '*' AND c = 'C'"
     """
     for node in ors:
         left, right = node.this, node.expression
+        if type(left) is exp.And and type(right) is exp.And:
+            a, b = _and_terms(left), _and_terms(right)
+            adjacent = _column_names(a[-1]) & _column_names(b[0])
+            if adjacent and _chain_columns(a) != _chain_columns(b):
+                return node  # "x > 5 AND p IS NULL OR p = '*' AND s = 'C'": no disjunctive form
+            continue
         for chain, other, last in ((left, right, True), (right, left, False)):
             if type(chain) is not exp.And or type(other) in (exp.And, exp.Or):
                 continue
@@ -736,6 +745,11 @@ def or_precedence(ors: list[exp.Or]) -> exp.Or | None:
             if _column_names(other) & _column_names(terms[-1] if last else terms[0]):
                 return node
     return None
+
+
+def _chain_columns(terms: list[exp.Expr]) -> set[str]:
+    """The columns an AND chain's terms test, together."""
+    return set().union(*(_column_names(t) for t in terms))
 
 
 def repeated_condition(filters: list[Filter]) -> str | None:
