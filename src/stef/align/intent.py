@@ -114,6 +114,8 @@ def check_requests(
             heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
         if not heads and singular(head) in ("name", "title"):
             heads = [n for n in names if not _id_like(n)]
+            if len(words) > 1 and not any(_owner_said(words[:-1], n) for n in names):
+                heads = []  # "the school's name" as ``phone, ext``: nothing names the school
         if not heads and _table_rows(words, head, names, sql):
             continue  # "list the circuits" (by their names): the rows of the table it names
         if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
@@ -503,6 +505,20 @@ def check_negation(
         None,
         "negation",
     )
+
+
+def _owner_said(owner: tuple[str, ...] | list[str], name: str) -> bool:
+    """May the output ``name`` be the name of ``owner`` ("the school's name"): it names the
+    owner, holds three letters of it (``driverref`` for "reference name"), or is a code or
+    short name that cannot be read (``a2``)?
+
+    >>> _owner_said(["school"], "phone"), _owner_said(["reference"], "driverref")
+    (False, True)
+    """
+    low = name.casefold()
+    if len(low) <= 3 or any(c.isdigit() for c in low):
+        return True
+    return any(word_matches(w, name) or (len(w) >= 3 and w[:3] in low) for w in owner)
 
 
 def _none_left(f: Filter) -> bool:
