@@ -516,7 +516,7 @@ def _owner_said(owner: tuple[str, ...] | list[str], name: str) -> bool:
     (False, True)
     """
     low = name.casefold()
-    if len(low) <= 3 or any(c.isdigit() for c in low):
+    if len(low) <= 2 or any(c.isdigit() for c in low):
         return True
     return any(word_matches(w, name) or (len(w) >= 3 and w[:3] in low) for w in owner)
 
