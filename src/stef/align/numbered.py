@@ -77,7 +77,9 @@ def _related(word: str, column: str, abbreviated: bool = True) -> bool:
 def check_numbered_attributes(question: str, nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """``filter_number_column``: the number of a thing the question names ("student 1004")
     compared only with columns whose names tie it to neither that thing nor the words just
-    before it (see the module doc)."""
+    before it (see the module doc); and a year compared with a key or a label
+    (:func:`check_year_columns`)."""
+    check_year_columns(nl, sql, out)
     low = question.casefold()
     for f in nl.filters:
         if f.column is not None or f.op != "=" or len(f.values) != 1 or f.clause != "question":
@@ -104,6 +106,44 @@ def check_numbered_attributes(question: str, nl: Spec, sql: Spec, out: FindingCo
             f"the question's {f.text!r} names a {word} by its number; the SQL compares "
             f"{s.column} with {f.values[0]}",
             f.text,
+            s.text,
+            "filter_alignment",
+        )
+        return
+
+
+#: Columns that hold a key, a reference or a label: no year is stored in them.
+_NOT_YEARS = re.compile(
+    r"(?:^|_)(?:id|ref|code|key|name|title|no|num|count)$|(?<=[a-z])(?:id|ref)$"
+)
+
+
+def check_year_columns(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A year the question states ("the races in the year 2017") compared by the SQL, as a
+    plain equality, with a column named for a key, a reference or a label
+    (``circuitRef = 2017``): ``filter_wrong_column``, a warning.
+
+    >>> from stef.spec import Filter
+    >>> nl = Spec(filters=[Filter(None, "=", ("2017",), "2017", "question", func="year")])
+    >>> sql = Spec(filters=[Filter("circuitref", "=", ("2017",), "circuitRef = 2017")])
+    >>> out = FindingCollector()
+    >>> check_year_columns(nl, sql, out)
+    >>> [f.message for f in out.findings]
+    ['the question states the year 2017; the SQL compares circuitref, a key or a label, with it']
+    """
+    years = {v for f in nl.filters if f.func == "year" for v in f.values}
+    for s in sql.filters:
+        column = canon_col(s.column or "")
+        if s.op != "=" or s.func or not column or not years.intersection(s.values):
+            continue
+        if _NOT_YEARS.search(column) is None:
+            continue
+        out.add(
+            "filter_wrong_column",
+            "warning",
+            f"the question states the year {s.values[0]}; the SQL compares {s.column}, a key or"
+            " a label, with it",
+            s.values[0],
             s.text,
             "filter_alignment",
         )

@@ -437,7 +437,8 @@ LiteralText = Callable[[exp.Expr], str | None]
 def outputs_pinned(sel: exp.Select, key: ColumnKey, value: LiteralText) -> list[str]:
     """The values the WHERE clause holds every output equal to, when each output is a plain
     column that an AND-ed ``col = 'value'`` (or ``col = 94107``) of the same SELECT pins (no
-    OR, IN, LIKE, subquery or GROUP BY): the result can only repeat those values. Else
+    OR, IN, LIKE or subquery; a GROUP BY only of pinned columns, which makes one group): the
+    result can only repeat those values. Else
     ``[]``. ``key`` gives a column's lower-cased (qualifier or "", name); ``value`` the text
     of a literal (None for any other node).
 
@@ -448,13 +449,21 @@ def outputs_pinned(sel: exp.Select, key: ColumnKey, value: LiteralText) -> list[
     ['Sony']
     >>> outputs_pinned(sqlglot.parse_one("SELECT a.name FROM a, b WHERE b.name = 'x'"), key, text)
     []
+    >>> grouped = "SELECT zip FROM w WHERE zip = '94107' GROUP BY zip ORDER BY COUNT(*) DESC"
+    >>> outputs_pinned(sqlglot.parse_one(grouped), key, text)
+    ['94107']
     """
-    where = sel.args.get("where")
-    if where is None or sel.args.get("group") is not None or not sel.expressions:
+    where, group = sel.args.get("where"), sel.args.get("group")
+    if where is None or not sel.expressions:
         return []
     if where.find(exp.Or, exp.In, exp.Like, exp.Query):
         return []
     pinned = {k: text for k, text, _ in _equalities(where, key, value)}
+    if group is not None and not all(  # grouped by the pinned columns only: one group
+        isinstance(g, exp.Column) and any(n == key(g)[1] for _, n in pinned)
+        for g in group.expressions
+    ):
+        return []
     values: list[str] = []
     for e in sel.expressions:
         out = e.unalias()
