@@ -73,6 +73,49 @@ def _named(column: str, hinted: str) -> bool:
     return bool(words) and all(f" {w} " in hinted for w in words)
 
 
+#: Broad words of a column that count something its other words name (``bathroom_count``).
+_COUNTING = lx._words("count cnt num number qty quantity")
+_OF_WORDS = re.compile(r" of ((?:[a-z]+ ){1,3})")
+
+
+def _asked_measure(phrase: str, text: str) -> tuple[str, ...] | None:
+    """The measure of an asked aggregate's phrase; for "the average number", read on in the
+    question (``text``, searchable) through "of" (the average number of bedrooms is an
+    average of bedroom counts).
+
+    >>> _asked_measure("average number", " find the average number of bedrooms of all ")
+    ('bedroom',)
+    >>> _asked_measure("total profits", "")
+    ('profit',)
+    """
+    words = phrase.casefold().split()
+    if len(words) == 2 and words[1] in ("number", "count"):
+        at = text.find(searchable(phrase))
+        m = _OF_WORDS.match(text, at + len(searchable(phrase)) - 1) if at >= 0 else None
+        if m is None:
+            return None
+        kept: list[str] = []
+        for w in m.group(1).split():
+            if w in _COMPARED_STOPS:
+                break
+            kept.append(w)
+        return measure_words(f"total {' '.join(kept)}") if kept else None
+    return measure_words(phrase)
+
+
+def _broad(column: str) -> bool:
+    """Is ``column`` named so broadly that any measure may be in it: a broad word that is no
+    count of a named thing (``amount_usd``, ``total``, ``order_value``), or broad words only
+    (``total_count``)? ``bathroom_count`` counts bathrooms.
+
+    >>> _broad("amount_usd"), _broad("bathroom_count"), _broad("num")
+    (True, False, True)
+    """
+    words = {singular(w) for w in name_words(column)}
+    plain = words - _GENERIC - _UNITS - _QUALIFIERS
+    return not plain or bool(words & (_GENERIC - _COUNTING))
+
+
 def _shares_head(phrase: str, text: str) -> bool:
     """Does the asked phrase go on with "and …" in the question, so that its measure may be
     a later word ("the average question and answer score")?
@@ -109,7 +152,7 @@ def check_measure_named(
     """
     aggs = (*sql.aggregations, *sql.window_aggregations)
     for na in nl.aggregations:
-        measure = measure_words(na.text) if na.func in _WORDS else None
+        measure = _asked_measure(na.text, text) if na.func in _WORDS else None
         if not measure or set(measure) <= _GENERIC or any(c.isupper() for c in na.text[1:]):
             continue  # "the total amount"; "the average James Cameron film rating": a name
         same = [a for a in sql.aggregations if a.func == na.func]
@@ -117,11 +160,17 @@ def check_measure_named(
             continue
         if any(names_measure(a.arg, measure) or _holds(a.arg, measure) for a in aggs):
             continue
-        names = (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
+        names = (
+            *sql.columns,
+            *sql.tables,
+            *(p.alias or "" for p in sql.projections),
+            *(m.group(1) for a in same if (m := _AGG_KEY.match(a.text or ""))),  # as written:
+            # ``NumTstTakr`` splits into words, folded it does not
+        )
         if any(_said(measure, w) for n in names for w in name_words(n.rsplit(".", 1)[-1])):
             continue
         columns = [(a.arg or "").rsplit(".", 1)[-1] for a in same]
-        if any(_GENERIC.intersection(singular(w) for w in name_words(c)) for c in columns):
+        if any(_broad(c) for c in columns):
             continue  # ``SUM(amount)`` for "the total revenue"
         hinted = searchable(hints) if hints else ""
         if any(_named(c, hinted) for c in columns):
@@ -229,8 +278,10 @@ def _other_measure(
             and not _said(measure, w) and f" {w}" not in low
         ]  # fmt: skip
         modifiers = [m for m in measure[:-1] if m not in _STAT_KIND]
-        return bool(other) and bool(modifiers) and not any(
-            _said((m,), w) for m in modifiers for w in words
+        return (
+            bool(other)
+            and bool(modifiers)
+            and not any(_said((m,), w) for m in modifiers for w in words)
         )
     if ranked and _ATTRIBUTE_KEYS.isdisjoint(words):
         return False
@@ -297,7 +348,7 @@ _COMPARED = re.compile(
 #: Words that end a compared measure on its left ("songs that have resolution …").
 _COMPARED_STOPS = lx._words(
     """a an the of with whose that which who have has had having is are was were be been
-    and or for in on at by to from all any some their its his her no not"""
+    and or for in on at by to from all any some their its his her no not across among per"""
 )
 
 
