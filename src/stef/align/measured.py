@@ -172,6 +172,10 @@ def check_measure_named(
         columns = [(a.arg or "").rsplit(".", 1)[-1] for a in same]
         if any(_broad(c) for c in columns):
             continue  # ``SUM(amount)`` for "the total revenue"
+        if _GENERIC.intersection(measure) and any(
+            _COUNTING.intersection(name_words(c)) for c in columns
+        ):
+            continue  # "the average basket size" as ``AVG(item_count)``: a size is a count
         hinted = searchable(hints) if hints else ""
         if any(_named(c, hinted) for c in columns):
             continue  # a hint names the column: "A11 refers to average salary"
