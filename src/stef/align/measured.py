@@ -349,6 +349,10 @@ _COMPARED = re.compile(
     r"(?:higher|greater|larger|bigger|more|lower|less|smaller|fewer|above|below|over|under)"
     r"\s+(?:than\s+)?(?P<n>\d+(?:\.\d+)?)\b"
 )
+_COMPARATOR = re.compile(
+    r"\b(?:higher|greater|larger|bigger|more|lower|less|smaller|fewer|above|below|over|under)"
+    r"\s+(?:than\s+)?\d"
+)
 #: Words that end a compared measure on its left ("songs that have resolution …").
 _COMPARED_STOPS = lx._words(
     """a an the of with whose that which who have has had having is are was were be been
@@ -380,6 +384,8 @@ def check_compared_measure(
     column named for something else
     """
     low = f" {question.casefold()} "
+    if _COMPARATOR.search(low) is None:
+        return  # one cheap search rules most questions out
     for m in _COMPARED.finditer(low):
         words: list[str] = []
         for w in reversed(m.group("m").split()):
