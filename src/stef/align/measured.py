@@ -2,7 +2,8 @@
 its measure: "the average profits of companies" answered by ``AVG(sales_billion)``, "the
 highest latitude" by ``MAX(long)`` (``aggregation_measure_mismatch``); and a top-k sorted by
 such a column: "the candidate with the highest support rate" answered by ``ORDER BY
-unsure_rate DESC LIMIT 1`` (``order_key_mismatch``).
+unsure_rate DESC LIMIT 1`` (``order_key_mismatch``); and a stated comparison on one: "the max
+temperature higher than 85" as ``min_temperature_f > 85`` (``filter_wrong_column``).
 
 Read from names only (no schema), so it stays quiet wherever a name may stand for the
 measure in another way: a measure or a column so broad that anything may hold it ("the
