@@ -332,6 +332,29 @@ def cases(scale: float = 1.0) -> list[Case]:
                 good("list-after"),
             ],
         ),
+        _case(
+            "measures_sorts_and_values_repeated",
+            [
+                (
+                    # the column readings of stef.align.measured and the attribute, sort-key
+                    # and "in their names" readings, each cue repeated across the whole text
+                    record(
+                        "measures",
+                        "SELECT name FROM t WHERE "
+                        + " AND ".join(f"min_temperature_{i} > 85" for i in range(300))
+                        + " ORDER BY unsure_rate DESC LIMIT 1",
+                        (
+                            "songs whose genre is pop or language is French, the max temperature"
+                            " higher than 85, the highest support rate, 'x' in their names, in"
+                            " descending order of height, the average number of bedrooms; "
+                            * 120
+                        )[:19_990],
+                    ),
+                    ("ok", None),
+                ),
+                good("measures-after"),
+            ],
+        ),
     ]
 
 
