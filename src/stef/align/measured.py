@@ -16,6 +16,7 @@ expression, or a measure that holds a name ("the average James Cameron film rati
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from stef.align.matching import letters_in_order, name_words, searchable
 from stef.align.measures import _holds, _same_word, measure_words, names_measure
@@ -128,6 +129,17 @@ def _shares_head(phrase: str, text: str) -> bool:
     return at >= 0 and text.startswith("and ", at + len(searchable(phrase)))
 
 
+def _sql_says(measure: tuple[str, ...], sql: Spec, written: Sequence[str] = ()) -> bool:
+    """Does a name of the SQL (a column, a table, an output's alias, or one of ``written``,
+    the aggregated columns as the SQL spells them) say a word of ``measure``?
+
+    >>> _sql_says(("profit",), Spec(columns=["sales_billion"], tables=["companies"]))
+    False
+    """
+    names = (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections), *written)
+    return any(_said(measure, w) for n in names for w in name_words(n.rsplit(".", 1)[-1]))
+
+
 def _plain(a: Aggregation) -> bool:
     """Is the aggregate's argument one plain column, named in four letters or more (``HS``
     may abbreviate "hours", ``y`` a coordinate)?"""
@@ -161,14 +173,8 @@ def check_measure_named(
             continue
         if any(names_measure(a.arg, measure) or _holds(a.arg, measure) for a in aggs):
             continue
-        names = (
-            *sql.columns,
-            *sql.tables,
-            *(p.alias or "" for p in sql.projections),
-            *(m.group(1) for a in same if (m := _AGG_KEY.match(a.text or ""))),  # as written:
-            # ``NumTstTakr`` splits into words, folded it does not
-        )
-        if any(_said(measure, w) for n in names for w in name_words(n.rsplit(".", 1)[-1])):
+        written = [m.group(1) for a in same if (m := _AGG_KEY.match(a.text or ""))]
+        if _sql_says(measure, sql, written):  # as written, ``NumTstTakr`` splits into words
             continue
         columns = [(a.arg or "").rsplit(".", 1)[-1] for a in same]
         if any(_broad(c) for c in columns):
@@ -292,11 +298,7 @@ def _other_measure(
         return False
     if not ranked and sum(1 for w in words if len(w) >= 4 and w not in _UNITS) < 2:
         return False  # ``altitude_meters`` says one thing, in a unit
-    return not any(
-        _said(measure, w)
-        for n in (*sql.columns, *sql.tables, *(p.alias or "" for p in sql.projections))
-        for w in name_words(n.rsplit(".", 1)[-1])
-    )
+    return not _sql_says(measure, sql)
 
 
 def check_ranked_measure(

@@ -134,9 +134,12 @@ def check_rank_by_frequency(sql: Spec, out: FindingCollector, question: str) -> 
     if any(_STORED_FREQUENCY.search(k.key) for k in sql.order_by):
         return
     noun = m.group("n") or m.group("m")
-    if noun and (noun.endswith(("ous", "ss", "us", "is")) or not all(
-        _NOT_COUNT_KEY.intersection(name_words(k.key.rsplit(".", 1)[-1])) for k in sql.order_by
-    )):
+    if noun and (
+        noun.endswith(("ous", "ss", "us", "is"))
+        or not all(
+            _NOT_COUNT_KEY.intersection(name_words(k.key.rsplit(".", 1)[-1])) for k in sql.order_by
+        )
+    ):
         return  # "the most famous"; "the most cards" may be a stored ``base_set_size``
     keys = ", ".join(k.text or k.key for k in sql.order_by)
     out.add(
@@ -176,12 +179,13 @@ _RANK_WORDS = frozenset(
 
 
 #: A superlative that ranks by a measure of the row, which no name or title sorts by: "the
-#: song with the lowest resolution", "the most expensive product".
-_MEASURE_RANK = re.compile(
-    r"\b(?:highest|lowest|greatest|largest|smallest|biggest|most|least|fewest|oldest|youngest"
-    r"|newest|latest|earliest|longest|shortest|tallest|cheapest|heaviest|lightest|fastest"
-    r"|slowest)\b"
-)
+#: song with the lowest resolution", "the most expensive product" (the lexicon's
+#: superlatives but "top", "maximum" and "minimum", and the speeds).
+_MEASURE_RANKS = (frozenset(lx.SUPERLATIVES) - {"top", "maximum", "minimum"}) | {
+    "fastest",
+    "slowest",
+}
+_MEASURE_RANK = re.compile(rf"\b(?:{lx.alternation(_MEASURE_RANKS)})\b")
 
 
 def check_label_rank(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -207,9 +211,11 @@ def check_label_rank(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     low = question.casefold()
     m = _MEASURE_RANK.search(low)
-    if m is None or "alphabet" in low or re.search(r"\b(?:names?|titles?|first|last)\b", low[
-        m.start() : m.end() + 30
-    ]):
+    if (
+        m is None
+        or "alphabet" in low
+        or re.search(r"\b(?:names?|titles?|first|last)\b", low[m.start() : m.end() + 30])
+    ):
         return
     out.add(
         "order_key_mismatch",
@@ -353,7 +359,7 @@ _NOT_TEXT_KEY = lx._words(
 
 
 def check_alphabetical(sql: Spec, out: FindingCollector, question: str) -> None:
-    """"Sort the workshops in alphabetical order of the venue" answered by ``ORDER BY
+    """ "Sort the workshops in alphabetical order of the venue" answered by ``ORDER BY
     date``: the question sorts by text and the SQL's first sort key is named for a date, a
     time or a number (``order_key_mismatch``); an id may be text ("TR006") and is left alone.
 

@@ -19,7 +19,7 @@ from sqlglot import exp
 from stef.sql.carried import carried_columns
 from stef.sql.nodes import preorder
 from stef.sql.predicates import conjuncts
-from stef.sql.sources import is_star, own_key
+from stef.sql.sources import is_star, own_code, own_key
 from stef.sql.text import TreeText
 from stef.sql.walk import contains, search
 
@@ -504,21 +504,9 @@ def own_key_counted(sel: exp.Select, ctes: Sequence[exp.CTE] | None = None) -> s
     if any(c.alias_or_name.casefold() == table.name.casefold() for c in ctes):
         return None  # a CTE may hold several rows per id
     column, name = key.name.casefold(), table.name.casefold()
-    if not (own_key(column, name) or _own_code(column, name)) or not search(sel, (exp.Count,)):
+    if not (own_key(column, name) or own_code(column, name)) or not search(sel, (exp.Count,)):
         return None
     return column
-
-
-def _own_code(column: str, table: str) -> bool:
-    """Is ``column`` the code a reference table is keyed by (``incident_type_code`` of
-    ``Ref_Incident_Type``, ``document_type_code`` of ``Ref_Document_Types``)? Both folded.
-
-    >>> _own_code("incident_type_code", "ref_incident_type"), _own_code("code", "orders")
-    (True, False)
-    """
-    name = re.sub(r"^(?:ref|lookup|lkp|dim)_", "", table).replace("_", "")
-    col = column.replace("_", "")
-    return bool(name) and col in (f"{name}code", f"{name.removesuffix('s')}code")
 
 
 def contradiction(

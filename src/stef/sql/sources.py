@@ -536,4 +536,16 @@ def own_key(column: str, table: str) -> bool:
     return col == "id" or (bool(name) and col in (f"{name}id", f"{name.removesuffix('s')}id"))
 
 
+def own_code(column: str, table: str) -> bool:
+    """Is ``column`` the code a reference table is keyed by (``incident_type_code`` of
+    ``Ref_Incident_Type``, ``document_type_code`` of ``Ref_Document_Types``)? Both folded.
+
+    >>> own_code("incident_type_code", "ref_incident_type"), own_code("code", "orders")
+    (True, False)
+    """
+    name = re.sub(r"^(?:ref|lookup|lkp|dim)_", "", table).replace("_", "")
+    col = column.replace("_", "")
+    return bool(name) and col in (f"{name}code", f"{name.removesuffix('s')}code")
+
+
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
