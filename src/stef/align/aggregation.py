@@ -18,6 +18,7 @@ from stef.align.comparisons import (
     check_own_group,
     check_period_over_period,
 )
+from stef.align.key_counts import check_key_counts, counted_noun
 from stef.align.matching import canon_col, hinted_column, name_words
 from stef.align.measured import check_measure_named
 from stef.align.measures import (
@@ -71,7 +72,7 @@ def check_aggregations(
         )
     _check_distinct(nl, sql, out)
     _check_distinct_counts(nl, sql, out)
-    _check_key_counts(nl, sql, out)
+    check_key_counts(nl, sql, out, text)
     _check_division(nl, sql, aggs, out)
     _check_list_answered_by_aggregates(nl, sql, out)
     check_aggregate_shown(nl, sql, out, text)
@@ -175,7 +176,7 @@ def _check_asked_aggregate(
             "aggregation",
         )
         return
-    noun = _counted_noun(na.text) if f == "count" and text else None
+    noun = counted_noun(na.text) if f == "count" and text else None
     stored = stored_aggregate(f, sql, noun, text)
     if stored:
         out.add(
@@ -315,23 +316,6 @@ def _measured(text: str) -> str | None:
     return next((w for w in after if w in _MEASURE_UNITS), None)
 
 
-def _counted_noun(text: str) -> str | None:
-    """The noun "how many" or "number of" counts (``how many adults`` → ``adults``).
-
-    >>> _counted_noun("How many adults"), _counted_noun("number of kids"), _counted_noun("all")
-    ('adults', 'kids', None)
-    >>> _counted_noun("Answer count")
-    'answer'
-    """
-    words = text.casefold().split()
-    for lead in ("many", "of"):
-        if lead in words and words.index(lead) + 1 < len(words):
-            return words[words.index(lead) + 1].strip(",.?!;:")
-    if len(words) >= 2 and words[-1] == "count":
-        return words[-2]
-    return None
-
-
 #: Words of a column's name that say it stores a count (``num_of_audience``, ``total_horses``).
 _COUNT_NAME_WORDS = frozenset({"num", "number", "count", "cnt", "total", "no", "qty", "amount"})
 
@@ -352,7 +336,7 @@ def _check_count(
     """A count asked for: a COUNT, or what stands for one. ``listed``: the question also
     asks to list the rows ("How many …? List them by their ID."), which the rows answer."""
     unit = _measured(na.text)
-    noun = unit or _counted_noun(na.text)
+    noun = unit or counted_noun(na.text)
     stored = noun and next(
         (
             c
@@ -695,75 +679,6 @@ def _check_distinct_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         ", ".join(a.text for a in counted) or None,
         "aggregation",
     )
-
-
-def _check_key_counts(nl: Spec, sql: Spec, out: FindingCollector) -> None:
-    """ "How many molecules" counted as a plain COUNT of a key whose rows are not the
-    molecules': the molecule's own key joined to the atoms that refer to it
-    (``count_fanout``, once per atom), or another table's key that names it
-    (``count_foreign_key``, the bonds that name one); see :mod:`stef.sql.keys`."""
-    keyed = sql.flags.get("key_counts")
-    if not keyed:
-        return
-    nouns = {
-        singular(n)
-        for na in nl.aggregations
-        if na.func == "count" and not na.distinct  # a distinct count is the distinct checks'
-        for n in (_counted_noun(na.text), _last_word(na.text))
-        if n is not None
-    }
-    heads = {
-        singular(h)
-        for na in nl.aggregations
-        if na.func == "count" and not na.distinct and (h := _counted_head(na.text))
-    }
-    for count, entity, habit in keyed:
-        if entity not in (heads if habit == "rows" else nouns):
-            continue  # COUNT(*) over a join: only the very noun counted ("order items" no order)
-        if habit in ("joined", "rows"):
-            kind, why = "count_fanout", f"counts each {entity} once per row joined to it"
-        else:
-            kind, why = "count_foreign_key", f"counts the rows that name a {entity}, not {entity}s"
-        out.add(
-            kind,
-            "warning",
-            f"the question counts {entity}s; {count} {why} (no DISTINCT)",
-            entity,
-            count,
-            "aggregation",
-        )
-        return
-
-
-_ARTICLES = frozenset({"the", "a", "an", "all", "total"})
-
-
-def _counted_head(text: str) -> str | None:
-    """The head noun of what "how many" or "number of" counts: of the two words after it,
-    the last plural one ("number of order items" → ``items``, "how many French
-    constructors" → ``constructors``, "number of user by" → ``user``).
-
-    >>> _counted_head("Number of order items"), _counted_head("How many students attend course")
-    ('items', 'students')
-    """
-    words = [w.strip(",.?!;:'") for w in text.casefold().split()]
-    lead = max((i for i, w in enumerate(words) if w in ("many", "of")), default=-1)
-    if lead < 0:
-        return None
-    after = [w for w in words[lead + 1 :] if w not in _ARTICLES][:2]
-    plural = [w for w in after if w.endswith("s") and not w.endswith("ss")]
-    return plural[-1] if plural else (after[0] if after else None)
-
-
-def _last_word(text: str) -> str | None:
-    """The last word of a count's phrase, the noun its modifiers lead to ("How many French
-    constructors" counts constructors).
-
-    >>> _last_word("How many French constructors"), _last_word("")
-    ('constructors', None)
-    """
-    words = text.casefold().split()
-    return words[-1].strip(",.?!;:") if words else None
 
 
 def _counts_noun(arg: str | None, noun: str) -> bool:

@@ -72,12 +72,21 @@ def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
 
 
 def _one_slip(a: str, b: str) -> bool:
-    """Are two names the same but for one inserted, dropped or changed letter?"""
+    """Are two names the same but for one inserted, dropped or changed letter? A digit is
+    no slip: ``atom_id2`` and ``atom_id``, ``admfname2`` and ``admfname1`` are two columns.
+
+    >>> _one_slip("covertedmanacost", "convertedmanacost"), _one_slip("atomid2", "atomid")
+    (True, False)
+    """
     if len(a) > len(b):
         a, b = b, a
     i = 0
     while i < len(a) and a[i] == b[i]:
         i += 1
+    if i == len(b):
+        return True  # the same name
+    if b[i].isdecimal() or (len(a) == len(b) and a[i].isdecimal()):
+        return False
     return a[i + (len(a) == len(b)) :] == b[i + 1 :]
 
 

@@ -21,7 +21,7 @@ from stef.align.terms import _Vocabulary
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
-from stef.spec import Spec
+from stef.spec import Projection, Spec
 
 _WORD = re.compile(r"[a-z]+")
 #: The counted noun of a count question: "how many customers", "number of users".
@@ -342,6 +342,12 @@ def _check_nullified(sql: Spec, out: FindingCollector, m: re.Match[str]) -> None
 _TWO_COUNTED = re.compile(r"\bhow\s+many\s+([a-z]{3,}s)\s+and\s+(?:how\s+many\s+)?([a-z]{3,}s)\b")
 
 
+def _counts(p: Projection) -> bool:
+    """Is the output an aggregate, or a scalar subquery that counts (``(SELECT COUNT(*) FROM
+    posts WHERE …) AS questions``)?"""
+    return p.is_aggregate or p.expr.startswith("(select count(")
+
+
 def check_two_counts(sql: Spec, out: FindingCollector, question: str) -> None:
     """ "How many orders and customers do we have?" answered by one count: the SQL names
     one of the two things (a table, a column or a value) and nothing of the other, and computes
@@ -356,7 +362,7 @@ def check_two_counts(sql: Spec, out: FindingCollector, question: str) -> None:
     ['the question asks how many orders and how many customers; the SQL counts one of them']
     """
     m = _TWO_COUNTED.search(question.casefold())
-    if m is None or sum(1 for p in sql.projections if p.is_aggregate) != 1:
+    if m is None or sum(1 for p in sql.projections if _counts(p)) != 1:
         return
     first, second = m.group(1), m.group(2)
     vocabulary = _Vocabulary.of(sql)[0]

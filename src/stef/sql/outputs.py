@@ -161,7 +161,29 @@ def aggregates_unshown(sel: exp.Select) -> bool:
         or sel.args.get("having") is not None
         or (order is not None and contains(order, _AGGREGATE))
     )
-    return aggregating and not any(contains(e, _COMPUTED) for e in sel.expressions)
+    return aggregating and not any(map(shows_figure, sel.expressions))
+
+
+#: Nodes that make an output a figure: an aggregate, a window, arithmetic.
+_FIGURES = (exp.AggFunc, exp.Window, exp.Sub, exp.Mul, exp.Div)
+
+
+def shows_figure(node: exp.Expr) -> bool:
+    """Does the output ``node`` show a figure (a count, a total, a ratio, a sum of two
+    columns), rather than a label: a CASE of labels, a subquery that aggregates nothing (a
+    list of names built with ``FOR XML``), text glued with ``+``?
+
+    >>> import sqlglot
+    >>> [shows_figure(e) for e in sqlglot.parse_one(
+    ...     "SELECT (SELECT COUNT(*) FROM v), up + down, CASE WHEN k = 1 THEN 'Q' END,"
+    ...     " 'site://' + name, (SELECT name FROM u) FROM t", "tsql").expressions]
+    [True, True, False, False, False]
+    """
+    if contains(node, _FIGURES):
+        return True
+    return contains(node, (exp.Add,)) and not any(
+        lit.is_string for lit in search(node, (exp.Literal,))
+    )
 
 
 def unlabelled_groups(sel: exp.Select) -> bool:
