@@ -95,17 +95,12 @@ def check_requests(
         head = words[-1]
         if _statistic_computed(words, sql):
             continue  # "the standard deviation of the score" as STDEV(score)
-        if item.is_aggregate:
-            extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
-            if computed or (ranked and extreme) or _carried(sql) or _stored(words, names):
-                continue
-            if _hinted_output(item, names, enriched, formulas=False):
-                continue  # "A15 contains the number of crimes": the hint names the output
-            if ranked and _named_output(words, names):
-                continue  # "mean temperature" as a stored mean_temperature_f
-            if extreme and any(word_matches(w, n) for w in words for n in names):
-                continue  # "the most popular name": the name itself answers
-            missing(item, "no output computes it")
+        listed = _frequency_listed(words)
+        if listed:
+            words, head = listed, listed[-1]  # "the most common cloud covers": the covers
+        elif item.is_aggregate:
+            if not computed and not _computed_answered(item, words, sql, names, ranked, enriched):
+                missing(item, "no output computes it")
             continue
         heads = [n for n in names if word_matches(head, n)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
@@ -138,6 +133,47 @@ def check_requests(
                 heads[0],
                 "request",
             )
+
+
+def _computed_answered(
+    item: Projection,
+    words: Sequence[str],
+    sql: Spec,
+    names: Sequence[str],
+    ranked: bool,
+    enriched: str | None,
+) -> bool:
+    """Is a computed item no output computes answered otherwise: by a ranking (an extreme),
+    a carried or stored figure, an output a hint names, a stored column named for it, or a
+    name that is itself the answer ("the most popular name")?"""
+    extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
+    if (ranked and extreme) or _carried(sql) or _stored(words, names):
+        return True
+    if _hinted_output(item, names, enriched, formulas=False):
+        return True  # "A15 contains the number of crimes": the hint names the output
+    if ranked and _named_output(words, names):
+        return True  # "mean temperature" as a stored mean_temperature_f
+    return extreme and any(word_matches(w, n) for w in words for n in names)
+
+
+#: Superlatives of frequency: "the most common X" lists X, ranked by how often it occurs.
+_FREQUENCY = frozenset({"common", "frequent", "popular"})
+_KIND_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category"})
+
+
+def _frequency_listed(words: Sequence[str]) -> list[str]:
+    """The words of what a frequency superlative lists ("most common cloud covers" →
+    ``cloud covers``), else empty.
+
+    >>> _frequency_listed(("most", "common", "cloud", "covers")), _frequency_listed(("top",))
+    (['cloud', 'covers'], [])
+    """
+    if not _FREQUENCY.intersection(words) or not {"most", "least"}.intersection(words):
+        return []
+    last = max(i for i, w in enumerate(words) if w in _FREQUENCY)
+    listed = list(words[last + 1 :])
+    # "the most common type (of grade span)": the kind word leaves the thing to its "of"
+    return [] if set(listed) <= _KIND_WORDS else listed
 
 
 #: Words of a statistic and the SQL functions (sqlglot's names, lower case) that compute it.

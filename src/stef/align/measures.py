@@ -110,7 +110,31 @@ def _holds(arg: str | None, measure: tuple[str, ...]) -> bool:
     """Does an aggregate's argument text hold a word of ``measure`` at all (``AVG(a.score +
     0.0)`` and ``AVG(CAST(score AS FLOAT))`` average the score)?"""
     low = (arg or "").casefold()
-    return any(m in low for m in measure) or names_measure(arg, measure)
+    return any(_starts_word(m, low) for m in measure) or names_measure(arg, measure)
+
+
+#: What may run into a measure's word inside one word of a name (``avgscore``,
+#: ``totalrevenue``); any other letters make another word (``bathroom`` is no room).
+_RUN_IN = frozenset({"avg", "sum", "total", "num", "max", "min", "mean", "count", "cnt", "tot"})
+
+
+def _starts_word(m: str, low: str) -> bool:
+    """Does ``m`` occur in ``low`` at the start of a word, or after a run-in aggregate word?
+
+    >>> _starts_word("score", "cast(a.score as float)"), _starts_word("room", "bathroom_count")
+    (True, False)
+    >>> _starts_word("revenue", "totalrevenue")
+    True
+    """
+    at = low.find(m)
+    while at >= 0:
+        start = at
+        while start > 0 and low[start - 1].isalpha():
+            start -= 1
+        if start == at or low[start:at] in _RUN_IN:
+            return True
+        at = low.find(m, at + 1)
+    return False
 
 
 def _last(name: str | None) -> str:

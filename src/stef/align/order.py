@@ -11,7 +11,7 @@ from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
 from stef.align.measured import check_ranked_measure
-from stef.align.ranking import check_rankings, check_sort_key
+from stef.align.ranking import check_rankings, check_second_key, check_sort_key
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -38,6 +38,7 @@ def check_order_limit(
     check_rankings(nl, sql, out, question)
     check_own_extreme(sql, out, f"{question}\n{hints}" if hints else question)
     check_sort_key(nl, sql, out)
+    check_second_key(nl, sql, out)
     check_ranked_measure(sql, out, question, hints)
     check_rank_partition(sql, out, question)
     check_ranked_total(nl, sql, out, hints)

@@ -301,6 +301,42 @@ def _names(words: list[str], name: str) -> bool:
     return all(w[:4] in key for w in words if len(w) >= 3)
 
 
+#: Heads of a stated sort key that any name may hold ("signup date" as ``created_date``).
+_FREE_HEADS = frozenset("date time day year at on".split())  # noqa: SIM905
+#: Words of a sort column's name that qualify no measure (``num_of_stories``).
+_NOT_MODIFIERS = frozenset(
+    "num number no total count cnt amount sum avg average of the per".split()  # noqa: SIM905
+)
+
+
+def _other_modifier(words: list[str], key: str, tables: list[str]) -> str | None:
+    """The word of the sort column ``key`` that stands where the stated key has another
+    modifier: the same head, a modifier the column lacks and a word the key never says
+    ("room count" sorted by ``bathroom_count``: ``bathroom``). A modifier that names a table
+    of the query owns the key ("building stories" as ``num_of_stories`` of ``buildings``).
+
+    >>> _other_modifier(["room", "count"], "bathroom_count", ["apartments"])
+    'bathroom'
+    >>> _other_modifier(["building", "stories"], "num_of_stories", ["buildings"]) is None
+    True
+    """
+    names = [singular(w.casefold()) for w in name_words(key)]
+    said = [singular(w) for w in words if len(w) >= 3]
+    if len(said) < 2 or len(names) < 2 or said[-1] != names[-1] or said[-1] in _FREE_HEADS:
+        return None
+    owners = {singular(w.casefold()) for t in tables for w in name_words(t)}
+    missing = [
+        w for w in said[:-1] if w not in owners and not any(n.startswith(w[:4]) for n in names)
+    ]
+    extra = [
+        n
+        for n in names[:-1]
+        if n.isalpha() and len(n) >= 3 and n not in _NOT_MODIFIERS
+        and not any(n.startswith(w[:4]) or w.startswith(n[:4]) for w in said)
+    ]  # fmt: skip
+    return extra[0] if missing and extra else None
+
+
 def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """The question states the key of its sort ("sorted by signup date") and the SQL sorts
     by a plain column that names none of its words (``order_key_mismatch``): a label (``ORDER
@@ -335,10 +371,20 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         if w in _KEY_ENDS:
             words = words[:i]
             break
-    if not words or _LABEL_WORDS.intersection(words) or _names(words, first.key):
+    if not words or _LABEL_WORDS.intersection(words):
         return
     key = canon(first.key)
     said = " ".join(words)
+    if _names(words, first.key):
+        other = _other_modifier(words, first.key, sql.tables)
+        if other is not None:
+            message = (
+                f"the question sorts by {said!r}; the SQL sorts by {first.key}, named for"
+                f" {other!r} instead"
+            )
+            sorted_by = first.text or first.key
+            out.add("order_key_mismatch", "warning", message, m.group(0), sorted_by, "ordering")
+        return
     if key.endswith(("name", "title")) or key == "id" or key.endswith("_id"):
         message = f"the question sorts by {said!r}; the SQL sorts by {first.key}"
     else:
@@ -348,6 +394,58 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         message = f"the question sorts by {said!r}; the SQL sorts by {first.key}, not by {held}"
     sorted_by = first.text or first.key
     out.add("order_key_mismatch", "warning", message, m.group(0), sorted_by, "ordering")
+
+
+#: Between two stated sort keys: "by email address and phone number", "by age, then name".
+_THEN = re.compile(r"\s*(?:,\s*)?\band\s+(?:then\s+)?(?:by\s+)?|\s*,?\s*\bthen\s+(?:by\s+)?")
+
+
+def check_second_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """ "Ordered by email address and phone number" answered by ``ORDER BY email_address``
+    alone, while the SQL holds ``phone_number``: the second stated key is not sorted by
+    (``order_key_mismatch``). Only where the first key is the SQL's one sort key.
+
+    >>> from stef.spec import OrderKey
+    >>> text = "ordered by email address and phone number"
+    >>> nl = Spec(order_by=[OrderKey("address", text=text), OrderKey("number", text=text)])
+    >>> sql = Spec(columns=["email_address", "phone_number"],
+    ...            order_by=[OrderKey("email_address", "asc")])
+    >>> out = FindingCollector()
+    >>> check_second_key(nl, sql, out)
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question sorts by 'email address', then by 'phone number'; the SQL sorts by
+    email_address only
+    """
+    if len(nl.order_by) < 2 or len(sql.order_by) != 1 or nl.order_by[1].text != nl.order_by[0].text:
+        return
+    if any(f.kind == "order_key_mismatch" for f in out.findings):
+        return
+    first = sql.order_by[0]
+    m = _SORT_PHRASE.search(nl.order_by[0].text.casefold())
+    if m is None or first.is_aggregate or "(" in first.key:
+        return
+    parts = _THEN.split(m.group("key"), maxsplit=1)
+    if len(parts) != 2:
+        return
+    keys = []
+    for part in parts:
+        words = part.split()
+        cut = next((i for i, w in enumerate(words) if w in _KEY_ENDS), len(words))
+        keys.append(words[:cut])
+    if not all(keys) or not _names(keys[0], first.key) or _names(keys[1], first.key):
+        return
+    held = next((c for c in sql.columns if c != first.key and _names(keys[1], c)), None)
+    if held is None:
+        return
+    a, b = " ".join(keys[0]), " ".join(keys[1])
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question sorts by {a!r}, then by {b!r}; the SQL sorts by {first.key} only",
+        m.group(0),
+        first.text or first.key,
+        "ordering",
+    )
 
 
 #: Parts of a sort key's name that say it holds a date, a time or a number, which no

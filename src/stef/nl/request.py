@@ -94,6 +94,11 @@ def singular(word: str) -> str:
     return word
 
 
+#: Words a count of rows follows, not a value ("the top 3 rates", "the first 10 orders").
+_RANK_LEADS = frozenset({"top", "bottom", "first", "last"})
+#: Words that alone rank the rows a request lists and name no item of them.
+_RANK_ONLY = frozenset({"best", "worst", "top", "bottom"})
+
 #: "no. of districts": the abbreviation of "number of", not the end of a sentence.
 _NUMBER_OF = re.compile(r"\bno\.\s+of\b")
 
@@ -194,6 +199,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 continue
             if "or" in content:
                 continue  # "free or reduced price meals": one of two, not checkable
+            if all(w in _RANK_ONLY or w in lx.SUPERLATIVES for w in content):
+                continue  # "the 25 best (scored comments)": a rank, no item
             text = " ".join(content)
             if text in seen:
                 continue
@@ -222,8 +229,13 @@ def _list_phrase(low: str, start: int) -> str:
     skipping = False  # past an item's "of …" qualifier, until the list resumes
     for w in _WORD.finditer(low, start):
         between = low[prev_end : w.start()]
-        if any(map(between.__contains__, ".?!;:()'\"")) or w.group(0).isdigit():
-            break  # a sentence ends, or a value starts
+        if any(map(between.__contains__, ".?!;:()'\"")):
+            break  # a sentence ends
+        if w.group(0).isdigit():
+            if (words and words[-1] not in _RANK_LEADS) or low[w.end() : w.end() + 1].isalpha():
+                break  # a value starts, or an ordinal ("2nd")
+            prev_end = w.end()
+            continue  # "the 3 most common covers", "the top 3 rates": how many, no item
         if skipping:
             prev_end = w.end()
             if w.group(0) in lx.REQUEST_STOPS and w.group(0) not in _SKIPPED:
