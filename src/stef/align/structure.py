@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from stef.align.join_keys import _own_key as own_key
 from stef.align.matching import name_words, written_strings
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
@@ -68,6 +69,59 @@ def _check_fanned_sums(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
+def _check_unused_child(sql: Spec, out: FindingCollector, question: str) -> None:
+    """An average, a total or a count of a column over a join to a table the SQL reads
+    nothing of, whose key refers to another table's own key (``comments.postid = posts.id``):
+    each post comes back once per comment, so ``AVG(posts.score)`` weighs a post by its
+    comments and ``COUNT(posts.owneruserid)`` counts it once per comment
+    (``aggregate_fanout``). Not where the question names that table (an average over "all
+    trips" may mean one per trip), the SQL groups, or an aggregate is DISTINCT.
+
+    >>> from stef.spec import Aggregation
+    >>> sql = Spec(tables=["users", "posts", "comments"], flags={"redundant_tables": ["comments"]},
+    ...     joins=[{"left": "id", "right": "postid", "tables": ["posts", "comments"]}],
+    ...     aggregations=[Aggregation("avg", "score", False, "AVG(posts.score)")])
+    >>> out = FindingCollector()
+    >>> _check_unused_child(sql, out, "What is the average score of csgillespie's posts?")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    AVG(posts.score) takes each posts row once per joined comments row, and the SQL reads
+    nothing of comments
+    """
+    aggs = [a for a in sql.aggregations if a.func in ("avg", "count", "sum")]
+    if not aggs or sql.group_by or sql.subqueries or sql.ctes or sql.flags.get("sum_fanouts"):
+        return  # one SELECT only; a SUM's fan-out is ``sum_fanout``'s
+    if any(a.distinct or not _PLAIN_ARG.fullmatch(a.arg or "") for a in aggs):
+        return  # DISTINCT, COUNT(*), ``SUM(CASE WHEN … THEN 1 END)``: rows, not a column
+    asked = _QUESTION_WORD.findall(question.casefold())
+    for table in sql.flags.get("redundant_tables") or ():
+        for j in sql.joins:
+            tables = [t.casefold() for t in j.get("tables") or ()]
+            if len(tables) != 2 or table.casefold() not in tables or tables[0] == tables[1]:
+                continue
+            mine = 1 if tables[1] == table.casefold() else 0
+            cols = (j.get("left") or "", j.get("right") or "")
+            parent = tables[1 - mine]
+            if not own_key(cols[1 - mine], parent) or own_key(cols[mine], table):
+                continue
+            head = (name_words(table.casefold()) or [table.casefold()])[-1]
+            if any(w.startswith(head[:5]) for w in asked):
+                continue  # "the average latitude of the starting points of all trips"
+            out.add(
+                "aggregate_fanout",
+                "warning",
+                f"{aggs[0].text} takes each {parent} row once per joined {table} row, and the"
+                f" SQL reads nothing of {table}",
+                None,
+                aggs[0].text,
+                "structure",
+            )
+            return
+
+
+_QUESTION_WORD = re.compile(r"[a-z]{3,}")
+_PLAIN_ARG = re.compile(r"[a-z_][a-z0-9_]*", re.I)
+
+
 def _check_outer_star_counts(flags: dict[str, Any], out: FindingCollector) -> None:
     """``COUNT(*)`` per parent over a LEFT JOIN to its children (``outer_star_counts``): a
     parent with no child keeps one row of NULLs, which COUNT(*) counts (the first)."""
@@ -120,6 +174,7 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
             "structure",
         )
     _check_fanned_sums(flags, out)
+    _check_unused_child(sql, out, question)
     _check_aggregate_outputs(flags, out)
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)
