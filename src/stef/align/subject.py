@@ -49,6 +49,12 @@ _LISTED_SUBJECT = re.compile(
 _SUBJECTS = (_SUBJECT, _RANKED_SUBJECT, _LISTED_SUBJECT)
 
 
+#: The outputs a title names itself: "(body only)", "(titles only)", "only the title".
+_ONLY = re.compile(
+    r"\((?P<item>[a-z]+)\s+only\)|\bonly\s+(?:the|their)\s+(?P<other>[a-z]+)", re.I
+)
+
+
 def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     """The rows a title-style question lists are told apart by an output: "Top users from
     the Philippines" over ``users`` needs a user's id, name or a column named for users, not
@@ -72,6 +78,10 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     head = singular(m.group("noun").casefold())
     if not any(word_matches(head, t) for t in sql.tables):
         return
+    only = _ONLY.search(question)
+    said = (only.group("item") or only.group("other") or "").casefold() if only else ""
+    if said and any(word_matches(singular(said), n) for n in output_names(sql)[0]):
+        return  # "Top 5000 Java posts (body only)": the outputs the question names
     names, _ = output_names(sql)
     alone = len(sql.tables) == 1  # a text column is then the listed rows' own
     if any(
