@@ -355,6 +355,31 @@ def cases(scale: float = 1.0) -> list[Case]:
                 good("measures-after"),
             ],
         ),
+        _case(
+            "counts_sorts_and_fanouts_repeated",
+            [
+                (
+                    # session 32's readings: "how many are" read back to its clause, two
+                    # stated sort keys, "the N most common X", "(X only)", and an average of a
+                    # 20,000-letter column over a join to a table read for nothing
+                    record(
+                        "fanouts",
+                        "SELECT AVG(p."
+                        + "room" * 5_000
+                        + ") FROM posts AS p JOIN comments AS c ON c.postid = p.id"
+                        " ORDER BY p.email_address",
+                        (
+                            "In the non-carcinogenic molecules, how many are toxic, ordered by"
+                            " email address and phone number, the 3 most common cloud covers"
+                            " (body only), the average room count; "
+                            * 120
+                        )[:19_990],
+                    ),
+                    ("ok", None),
+                ),
+                good("fanouts-after"),
+            ],
+        ),
     ]
 
 

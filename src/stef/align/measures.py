@@ -116,24 +116,23 @@ def _holds(arg: str | None, measure: tuple[str, ...]) -> bool:
 #: What may run into a measure's word inside one word of a name (``avgscore``,
 #: ``totalrevenue``); any other letters make another word (``bathroom`` is no room).
 _RUN_IN = frozenset({"avg", "sum", "total", "num", "max", "min", "mean", "count", "cnt", "tot"})
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _starts_word(m: str, low: str) -> bool:
     """Does ``m`` occur in ``low`` at the start of a word, or after a run-in aggregate word?
+    (One pass over the words: a name of thousands of letters costs no more.)
 
     >>> _starts_word("score", "cast(a.score as float)"), _starts_word("room", "bathroom_count")
     (True, False)
     >>> _starts_word("revenue", "totalrevenue")
     True
     """
-    at = low.find(m)
-    while at >= 0:
-        start = at
-        while start > 0 and low[start - 1].isalpha():
-            start -= 1
-        if start == at or low[start:at] in _RUN_IN:
+    for word in _LETTERS.findall(low):
+        if word.startswith(m) or any(
+            word.startswith(p) and word.startswith(m, len(p)) for p in _RUN_IN
+        ):
             return True
-        at = low.find(m, at + 1)
     return False
 
 
