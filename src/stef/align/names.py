@@ -24,7 +24,7 @@ from difflib import SequenceMatcher
 
 from stef.align.matching import canon_col
 from stef.findings import FindingCollector
-from stef.spec import Spec
+from stef.spec import Filter, Spec
 
 #: Operators with which a filter holds its value whole.
 _EQUALITY = frozenset({"=", "in"})
@@ -61,7 +61,34 @@ def check_partial_names(nl: Spec, sql: Spec, out: FindingCollector, question: st
                         s.text or None,
                         "filter_alignment",
                     )
+                elif (split := _split_name(s.column, other, sql)) is not None:
+                    out.add(
+                        "filter_wrong_column",
+                        "warning",
+                        f"the question names {shown}; the SQL compares {s.column} with "
+                        f"{kept[0]!r} and {split.column} with {other!r}, a column of no name",
+                        shown,
+                        split.text or None,
+                        "filter_alignment",
+                    )
                 break
+
+
+#: Words of a column that holds (part of) a person's name.
+_NAME_WORDS = ("name", "first", "last", "surname", "given", "family", "fname", "lname")
+
+
+def _split_name(column: str | None, other: str, sql: Spec) -> Filter | None:
+    """The filter that compares the rest of a person's name with a column named for no name
+    ("Maya Mclean" as ``first_name = 'Maya' AND city = 'Mclean'``), when the first part is
+    compared with a column named for one."""
+    if not column or not any(w in canon_col(column) for w in _NAME_WORDS):
+        return None
+    for f in sql.filters:
+        named = f.column and any(w in canon_col(f.column) for w in _NAME_WORDS)
+        if f.op in _EQUALITY and other in f.values and f.column and not named:
+            return f
+    return None
 
 
 def _as_written(question: str, value: str) -> str | None:
