@@ -87,8 +87,8 @@ def _asked_measure(phrase: str, text: str) -> tuple[str, ...] | None:
 
     >>> _asked_measure("average number", " find the average number of bedrooms of all ")
     ('bedroom',)
-    >>> _asked_measure("total profits", "")
-    ('profit',)
+    >>> _asked_measure("total profits", ""), _asked_measure("average room count", "")
+    (('profit',), ('room',))
     """
     words = phrase.casefold().split()
     if len(words) == 2 and words[1] in ("number", "count"):
@@ -102,6 +102,9 @@ def _asked_measure(phrase: str, text: str) -> tuple[str, ...] | None:
                 break
             kept.append(w)
         return measure_words(f"total {' '.join(kept)}") if kept else None
+    if len(words) >= 3 and words[-1] in ("count", "number"):
+        # "the average room count": an average of room counts, the rooms the measure
+        return measure_words(" ".join(words[:-1]))
     return measure_words(phrase)
 
 

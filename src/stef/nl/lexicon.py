@@ -688,7 +688,7 @@ TIMES_CMP_RE = re.compile(
 #: A comparison written with its symbol after a word: ``reputation >= 100``, ``Score > 0``.
 SYMBOL_CMP_RE = re.compile(
     r"(?:(?<=[A-Za-z\])]\s)|(?<=[A-Za-z\])]))(?P<op>>=|<=|=>|=<|<>|!=|>|<)\s*"
-    r"(?P<n>-?\d+(?:\.\d+)?)(?![\w.%-])"
+    r"(?P<n>-?\d+(?:\.\d+)?)(?![\w%-]|\.\d)"
 )
 SYMBOL_OPS = {
     ">=": ">=",
