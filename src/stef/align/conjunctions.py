@@ -12,6 +12,7 @@ rows in any way.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from stef.align.matching import values_match
 from stef.findings import FindingCollector
@@ -19,6 +20,15 @@ from stef.spec import Spec
 
 #: "both A and B": the span of the two values.
 _BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re.IGNORECASE)
+
+
+def check_conjunctions(
+    nl: Spec, sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """Two values a row must hold at once (:func:`check_both`), and two stated conditions
+    joined by OR (:func:`check_or_for_and`; an "or" of the hints allows one too)."""
+    check_both(nl, sql, out, question)
+    check_or_for_and(nl, sql, out, f"{question}\n{hints}" if hints else question)
 
 
 def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
@@ -103,3 +113,59 @@ def _each(sql: Spec, column: str) -> bool:
     keys = [k.casefold() for k in sql.group_by]
     outputs = [c for p in sql.projections for c in p.columns]
     return any(col in k for k in keys) or any(col == c.casefold() for c in outputs)
+
+
+#: Words of a question that allow either of two conditions.
+_EITHER = re.compile(r"\b(?:or|either|any\s+of|whichever)\b", re.IGNORECASE)
+
+
+def check_or_for_and(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """Two conditions the question states together ("customers in Germany with more than 5
+    orders") that the SQL joins with OR (``country = 'Germany' OR orders > 5``): rows that
+    meet either one are kept (``filter_wrong_operator``). Only where the question says no
+    "or", "either" or "any of", and the two OR branches test different columns, each with a
+    value the question states.
+
+    >>> from stef.spec import Filter
+    >>> nl = Spec(filters=[Filter(None, "=", ("germany",), "Germany", "question"),
+    ...                    Filter(None, ">", ("5",), "more than 5", "question")])
+    >>> sql = Spec(filters=[Filter("country", "=", ("germany",), "country = 'Germany'", "or"),
+    ...                     Filter("orders", ">", ("5",), "orders > 5", "or")])
+    >>> out = FindingCollector()
+    >>> check_or_for_and(nl, sql, out, "List customers in Germany with more than 5 orders.")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    >>> check_or_for_and(nl, sql, out, "Customers in Germany or with more than 5 orders")
+    >>> len(out.findings)
+    1
+    """
+    if _EITHER.search(question):
+        return
+    branches = [f for f in sql.filters if f.clause == "or" and f.column and f.values]
+    if len({f.column for f in branches}) < 2:
+        return
+    stated = [a for a in nl.filters if a.clause == "question" and a.values]
+    times = Counter(f.column for f in branches)
+    held: dict[str, str] = {}  # column -> the question's words it answers
+    for f in branches:
+        if times[f.column] > 1:
+            continue  # "Mike Larson and Dante Alvarez": each branch tests the same columns
+        for a in stated:
+            said = a.text or a.values[0]
+            if said in held.values() or a.op != f.op:
+                continue
+            if values_match(a.values[0], f.values[0]):
+                held.setdefault(f.column or "", said)
+    if len(held) < 2:
+        return
+    (c1, t1), (c2, t2) = list(held.items())[:2]
+    out.add(
+        "filter_wrong_operator",
+        "warning",
+        f"the question asks for {t1!r} and {t2!r} together; the SQL joins its conditions on"
+        f" {c1} and {c2} with OR, keeping rows that meet either",
+        f"{t1}; {t2}",
+        None,
+        "filter_alignment",
+    )
+

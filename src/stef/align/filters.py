@@ -48,7 +48,7 @@ from stef.align.clock_periods import (
     clock_answer,
     open_past_period,
 )
-from stef.align.conjunctions import check_both
+from stef.align.conjunctions import check_conjunctions
 from stef.align.dates import (
     Span,
     absorb_year_bounds,
@@ -762,7 +762,7 @@ def align(
     check_value_case(sql, out, question, enriched_question)
     check_states(sql, out, question, enriched_question)
     check_filter_columns(sql, out, question, enriched_question)
-    check_both(nl, sql, out, question)
+    check_conjunctions(nl, sql, out, question, enriched_question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)
     check_structure(sql, out, question)

@@ -118,6 +118,16 @@ _NOT_YEARS = re.compile(
 )
 
 
+_YEAR_OPS = frozenset({"=", ">", ">=", "<", "<="})
+#: Words of a column that holds a measure, never a year (``regional_population``).
+_MEASURE_COLUMN = re.compile(
+    r"population|amount|price|salary|budget|revenue|sales|weight|height|capacity|rating"
+    r"|score|balance|cost|income|profit"
+)
+#: Words of a column that may hold a year or a date beside a measure (``score_year``).
+_TIME_WORD = re.compile(r"year|date|time|day|month|season|period|_at$|_on$")
+
+
 def check_year_columns(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """A year the question states ("the races in the year 2017") compared by the SQL, as a
     plain equality, with a column named for a key, a reference or a label
@@ -130,19 +140,28 @@ def check_year_columns(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     >>> check_year_columns(nl, sql, out)
     >>> [f.message for f in out.findings]
     ['the question states the year 2017; the SQL compares circuitref, a key or a label, with it']
+    >>> sql = Spec(filters=[Filter("regional_population", ">", ("2010",), "pop > 2010")])
+    >>> nl = Spec(filters=[Filter(None, ">", ("2010",), "after 2010", "question", func="year")])
+    >>> check_year_columns(nl, sql, out)
+    >>> out.findings[-1].message.endswith("regional_population, a measure, with it")
+    True
     """
     years = {v for f in nl.filters if f.func == "year" for v in f.values}
     for s in sql.filters:
         column = canon_col(s.column or "")
-        if s.op != "=" or s.func or not column or not years.intersection(s.values):
+        if s.op not in _YEAR_OPS or s.func or not column or not years.intersection(s.values):
             continue
-        if _NOT_YEARS.search(column) is None:
+        if _MEASURE_COLUMN.search(column) is not None and _TIME_WORD.search(column) is None:
+            what = "a measure"  # "host cities after 2010" as ``regional_population > 2010``
+        elif s.op == "=" and _NOT_YEARS.search(column) is not None:
+            what = "a key or a label"
+        else:
             continue
         out.add(
             "filter_wrong_column",
             "warning",
-            f"the question states the year {s.values[0]}; the SQL compares {s.column}, a key or"
-            " a label, with it",
+            f"the question states the year {s.values[0]}; the SQL compares {s.column}, {what},"
+            " with it",
             s.values[0],
             s.text,
             "filter_alignment",
