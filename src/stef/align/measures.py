@@ -433,10 +433,13 @@ def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
     >>> [f.message for f in out.findings]
     ["the question asks for 'in hours'; the SQL's date differences count days"]
     >>> check_duration_unit(Spec(flags={"diff_units": ["hour"]}), out, " time in hours ")
-    >>> len(out.findings)
-    1
+    >>> avg = Spec(aggregations=[Aggregation("avg", "duration_seconds", False, "AVG(…)")])
+    >>> check_duration_unit(avg, out, " average session length in minutes ")
+    >>> len(out.findings), out.findings[-1].message
+    (2, "the question asks for 'in minutes'; the SQL's durations count seconds")
     """
-    units = sql.flags.get("diff_units") or ()
+    diffs = sql.flags.get("diff_units")  # else a column named for its unit: duration_seconds
+    units, what = (diffs, "date differences") if diffs else (_column_units(sql), "durations")
     if not units:
         return
     for m in _ASKED_UNIT.finditer(text):
@@ -447,13 +450,27 @@ def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
         out.add(
             "duration_unit_mismatch",
             "warning",
-            f"the question asks for {m.group(0).strip()!r}; the SQL's date differences count"
+            f"the question asks for {m.group(0).strip()!r}; the SQL's {what} count"
             f" {counted}",
             m.group(0).strip(),
             None,
             "aggregation",
         )
         return
+
+
+#: A time unit a column's name ends with (``duration_seconds``, ``watch_minutes``).
+_UNIT_COLUMN = re.compile(r"_(?P<u>second|minute|hour|day)s?$|_(?P<s>sec|secs|mins|hrs)$")
+
+
+def _column_units(sql: Spec) -> list[str]:
+    """The time units of the columns the SQL aggregates unscaled (``AVG(duration_seconds)``
+    with no output that divides or multiplies), for :func:`check_duration_unit`."""
+    if any("/" in p.expr or "*" in p.expr for p in sql.projections):
+        return []
+    found = [_UNIT_COLUMN.search((a.arg or "").casefold()) for a in sql.aggregations]
+    short = {"sec": "second", "secs": "second", "mins": "minute", "hrs": "hour"}
+    return [m.group("u") or short[m.group("s")] for m in found if m is not None]
 
 
 #: After a bound's number: its noun, then "in total" ("more than 100 units in total").
