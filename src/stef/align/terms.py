@@ -179,6 +179,9 @@ def _unexplained(question: str, vocab: _Vocabulary) -> list[str]:
     return out
 
 
+#: A capitalised name written with underscores ("Student_Club", "Formula_1").
+_NAME_TOKEN = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+
 #: A word of an enrichment clause; names there may hold digits (``A13``).
 _CLAUSE_WORD = re.compile(r"[a-z][a-z0-9]+")
 
@@ -224,6 +227,9 @@ def check_question_terms(
     rules' ``context`` terms (the application's own names) are never unexplained."""
     base, with_synonyms = _Vocabulary.of(sql, synonyms, context)
     terms = _unexplained(question, with_synonyms)
+    if "_" in question:  # "the Student_Club", "a Formula_1 race": a name, not schema terms
+        named = {w.casefold() for t in _NAME_TOKEN.findall(question) for w in t.split("_")}
+        terms = [t for t in terms if t not in named and singular(t) not in named]
     if any(a.func in ("sum", "avg") for a in sql.aggregations):
         terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
     hinted = hinted_terms(terms, enriched, base)
