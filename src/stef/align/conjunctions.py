@@ -142,10 +142,10 @@ def check_or_for_and(nl: Spec, sql: Spec, out: FindingCollector, question: str) 
     if _EITHER.search(question):
         return
     branches = [f for f in sql.filters if f.clause == "or" and f.column and f.values]
-    if len({f.column for f in branches}) < 2:
+    times = Counter(f.column for f in branches)
+    if len(times) < 2:
         return
     stated = [a for a in nl.filters if a.clause == "question" and a.values]
-    times = Counter(f.column for f in branches)
     held: dict[str, str] = {}  # column -> the question's words it answers
     for f in branches:
         if times[f.column] > 1:

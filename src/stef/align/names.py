@@ -82,13 +82,17 @@ def _split_name(column: str | None, other: str, sql: Spec) -> Filter | None:
     """The filter that compares the rest of a person's name with a column named for no name
     ("Maya Mclean" as ``first_name = 'Maya' AND city = 'Mclean'``), when the first part is
     compared with a column named for one."""
-    if not column or not any(w in canon_col(column) for w in _NAME_WORDS):
+    if not _holds_name(column):
         return None
     for f in sql.filters:
-        named = f.column and any(w in canon_col(f.column) for w in _NAME_WORDS)
-        if f.op in _EQUALITY and other in f.values and f.column and not named:
+        if f.op in _EQUALITY and other in f.values and f.column and not _holds_name(f.column):
             return f
     return None
+
+
+def _holds_name(column: str | None) -> bool:
+    """Is ``column`` named for (part of) a person's name (``first_name``, ``LName``)?"""
+    return bool(column) and any(w in canon_col(column or "") for w in _NAME_WORDS)
 
 
 def _as_written(question: str, value: str) -> str | None:

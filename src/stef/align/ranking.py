@@ -294,6 +294,18 @@ _LABEL_WORDS = frozenset("name names title titles alphabetical alphabetically id
 _KEY_ENDS = frozenset("in and then with from for of descending ascending".split())  # noqa: SIM905
 
 
+def _stated_key(text: str) -> list[str]:
+    """The words of a stated sort key, up to the first word that ends it ("height in
+    descending order" → ``height``).
+
+    >>> _stated_key("date of birth then name"), _stated_key("height")
+    (['date'], ['height'])
+    """
+    words = text.split()
+    cut = next((i for i, w in enumerate(words) if w in _KEY_ENDS), len(words))
+    return words[:cut]
+
+
 def _names(words: list[str], name: str) -> bool:
     """Does the column ``name`` hold every word of a stated sort key (their first four
     letters: "stories" in ``num_of_stories``, "signup" in ``signup_date``)?"""
@@ -366,11 +378,7 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     first = sql.order_by[0]
     if m is None or first.is_aggregate or "(" in first.key:
         return  # only a plain column; ``COUNT(DISTINCT course_name)`` is a measure
-    words = m.group("key").split()
-    for i, w in enumerate(words):
-        if w in _KEY_ENDS:
-            words = words[:i]
-            break
+    words = _stated_key(m.group("key"))
     if not words or _LABEL_WORDS.intersection(words):
         return
     key = canon(first.key)
@@ -427,11 +435,7 @@ def check_second_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     parts = _THEN.split(m.group("key"), maxsplit=1)
     if len(parts) != 2:
         return
-    keys = []
-    for part in parts:
-        words = part.split()
-        cut = next((i for i, w in enumerate(words) if w in _KEY_ENDS), len(words))
-        keys.append(words[:cut])
+    keys = [_stated_key(part) for part in parts]
     if not all(keys) or not _names(keys[0], first.key) or _names(keys[1], first.key):
         return
     held = next((c for c in sql.columns if c != first.key and _names(keys[1], c)), None)

@@ -87,13 +87,14 @@ def _check_unused_child(sql: Spec, out: FindingCollector, question: str) -> None
     AVG(posts.score) takes each posts row once per joined comments row, and the SQL reads
     nothing of comments
     """
-    aggs = [a for a in sql.aggregations if a.func in ("avg", "count", "sum")]
+    redundant = sql.flags.get("redundant_tables")  # most queries have none: read it first
+    aggs = [a for a in sql.aggregations if a.func in ("avg", "count", "sum")] if redundant else []
     if not aggs or sql.group_by or sql.subqueries or sql.ctes or sql.flags.get("sum_fanouts"):
         return  # one SELECT only; a SUM's fan-out is ``sum_fanout``'s
     if any(a.distinct or not _PLAIN_ARG.fullmatch(a.arg or "") for a in aggs):
         return  # DISTINCT, COUNT(*), ``SUM(CASE WHEN … THEN 1 END)``: rows, not a column
     asked = _QUESTION_WORD.findall(question.casefold())
-    for table in sql.flags.get("redundant_tables") or ():
+    for table in redundant or ():
         for j in sql.joins:
             tables = [t.casefold() for t in j.get("tables") or ()]
             if len(tables) != 2 or table.casefold() not in tables or tables[0] == tables[1]:

@@ -78,11 +78,11 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     head = singular(m.group("noun").casefold())
     if not any(word_matches(head, t) for t in sql.tables):
         return
+    names, _ = output_names(sql)
     only = _ONLY.search(question)
     said = (only.group("item") or only.group("other") or "").casefold() if only else ""
-    if said and any(word_matches(singular(said), n) for n in output_names(sql)[0]):
+    if said and any(word_matches(singular(said), n) for n in names):
         return  # "Top 5000 Java posts (body only)": the outputs the question names
-    names, _ = output_names(sql)
     alone = len(sql.tables) == 1  # a text column is then the listed rows' own
     if any(
         (word_matches(head, n) and not _id_like(n))  # an id must be the rows' own

@@ -37,6 +37,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _AGGREGATE: tuple[type[exp.AggFunc]] = (exp.AggFunc,)
 _COLUMNS: tuple[type[exp.Column]] = (exp.Column,)
 _EQ: tuple[type[exp.EQ]] = (exp.EQ,)
+_ADD: tuple[type[exp.Add]] = (exp.Add,)
+_LITERALS: tuple[type[exp.Literal]] = (exp.Literal,)
 
 
 def name_key(name: str) -> str:
@@ -181,9 +183,7 @@ def shows_figure(node: exp.Expr) -> bool:
     """
     if contains(node, _FIGURES):
         return True
-    return contains(node, (exp.Add,)) and not any(
-        lit.is_string for lit in search(node, (exp.Literal,))
-    )
+    return contains(node, _ADD) and not any(lit.is_string for lit in search(node, _LITERALS))
 
 
 def unlabelled_groups(sel: exp.Select) -> bool:
