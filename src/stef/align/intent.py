@@ -30,7 +30,7 @@ from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
 from stef.align.numbered import check_numbered_attributes
-from stef.align.output_names import output_names, word_matches
+from stef.align.output_names import attribute_named, attribute_word, output_names, word_matches
 from stef.align.rows import (
     check_counted_rows,
     check_grouped_counts,
@@ -103,6 +103,8 @@ def check_requests(
                 missing(item, "no output computes it")
             continue
         heads = [n for n in names if word_matches(head, n)]
+        if not heads:  # "the website" as ``url``, "the coordinates" as ``lat, lng``
+            heads = [n for n in names if attribute_named(words, n)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
@@ -224,6 +226,7 @@ def _modifiers(
         w
         for w in (x.rstrip("'") for x in words[:-1])
         if len(w) >= 3
+        and not attribute_word(w)  # "the location coordinates" as ``lat``
         and not any(word_matches(w, n) for n in names)
         and not any(word_matches(w, t) for t in sql.tables)
         and not any(_initial_of(w, n, head) for n in heads)

@@ -15,6 +15,7 @@ and the listed-rows check of :mod:`stef.align.subject`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from stef.align.join_keys import _words
@@ -62,6 +63,44 @@ def _abbreviates(short: str, word: str) -> bool:
     [True, False]
     """
     return 3 <= len(short) <= 5 and len(short) < len(word) and letters_in_order(short, word, 2)
+
+
+#: Words for one attribute that a schema names otherwise: "the website" as ``url``, "the
+#: coordinates" as ``lat, lng``, "the birthday" as ``dob``.
+_ATTRIBUTE_WORDS = (
+    frozenset({"website", "webpage", "homepage", "url", "weblink"}),
+    frozenset({"coordinate", "lat", "lng", "lon", "latitude", "longitude"}),
+    frozenset({"birthday", "dob", "birthdate"}),
+    frozenset({"email", "mail"}),
+    frozenset({"phone", "telephone", "tel", "cellphone"}),
+)
+
+
+def attribute_word(word: str) -> bool:
+    """Is ``word`` one of the attribute words an output may answer by another name?
+
+    >>> attribute_word("coordinates"), attribute_word("location")
+    (True, False)
+    """
+    return any(singular(word) in g for g in _ATTRIBUTE_WORDS)
+
+
+def attribute_named(words: Sequence[str], name: str) -> bool:
+    """Does a schema name hold another word for an attribute the item's words name: "website"
+    answered by ``WebsiteUrl`` or ``url``, "coordinates" by ``lat``, "birthday" by ``dob``?
+
+    >>> [attribute_named(["website"], n) for n in ("websiteurl", "url", "name")]
+    [True, True, False]
+    >>> attribute_named(["location", "coordinates"], "lng"), attribute_named(["birthday"], "dob")
+    (True, True)
+    """
+    said = [g for g in _ATTRIBUTE_WORDS if any(singular(w) in g for w in words)]
+    return any(
+        part == a or (len(a) >= 3 and part.endswith(a))
+        for g in said
+        for part in _words(name.casefold())
+        for a in g
+    )
 
 
 #: A CASE that shows a column or blanks it (``CASE WHEN LAG(k) OVER (…) = k THEN NULL ELSE k

@@ -36,12 +36,15 @@ _RANKED_SUBJECT = re.compile(
 )
 
 
-#: A listing verb's noun after up to two modifiers: "Show stupid posts", "Find unanswered
-#: questions" (the verb is required: a title's first words alone may be its topic).
+#: A listing verb's noun after up to three modifiers: "Show stupid posts", "Find unanswered
+#: questions", a description's "Lists the most commonly used tags" (the verb is required: a
+#: title's first words alone may be its topic; an imperative "List …" names its items).
 _LISTED_SUBJECT = re.compile(
-    r"^\W*(?:find|show|get|search)(?:\s+all)?\s+(?:the\s+|my\s+)?(?:\d+\s+)?"
-    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an|that|which|who|all)\b)"
-    r"[A-Za-z][\w'-]*\s+){1,2}?(?P<noun>[a-z]{3,}s)\b",
+    r"^\W*(?:find|show|get|search|(?:find|show|get|list|display|return)s|searches|identifies)"
+    r"(?:\s+all)?\s+"
+    r"(?:the\s+|my\s+)?(?:\d+\s+)?"
+    r"(?:(?!(?:of|for|with|in|by|from|and|or|per|on|at|to|the|a|an|that|which|who|whose|where|"
+    r"when|all)\b)[A-Za-z][\w'-]*\s+){0,3}?(?P<noun>[a-z]{3,}s)\b",
     re.I,
 )
 
@@ -70,13 +73,17 @@ def check_subject(question: str, sql: Spec, out: FindingCollector) -> None:
     >>> [f.kind for f in out.findings]
     ['projection_subject_missing', 'projection_subject_missing', 'projection_subject_missing']
     """
-    m = next((m for rx in _SUBJECTS if (m := rx.match(question))), None)
-    if m is None or not sql.projections or sql.flags.get("select_star") or sql.group_by:
+    if not sql.projections or sql.flags.get("select_star") or sql.group_by:
         return
     if any(p.is_aggregate for p in sql.projections):
         return
-    head = singular(m.group("noun").casefold())
-    if not any(word_matches(head, t) for t in sql.tables):
+    # the first reading whose entity names a table of the SQL ("Lists …" is no entity)
+    found = (
+        (m, singular(m.group("noun").casefold())) for rx in _SUBJECTS if (m := rx.match(question))
+    )
+    tabled = ((m, h) for m, h in found if any(word_matches(h, t) for t in sql.tables))
+    m, head = next(tabled, (None, ""))
+    if m is None:
         return
     names, _ = output_names(sql)
     only = _ONLY.search(question)
