@@ -251,9 +251,9 @@ def _hint_clauses_naming(asked: OrderKey, hints: str | None) -> list[tuple[str, 
     [('top 10 is rank<11', 6)]
     """
     words = asked.text.casefold().split()
-    if not hints or len(words) < 2:
+    if not hints or not words or (len(words) < 2 and len(words[0]) < 4):
         return []
-    phrase = " ".join(words[:2])
+    phrase = " ".join(words[:2])  # one word of four letters or more: "the most"
     return [
         (clause, at + len(phrase))
         for clause in HINT_CLAUSE.split(hints.casefold())
@@ -303,7 +303,11 @@ def _check_order(
     if asked_order and first is not None:
         want = _hinted_direction(nl.order_by[0], hints) or _wanted(nl.order_by[0], first)
         extreme = "max" if want == "desc" else "min"  # the aggregate that answers it alone
-        if first.direction != want and not (extreme in aggs and sql.limit is None):
+        if (
+            first.direction != want
+            and not (extreme in aggs and sql.limit is None)
+            and not _extreme_filtered(sql, extreme, first.key)
+        ):
             if nl.order_by[0].stated:
                 out.add(
                     "order_direction_mismatch",
@@ -350,6 +354,28 @@ def _check_order(
             first.text,
             "order_by_tolerance",
         )
+
+
+def _extreme_filtered(sql: Spec, func: str, key: str) -> bool:
+    """Does a filter hold a column equal to its own extreme, ``amount = (SELECT MAX(amount)
+    …)``, on another column than the sort ``key``? The superlative is answered there; the
+    sort serves another word ("the biggest loan's first transaction").
+
+    >>> from stef.spec import Aggregation, Filter
+    >>> sql = Spec(filters=[Filter("t2.amount", "=", ())],
+    ...            aggregations=[Aggregation("max", "amount", False, "MAX(amount)")])
+    >>> _extreme_filtered(sql, "max", "t4.date"), _extreme_filtered(sql, "max", "t2.amount")
+    (True, False)
+    """
+
+    def last(name: str | None) -> str:
+        return (name or "").rsplit(".", 1)[-1].casefold()
+
+    return any(
+        f.op == "=" and not f.values and last(f.column) and last(f.column) != last(key)
+        and any(a.func == func and last(a.arg) == last(f.column) for a in sql.aggregations)
+        for f in sql.filters
+    )
 
 
 def _check_rank_windows(nl: Spec, sql: Spec, out: FindingCollector, hints: str | None) -> None:

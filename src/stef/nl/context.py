@@ -330,9 +330,17 @@ def _adjacent_column(ctx: _Ctx, start: int, end: int) -> str | None:
     if not ctx.known:
         return None
     for key in adjacent_keys(ctx.low, start, end):
-        if key in ctx.known:
+        if key in ctx.known and key not in _UNITS:
             return ctx.known[key]
     return None
+
+
+#: Units a figure is given in, never a value's attribute: "the average time in milliseconds
+#: Lewis Hamilton spent" ties no name to ``milliseconds``.
+_UNITS = lx._words(
+    """millisecond milliseconds second seconds minute minutes hour hours kg kilograms km
+    kilometers kilometres meter meters metre metres cm mm percent usd dollars"""
+)
 
 
 def adjacent_keys(low: str, start: int, end: int) -> Iterator[str]:

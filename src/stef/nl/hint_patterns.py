@@ -12,6 +12,9 @@ import re
 
 CLAUSE_SPLIT = re.compile(r";|\n+|(?<=[a-z)'\"])\.\s+(?=[A-Z])")
 NEW_HINT = re.compile(r"[^,;()]{1,60}?\s+(?:refers?\s+to|means|stands\s+for)\b")
+#: A sentence end before a lower-case word: a clause cut only where a new hint starts there
+#: ("3-D Man is the superhero_name. attributes refers to attribute_name").
+LOWER_SENTENCE = re.compile(r"(?<=[a-z0-9_)'\"])\.\s+(?=[a-z])")
 MAPPING_VERB = re.compile(
     r"\b(?:refer[a-z]*\s+to|refers?|means|mean|stands?\s+for|mapp?s?\s+to|"
     r"(?:can\s+be\s+|is\s+)?(?:re)?presented\s+(?:as|by)|"

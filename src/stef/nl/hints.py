@@ -29,6 +29,11 @@ def _clauses(text: str) -> list[tuple[int, int]]:
     """Clause spans of an enrichment: split at ``;``, newlines, sentence ends, and at commas
     outside parentheses that open a new hint (``..., element = 's' means Sulfur``)."""
     cuts = [(m.start(), m.end()) for m in hp.CLAUSE_SPLIT.finditer(text)]
+    cuts += [
+        (m.start(), m.end())
+        for m in hp.LOWER_SENTENCE.finditer(text)
+        if hp.NEW_HINT.match(text, m.end())
+    ]
     depth = 0
     for m in _PARENS_AND_COMMAS.finditer(text) if "," in text else ():
         ch, i = m.group(), m.start()

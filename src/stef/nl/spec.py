@@ -64,6 +64,7 @@ from stef.nl.words import (
     _known_index,
     _search_ci,
     grounded,
+    opposed,
     phrase_keys,
     plain_ascii,
     related_values,
@@ -450,6 +451,10 @@ def _phrase_in(phrase: str, spaced: str) -> bool:
     return bool(p) and p in spaced
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_FORMULA_MARK = re.compile(r"[<>*/+]")
+
+
 def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
     """The question filter as the merged spec keeps it: None when Q_e restates it with more
     detail (a hint on its phrase, or the same value with a column), else with the column a
@@ -464,6 +469,14 @@ def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
             continue
         if mp.filters:
             return None
+        if (
+            mp.columns
+            and qtext != phrase
+            and not mp.aggregations
+            and not _FORMULA_MARK.search(mp.text)
+            and all(_NUMBER.fullmatch(v) for v in qf.values)
+        ):
+            return None  # "grades 1 through 12 refers to `Enrollment (K-12)`": a name's number
         if len(mp.columns) == 1 and column is None:
             column = mp.columns[0]
     for ef in e.spec.filters:
@@ -493,7 +506,11 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
     glossary = {
         f
         for mp in e.mappings
-        if mp.filters and not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, spaced)
+        if mp.filters
+        and (
+            (not grounded(mp.phrase, q_words) and not _phrase_in(mp.phrase, spaced))
+            or opposed(mp.phrase, q.text)  # "normal" defined, "abnormal" asked
+        )
         for f in mp.filters
     }
     out = Spec()

@@ -107,6 +107,56 @@ def grounded(phrase: str, text_words: Iterable[str] | WordPool) -> bool:
     return hits / len(words) >= 0.6
 
 
+#: Words that deny the state right after them ("isn't normal", "non-carcinogenic"); "not"
+#: denies it after a form of "be" ("is not normal"): "does not contain fluorine" still
+#: needs the fluorine a hint defines.
+_NEGATORS = lx._words("non isn't aren't wasn't weren't")
+_BE = lx._words("is are was were be been")
+#: Prefixes that make a word its opposite ("abnormal", "unpaid", "noncarcinogenic").
+_OPPOSITE_PREFIXES = ("ab", "un", "non", "in", "dis")
+_NEGATION_TOKEN = re.compile(r"[a-z]+(?:'t)?")
+
+
+def _negated(tokens: list[str], i: int) -> bool:
+    before = tokens[max(0, i - 2) : i]
+    return bool(before) and (
+        before[-1] in _NEGATORS or (before[-1] == "not" and len(before) == 2 and before[0] in _BE)
+    )
+
+
+def opposed(phrase: str, text: str) -> bool:
+    """Does ``text`` (a question) deny the state a hint's ``phrase`` defines: a word of the
+    phrase that the text holds only with a negating prefix ("normal" against "abnormal"),
+    or only denied ("isn't normal", "non-carcinogenic") where the phrase states it? A hint
+    that defines "normal" then says nothing the question asks of the other values.
+
+    >>> opposed("a normal level of red blood cell", "has an abnormal level of red blood cell")
+    True
+    >>> opposed("Hematoclit is normal", "whose level of Hematoclit isn't normal")
+    True
+    >>> opposed("molecules are carcinogenic", "among the non-carcinogenic molecules")
+    True
+    >>> opposed("non-carcinogenic", "among the non-carcinogenic molecules")
+    False
+    >>> opposed("contain fluorine", "molecules that do not contain fluorine")
+    False
+    >>> opposed("normal range", "is the level within the normal range")
+    False
+    """
+    pw = _NEGATION_TOKEN.findall(phrase.casefold())
+    tw = _NEGATION_TOKEN.findall(text.casefold())
+    held = set(tw)
+    for i, w in enumerate(pw):
+        if len(w) < 4 or w in _NEGATORS or _negated(pw, i):
+            continue
+        at = [j for j, t in enumerate(tw) if t == w]
+        if at and all(_negated(tw, j) for j in at):
+            return True
+        if not at and any(pre + w in held for pre in _OPPOSITE_PREFIXES):
+            return True
+    return False
+
+
 #: The ASCII characters :data:`~stef.nl.lexicon.WORD_TOKEN` does not match, each to a space.
 _ASCII_NON_TOKEN = {c: " " for c in range(128) if not hp.WORD_TOKEN.match(chr(c))}
 
