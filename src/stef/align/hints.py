@@ -35,7 +35,10 @@ from stef.spec import Filter, Spec, normalize_number, normalize_value
 
 #: Words a hint's prose uses that are no column ("one of the district names").
 _HINT_PROSE = frozenset(
-    ("one", "ones", "the", "this", "that", "these", "those", "each", "all", "any", "some", "none")
+    (
+        *("one", "ones", "the", "this", "that", "these", "those", "each", "all", "any", "some"),
+        *("none", "it", "its", "they", "them", "their"),
+    )
 )
 
 
@@ -53,11 +56,15 @@ def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
     [True, True, True, True, False]
     >>> _hint_column_used("stations", cols, s)
     True
+    >>> _hint_column_used("clients", set(), Spec(tables=["client"]))  # "customers refer to clients"
+    True
     """
     if c in sql_cols or c in _HINT_PROSE or len(c) < 2:
         return True
     if c in sql.literals or any(c == t or (len(c) >= 4 and c in t) for t in sql.tables):
         return True
+    if len(c) >= 5 and c.endswith("s") and any(c[:-1] == canon_col(t) for t in sql.tables):
+        return True  # "customers refer to clients": the client table's rows
     words = {w for col in sql.columns for w in NAME_SPLIT.split(col.casefold()) if w}
     if c in words:
         return True  # a word of a longer name: ``acl`` of `` `aCL IgA` ``
@@ -465,9 +472,21 @@ _HINT_FUNCTION_LOW = re.compile(
 _YEAR_PATTERN = re.compile(r"[12][0-9]{3}-?%")
 
 
+_BACK_QUOTED = re.compile(r"`[^`]*`")
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _hint_functions(enriched: str) -> frozenset[str]:
-    """The functions an enriched question prescribes, lower-case (``distinct`` too)."""
+    """The functions an enriched question prescribes, lower-case (``distinct`` too); a
+    back-quoted column's name is no call (```Free Meal Count (K-12)```).
+
+    >>> sorted(_hint_functions("rate = `Free Meal Count (K-12)` / `Enrollment (K-12)`"))
+    []
+    >>> sorted(_hint_functions("average = DIVIDE(SUM(x), COUNT(id))"))
+    ['count', 'divide', 'sum']
+    """
+    if "`" in enriched:
+        enriched = _BACK_QUOTED.sub(" ", enriched)
     if plain_ascii(enriched):
         low = enriched.lower()
         named = {m.group(0)[:-1].rstrip() for m in _HINT_FUNCTION_LOW.finditer(low)}

@@ -361,6 +361,8 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
     'cis_course_catalog'
     >>> value_in_names("bet365", ["B365D"]), value_in_names("bet365", ["b366d"])
     ('B365D', None)
+    >>> value_in_names("math", ["avgscrmath"]), value_in_names("reading", ["AvgScrRead"])
+    ('avgscrmath', 'AvgScrRead')
     """
     words = [w for w in NAME_SPLIT.split(value.casefold()) if w]
     if not words or sum(len(w) for w in words) < 3:
@@ -382,7 +384,20 @@ def value_in_names(value: str, names: Sequence[str]) -> str | None:
             return name
         if len(joined) >= 5 and joined in canon_col(name):
             return name  # a canonical (lower-cased, joined) name: greatermanchestercrime
+    ends = (joined, _verb_stem(joined))
+    if len(joined) >= 4:  # a measure named last: avgscrmath for Math, avgscrread for Reading
+        return next((name for name in names if canon_col(name).endswith(ends)), None)
     return None
+
+
+def _verb_stem(word: str) -> str:
+    """``word`` without an "-ing" that leaves four letters or more (reading: read), else
+    ``word``.
+
+    >>> _verb_stem("reading"), _verb_stem("sing"), _verb_stem("math")
+    ('read', 'sing', 'math')
+    """
+    return word[:-3] if word.endswith("ing") and len(word) >= 7 else word
 
 
 _LETTERS_DIGITS = re.compile(r"([a-z]+)(\d+)")

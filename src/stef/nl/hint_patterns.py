@@ -23,6 +23,10 @@ MAPPING_VERB = re.compile(
     r"contains?\s+the\s+information\s+(?:about|of)|is\s+equivalent\s+to|equals\s+to)\b",
     re.I,
 )
+#: Coded column names ("A3", "A2, A3") and a phrase of plain lower-case words ("region",
+#: "average salary"): "A3 refers to region" names the column on its left.
+CODE_NAMES = re.compile(r"[A-Za-z]{1,3}\d{1,3}(?:\s*,\s*[A-Za-z]{1,3}\d{1,3})*")
+PLAIN_WORDS = re.compile(r"(?:the\s+)?[a-z]+(?:\s+[a-z]+){0,3}")
 LHS_CODE = re.compile(r"^\s*[\w.`]+\s*(?:=|!=|<>|>=|<=|<|>)\s*\S")
 IS_MAPPING = re.compile(r"\s(?:is|are)\s+(?:the\s+|a\s+|an\s+)?(?P<rhs>.+)$", re.I | re.S)
 DEFINITION = re.compile(r"^(?P<lhs>[^=<>!()'\"`]+?)\s*(?<![<>!])=(?!=)\s*(?P<rhs>.+)$", re.S)

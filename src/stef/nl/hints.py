@@ -106,6 +106,8 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     rs, re_ = _strip_span(ctx.text, offset + parts[2], offset + parts[3])
     if hp.LHS_CODE.search(ctx.text[ls:le]) and not hp.CODE_HINT.search(ctx.text[rs:re_]):
         (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "element = 'cl' means Chlorine"
+    if hp.CODE_NAMES.fullmatch(ctx.text[ls:le]) and hp.PLAIN_WORDS.fullmatch(ctx.text[rs:re_]):
+        (ls, le), (rs, re_) = (rs, re_), (ls, le)  # "A3 refers to region": A3 holds regions
     phrase, rhs = ctx.text[ls:le], ctx.text[rs:re_]
     before, aggs_before = len(ctx.spec.filters), len(ctx.spec.aggregations)
     cols = _scan_code(ctx, rhs, rs)
