@@ -63,6 +63,8 @@ def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
         return True
     if c in sql.literals or any(c == t or (len(c) >= 4 and c in t) for t in sql.tables):
         return True
+    if any(c == canon_col(lit) for lit in sql.literals):  # "TR001_10_11 is the bond id"
+        return True
     if len(c) >= 5 and c.endswith("s") and any(c[:-1] == canon_col(t) for t in sql.tables):
         return True  # "customers refer to clients": the client table's rows
     words = {w for col in sql.columns for w in NAME_SPLIT.split(col.casefold()) if w}

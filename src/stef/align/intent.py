@@ -505,6 +505,8 @@ def _value_words(value: str) -> tuple[str, ...]:
 _NEGATION = re.compile(r"\b(?:not|no|never|without|except|excluding|none)\b|n't\b")
 _DEFINES = re.compile(r"\brefers?\s+to\b|\bmeans?\b|\bmapps?\s+to\b|=|\bis\s+when\b")
 _OR_NOT = re.compile(r"\bor\s+not\b")
+#: A negating prefix a hint defines a state with ("non-carcinogenic").
+_NON = re.compile(r"\bnon-?[a-z]")
 
 
 def negation_defined(enriched: str | None) -> bool:
@@ -514,9 +516,11 @@ def negation_defined(enriched: str | None) -> bool:
     True
     >>> negation_defined("female refers to sex = 'F'; not active"), negation_defined(None)
     (False, False)
+    >>> negation_defined("label = '-' means molecules are non-carcinogenic")
+    True
     """
     return any(
-        _NEGATION.search(c) and _DEFINES.search(c)
+        (_NEGATION.search(c) or _NON.search(c)) and _DEFINES.search(c)
         for c in HINT_CLAUSE.split((enriched or "").casefold())
     )
 
