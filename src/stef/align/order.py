@@ -80,9 +80,41 @@ def check_order_limit(
         )
         return
     _check_order(nl, sql, out, rules, aggs, hints)
-    _check_limit(nl, sql, out, rules, aggs)
+    _check_limit(nl, sql, out, rules, aggs, _limit_stated(question, sql.limit))
     _check_group_rank(nl, sql, out)
     _check_one_row_sorted(nl, sql, out)
+
+
+#: A choice between named rows by a comparative: "Which player is older, Aaron Lennon or
+#: Abdelaziz Barrada?" asks for one of them.
+_CHOICE = re.compile(
+    r"\b(?:which|who|what)\b[^.?!]*\b(?:more|less|fewer|higher|lower|older|younger|bigger|"
+    r"smaller|larger|greater|longer|shorter|taller|heavier|lighter|faster|slower|better|worse|"
+    r"earlier|later|cheaper|richer)\b[^.?!]*,[^,.?!]+\bor\b",
+    re.I,
+)
+
+
+def _limit_stated(question: str, limit: int | None) -> bool:
+    """Does the question state the LIMIT's number in words ("list down two molecule ids"
+    for LIMIT 2) or, for LIMIT 1, ask to choose one of the rows it names?
+
+    >>> _limit_stated("List down two molecule ids of carbon molecules.", 2)
+    True
+    >>> _limit_stated("Which player is older, Aaron Lennon or Abdelaziz Barrada?", 1)
+    True
+    >>> _limit_stated("List the molecule ids of carbon molecules.", 2)
+    False
+    """
+    if limit is None:
+        return False
+    words = set(_WORD.findall(question.casefold()))
+    if limit > 1 and any(lx.NUMBER_WORDS.get(w) == limit for w in words):  # "only one …"
+        return True
+    return limit == 1 and _CHOICE.search(question) is not None
+
+
+_WORD = re.compile(r"[a-z]+")
 
 
 def _check_one_row_sorted(nl: Spec, sql: Spec, out: FindingCollector) -> None:
@@ -475,7 +507,11 @@ def _one_row_in_all(nl: Spec, sql: Spec, out: FindingCollector) -> bool:
     return True
 
 
-def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str]) -> None:
+def _check_limit(
+    nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str], stated: bool = False
+) -> None:
+    """The LIMIT against the question's top-k; ``stated``: the question says the LIMIT's
+    number otherwise (:func:`_limit_stated`)."""
     if _one_row_in_all(nl, sql, out):
         return
     asked_order = bool(nl.order_by)
@@ -521,7 +557,7 @@ def _check_limit(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs:
                 f"LIMIT {lim}",
                 "limit",
             )
-    elif lim is not None and str(lim) not in nl.literals:  # "at least five names": LIMIT 5
+    elif lim is not None and str(lim) not in nl.literals and not stated:  # "at least five": 5
         if lim >= rules.safety_limit_min:
             out.add(
                 "limit_tolerated",
