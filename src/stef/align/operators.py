@@ -53,6 +53,8 @@ def ops_compatible(nl: Filter, sql: Filter, nv: str, sv: str) -> bool:
         return True
     if n == "between" and s == "in":
         return _every_step(nl.values, sql.values)  # "from 2023 to 2024" as IN (2023, 2024)
+    if n == "between" and s == "=" and _labels_range(nl.values, sql.values):
+        return True  # "the 2015–2016 season" as season = '2015/2016': one label
     if s == "between" and n in (">=", "<=", ">", "<"):
         return True  # "below 400" kept by BETWEEN 100 AND 400 (the value is a bound)
     ni, si = int_value(nv), int_value(sv)
@@ -376,3 +378,19 @@ def other_bound(bound: Filter, candidates: Sequence[Filter]) -> bool:
         and c.func == bound.func
         for c in candidates
     )
+
+
+def _labels_range(bounds: tuple[str, ...], values: tuple[str, ...]) -> bool:
+    """Is one SQL value a label that holds both bounds of a range as its numbers ("the
+    2015–2016 season" as ``'2015/2016'``)?
+
+    >>> _labels_range(("2015", "2016"), ("2015/2016",)), _labels_range(("2015", "2016"), ("2015",))
+    (True, False)
+    """
+    if len(bounds) != 2 or len(values) != 1:
+        return False
+    parts = [p for p in _NOT_DIGIT.split(values[0]) if p]
+    return len(parts) == 2 and parts == list(bounds)
+
+
+_NOT_DIGIT = re.compile(r"\D+")

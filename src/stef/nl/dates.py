@@ -350,11 +350,20 @@ def _months(ctx: _Ctx) -> None:
     """``in March``: a month without a year; ``in September and October``: each month."""
     for m in lx.MONTH_ALONE.finditer(ctx.text):
         item: re.Match[str] | None = m
+        if _NAME_GOES_ON.match(ctx.text, m.end("m")):
+            continue  # "the September Meeting": a name that holds a month
         while item is not None and ctx.free(item.start("m"), item.end("m")):
             month = str(lx.MONTHS[item.group("m").casefold()])
             f = Filter(None, "=", (month,), item.group(0).strip(), ctx.source, "month")
             ctx.add_filter(f, item.start("m"), item.end("m"))
             item = lx.MONTH_NEXT.match(ctx.text, item.end())
+
+
+#: A capitalised word right after a month name, neither a weekday nor the start of a date:
+#: the month is part of a name ("September Meeting").
+_NAME_GOES_ON = re.compile(
+    r"\s+(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)[A-Z][a-z]+\b"
+)
 
 
 #: The period each ``?TD`` abbreviation runs to date over.

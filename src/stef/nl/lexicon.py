@@ -602,7 +602,7 @@ _MONTH_YEAR = rf"(?:{_MONTH_ALT})\.?,?\s+(?:of\s+)?\d{{4}}"
 _ANY_DATE = rf"(?:{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE}|{_MONTH_YEAR})"
 _DATE_OPS = alternation(YEAR_OPS)
 DATE_RANGE = re.compile(  # and two whole dates alone: "(2025-04-01 to 2025-06-30)"
-    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_ANY_DATE})\s+(?:and|to|until|till|through)\s+"
+    rf"\b(?:between|from)\s+(?:the\s+)?(?P<a>{_ANY_DATE}),?\s+(?:and|to|until|till|through)\s+"
     rf"(?:the\s+)?(?P<b>{_ANY_DATE})(?![\w/-])|(?<![\w/.-])(?P<c>{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE})"
     rf"\s*(?:to|until|till|through|thru|-)\s*(?P<d>{_ISO_DATE}|{_US_DATE}|{_TEXT_DATE})(?![\w/-])",
     re.I,

@@ -466,6 +466,7 @@ def _step_attribute_numbers(ctx: _Ctx) -> None:
             and word not in lx.NUMBER_WORDS
             and not word.endswith(("ed", "ing", "ly"))
             and follows_ok
+            and not _in_name(ctx.text, m.start() - 1 - len(word), m.end())
         ):
             col = _adjacent_column(ctx, m.start(), m.end())
             start = m.start() - 1 - len(word)
@@ -477,6 +478,29 @@ def _step_attribute_numbers(ctx: _Ctx) -> None:
             ctx.add_filter(f, m.start(), m.end())
         else:
             ctx.add_literal(num)
+
+
+def _in_name(text: str, start: int, end: int) -> bool:
+    """Is the "<word> <number>" at ``text[start:end]`` inside a capitalised name: the word
+    capitalised and a capitalised word after the number ("Germany 1. Bundesliga")?
+
+    >>> _in_name("the Germany 1. Bundesliga league", 4, 13)
+    True
+    >>> _in_name("in District 5. Show all", 3, 13), _in_name("in district 5 Bundesliga", 3, 13)
+    (False, False)
+    """
+    if not text[start : start + 1].isupper():
+        return False
+    after = _CAPITAL_NEXT.match(text, end)
+    return after is not None and after.group(1).casefold() not in _SENTENCE_OPENERS
+
+
+_CAPITAL_NEXT = re.compile(r"\.?\s+([A-Z][a-z]+)")
+#: Words that open a new sentence after "District 5." rather than going on with a name.
+_SENTENCE_OPENERS = lx.IMPERATIVES | lx._words(
+    "what which who whom whose when where why how please also and is are was were do does did"
+    " name state indicate tell"
+)
 
 
 def _step_capitalised(ctx: _Ctx) -> None:
