@@ -642,6 +642,8 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> tuple[str, bool] | No
         parts = name_words(value)
         if len(parts) < 2 or len(parts[-1]) < 4 or any(f" {p} " in text for p in parts[:-1]):
             continue  # one word, or the question says the value's other words too
+        if any(len(p) == 1 for p in parts[:-1]):
+            continue  # a letter may stand for any word: 'X-Large' for "extra large"
         for word in _words_before(parts[-1], text):
             if _gives_value(word, parts[-1], names, literal_words) and not any(
                 SequenceMatcher(None, word, p).ratio() >= 0.75 for p in parts[:-1]
