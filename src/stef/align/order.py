@@ -218,6 +218,9 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     >>> edit = Spec(order_by=[OrderKey("date", "desc", text="last edit date")])
     >>> _superlative_named(edit, Spec(columns=["LastEditDate"]))
     'LastEditDate'
+    >>> wind = Spec(order_by=[OrderKey("speed", "desc", text="maximum wind speed")])
+    >>> _superlative_named(wind, Spec(columns=["max_wind_Speed_mph"]))
+    'max_wind_Speed_mph'
     """
     if not nl.order_by:
         return None
@@ -228,11 +231,16 @@ def _superlative_named(nl: Spec, sql: Spec) -> str | None:
     literal = next((lit for lit in sql.literals if f" {head} " in f" {lit.casefold()} "), None)
     if literal is not None:
         return literal
-    # "the last edit date" as the column lasteditdate: the word names a column
-    joined = words[0] + _VERB_OR_PLURAL_END.sub("", words[1])
-    if len(joined) < 7:
-        return None
-    return next((c for c in sql.columns if canon(c).startswith(joined)), None)
+    # "the last edit date" as the column lasteditdate, "the maximum wind speed" as
+    # max_wind_speed_mph: the words name a column
+    rest = _VERB_OR_PLURAL_END.sub("", words[1])
+    short = _SHORT_EXTREMES.get(words[0])
+    starts = [w + rest for w in (words[0], short) if w and len(w + rest) >= 7]
+    return next((c for c in sql.columns if starts and canon(c).startswith(tuple(starts))), None)
+
+
+#: How a column's name shortens an extreme ("max_wind_speed" for "the maximum wind speed").
+_SHORT_EXTREMES = {"maximum": "max", "minimum": "min", "highest": "high", "lowest": "low"}
 
 
 #: Superlatives of age, read as dates (the youngest has the latest birth date), by the

@@ -396,7 +396,7 @@ COMPARATIVES: dict[str, str] = {
             "minimum of|greater than or equal to|more than or equal to|"
             "equal to or greater than|equal to or more than|no lower than|not lower than|"
             "equal to or higher than|equal to or larger than|"
-            "no younger than|greater or equal to|greater than or equal",
+            "no younger than|greater or equal to|greater than or equal|reach|reaches|reached",
         ),
         (
             "<",
