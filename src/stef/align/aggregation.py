@@ -446,8 +446,8 @@ def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector
             None,
             "aggregation",
         )
-    elif sql.flags.get("addition"):
-        out.add(
+    elif sql.flags.get("addition") or sql.flags.get("added_anywhere"):
+        out.add(  # an output, or a sort by "the sum of checking and savings balances"
             "aggregation_equivalent",
             "info",
             "total computed as an addition",

@@ -674,3 +674,33 @@ def _gives_value(word: str, head: str, names: set[str], literal_words: set[str])
     if any(len(w) >= 2 and word.startswith(w) for w in literal_words):
         return False
     return not (word.endswith("est") or word == head or (len(word) > 4 and word.endswith("ed")))
+
+
+def quoted_column(req: Filter, sql: Spec) -> str | None:
+    """The output column a quoted phrase of two words or more names ("What is "the date in
+    location from" for …" against ``date_in_location_from``, a slip of a letter allowed):
+    the question quotes a column's name, it gives no value.
+
+    >>> from stef.spec import Projection
+    >>> sql = Spec(projections=[Projection("t.date_in_locaton_to", None, ("date_in_locaton_to",))])
+    >>> asked = Filter(None, "=", ("the date in location to",), '"the date in location to')
+    >>> quoted_column(asked, sql)
+    'date_in_locaton_to'
+    >>> quoted_column(Filter(None, "=", ("robin cv",), '"Robin CV'), sql) is None
+    True
+    """
+    if req.op != "=" or len(req.values) != 1 or req.text[:1] not in "\"'“‘":
+        return None
+    words = [w for w in name_words(req.values[0]) if w not in _ARTICLES]
+    if len(words) < 2:
+        return None
+    said = "".join(words)
+    for p in sql.projections:
+        for column in p.columns:
+            name = canon_col(column)
+            if name == said or SequenceMatcher(None, name, said).ratio() >= 0.95:
+                return column.rsplit(".", 1)[-1]
+    return None
+
+
+_ARTICLES = frozenset(("the", "a", "an"))

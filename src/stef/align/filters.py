@@ -37,6 +37,7 @@ from stef.align.answers import (
     named_column_other_value,
     number_in_code,
     number_in_names,
+    quoted_column,
     scaled_pairs,
     stated_literal,
     weak_value,
@@ -503,7 +504,7 @@ def _answered_otherwise(
     if m.sql is None and (code := number_in_code(req, sql)) is not None:
         answer_elsewhere(req, f"code {code!r}", code, matched, out)
         return True
-    if m.sql is None and (month := month_by_name(req, sql)) is not None:
+    if m.sql is None and (month := month_by_name(req, sql) or quoted_column(req, sql)):
         answer_elsewhere(req, f"name {month!r}", month, matched, out)
         return True
     if m.sql is None and counted_by_limit(req, sql):

@@ -249,6 +249,11 @@ _AGE_SUPERLATIVES = {"youngest": "asc", "oldest": "desc", "eldest": "desc"}
 
 
 _LETTER_RUN = re.compile(r"[a-z]+")
+#: Words of a column that holds when something began (a hire date, a founding year): the
+#: longest-serving, the longest-running has the earliest.
+_START_WORDS = lx._words(
+    "hire hired founded founding established start started since joined opened inception"
+)
 
 
 def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
@@ -259,12 +264,18 @@ def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
     'asc'
     >>> _wanted(OrderKey("date", "desc", text="youngest editor"), OrderKey("birthday", "desc"))
     'desc'
+    >>> serving = OrderKey("x", "desc", text="longest-serving employees")
+    >>> _wanted(serving, OrderKey("hire_date", "asc"))
+    'asc'
     """
     key_words = set(_LETTER_RUN.findall(sorted_by.key.casefold()))
     if "age" in key_words:
         for w in asked.text.casefold().split():
             if w in _AGE_SUPERLATIVES:
                 return _AGE_SUPERLATIVES[w]
+    longest = asked.direction == "desc" and "longest" in asked.text.casefold()
+    if longest and key_words & _START_WORDS:
+        return "asc"  # "the longest-serving employees": the earliest hire dates
     return asked.direction
 
 
