@@ -153,7 +153,7 @@ REQUEST_STOPS = _words(
 #: any word of the item may then be what an output is named after.
 REQUEST_GENERIC_HEADS = _words(
     "number numbers location locations value values amount amounts detail details info code codes "
-    "address addresses")
+    "address addresses score scores status")
 
 #: Words that say the item is computed (an aggregate, a ratio, an extreme).
 REQUEST_COMPUTED_WORDS = _words(

@@ -210,10 +210,24 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                     text=text,
                     words=content,
                     head=singular(content[-1]),
-                    aggregate=any(w in lx.REQUEST_COMPUTED_WORDS for w in content),
+                    aggregate=_computed(content),
                 )
             )
     return tuple(_share_heads(items))
+
+
+def _computed(words: tuple[str, ...]) -> bool:
+    """Does an item's word say it is computed: "the number", "the average age", not a
+    labelled number ("the id number", "phone number")?
+
+    >>> _computed(("average", "age")), _computed(("id", "number")), _computed(("number",))
+    (True, False, True)
+    """
+    return any(
+        w in lx.REQUEST_COMPUTED_WORDS
+        and not (w in ("number", "numbers") and i > 0 and words[i - 1] in lx.NUMBER_LABELS)
+        for i, w in enumerate(words)
+    )
 
 
 def _list_phrase(low: str, start: int) -> str:
