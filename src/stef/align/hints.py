@@ -416,7 +416,9 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
     folded = raw.casefold()
     for s in sql.flags.get("string_literals") or ():
         core = s.strip("%_ ")
-        if len(core) < 2 or not any(map(str.isalpha, core)) or core in raw:
+        if len(core) == 1 and core.isalpha() and _quoted_otherwise(core, raw):
+            folded += f" {core.casefold()} "  # a code a hint quotes in the other case: 'c', 'C'
+        elif len(core) < 2 or not any(map(str.isalpha, core)) or core in raw:
             continue
         if " " in core and (tight := _spaced_otherwise(core, folded)) is not None:
             out.add(
@@ -439,6 +441,19 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
                 s,
                 "literal",
             )
+
+
+def _quoted_otherwise(letter: str, raw: str) -> bool:
+    """Does the text quote a one-letter code only in the other letter case (the hint's
+    ``element = 'c'`` against the SQL's ``'C'``)?
+
+    >>> _quoted_otherwise("C", "carbon refers to element = 'c'"), _quoted_otherwise("c", "= 'c'")
+    (True, False)
+    """
+    other = letter.swapcase()
+    return any(f"{q}{other}{q}" in raw for q in "'\"") and not any(
+        f"{q}{letter}{q}" in raw for q in "'\""
+    )
 
 
 def _spaced_otherwise(literal: str, folded: str) -> str | None:
