@@ -104,7 +104,7 @@ def check_requests(
             continue
         heads = [n for n in names if word_matches(head, n)]
         if not heads:  # "the website" as ``url``, "the coordinates" as ``lat, lng``
-            heads = [n for n in names if attribute_named(words, n)]
+            heads = [n for n in names if attribute_named(words, n, question)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id

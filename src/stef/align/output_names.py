@@ -73,6 +73,9 @@ _ATTRIBUTE_WORDS = (
     frozenset({"birthday", "dob", "birthdate"}),
     frozenset({"email", "mail"}),
     frozenset({"phone", "telephone", "tel", "cellphone"}),
+    frozenset({"disease", "illness", "diagnosis"}),
+    frozenset({"sign", "symptom"}),
+    frozenset({"content", "text", "body"}),
 )
 
 
@@ -85,21 +88,36 @@ def attribute_word(word: str) -> bool:
     return any(singular(word) in g for g in _ATTRIBUTE_WORDS)
 
 
-def attribute_named(words: Sequence[str], name: str) -> bool:
+def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool:
     """Does a schema name hold another word for an attribute the item's words name: "website"
-    answered by ``WebsiteUrl`` or ``url``, "coordinates" by ``lat``, "birthday" by ``dob``?
+    answered by ``WebsiteUrl`` or ``url``, "coordinates" by ``lat``, "birthday" by ``dob``,
+    "the date of birth" (in the ``question``) by ``birthday``, "the anti-nucleus antibody
+    concentration" by its initials ``ANA``?
 
     >>> [attribute_named(["website"], n) for n in ("websiteurl", "url", "name")]
     [True, True, False]
     >>> attribute_named(["location", "coordinates"], "lng"), attribute_named(["birthday"], "dob")
     (True, True)
+    >>> attribute_named(["date"], "birthday", "the date of birth of drivers")
+    True
+    >>> attribute_named(["anti-nucleus", "antibody", "concentration"], "ANA")
+    True
     """
+    if "date" in words and " date of birth" in f" {question.casefold()}":
+        words = [*words, "birthday"]
     said = [g for g in _ATTRIBUTE_WORDS if any(singular(w) in g for w in words)]
-    return any(
+    if any(
         part == a or (len(a) >= 3 and part.endswith(a))
         for g in said
         for part in _words(name.casefold())
         for a in g
+    ):
+        return True
+    parts = [p for w in words for p in w.split("-") if p]
+    low = name.casefold().rsplit(".", 1)[-1]
+    initials = "".join(p[0] for p in parts)
+    return len(low) >= 3 and low.isalpha() and any(
+        initials[:k] == low for k in range(3, len(initials) + 1)
     )
 
 
