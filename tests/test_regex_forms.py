@@ -24,7 +24,7 @@ _YEAR = r"(?:1[89]\d\d|20\d\d)"
 
 #: (the rewritten pattern, the form it replaced)
 FORMS = [
-    (lx.BARE_NUMBER, rf"(?<![\w.$/-]){_DIGITS}(?![\w/%-]|\.\d)"),
+    (lx.BARE_NUMBER, rf"(?<![\w.$/:-]){_DIGITS}(?![\w/%:-]|\.\d)"),
     (lx.SQ, r"(?<![\w'])'((?:''|[^'\n]){1,150}?)'(?!['\w])"),
     (lx.YEAR_ALONE, rf"(?<![\w/.$,-]){_YEAR}(?![\w%/-]|\.\d|,\d)"),
     (enrichment._NUMBER, r"(?<![\w.])\d+(?:[.,]\d+)*(?!\w)"),
@@ -38,7 +38,7 @@ FORMS = [
 
 TEXTS = [
     "the 'a' and x'a' and ''a'' or 'it''s' but d'a'b, 'x'y' and '\n'",
-    "1,000.5 a1,000 .5 $5 x 1,23 1,234,567.89k 12 ,345 1.2.3 1,2,3 -7 /8",
+    "1,000.5 a1,000 .5 $5 x 1,23 1,234,567.89k 12 ,345 1.2.3 1,2,3 -7 /8 20:29:39 8:00-9:00",
     "in 1999, a1999 21999 1999.5 1999,5 -2005 /2005 2005- 2020s the 1800s $1999",
     "٣٤ x٣1999 ٣1999 and 'é' or é'1'",
     "c# and node.js, .net x.c++ a-b2 html5 ab2.c3 #c# @x1 'vb.net' e.g. db2/x",
@@ -47,7 +47,7 @@ TEXTS = [
 
 def _random_texts(n: int) -> list[str]:
     rnd = random.Random(16)
-    alphabet = "0129 ,.'$/-a%\n_x٣éc#+"
+    alphabet = "0129 ,.'$/-a%\n_x٣éc#+:"
     return ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 14))) for _ in range(n)]
 
 

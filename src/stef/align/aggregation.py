@@ -301,7 +301,8 @@ _UNIT_WORDS = """acre acres dollar dollars euro euros pound pounds mile miles ki
     kilometers meter meters metre metres hour hours minute minutes second seconds day days
     year years
     kg kilogram kilograms ton tons tonne tonnes gallon gallons liter liters litre litres
-    calorie calories point points unit units barrel barrels"""
+    calorie calories point points unit units barrel barrels
+    income revenue money amount"""
 _MEASURE_UNITS = frozenset(_UNIT_WORDS.split())
 
 
@@ -310,9 +311,14 @@ def _measured(text: str) -> str | None:
 
     >>> _measured("How many acres"), _measured("how many fires")
     ('acres', None)
+    >>> _measured("How many income"), _measured("the total number of the budget amount")
+    ('income', 'amount')
     """
-    words = text.casefold().split()
-    after = words[words.index("many") + 1 :][:2] if "many" in words else []
+    words = [w for w in text.casefold().split() if w != "the"]
+    at = words.index("many") if "many" in words else -1
+    if at < 0 and "number" in words[:-1] and words[words.index("number") + 1] == "of":
+        at = words.index("number") + 1  # "the number of the budget amount"
+    after = words[at + 1 :][:3] if at >= 0 else []
     return next((w for w in after if w in _MEASURE_UNITS), None)
 
 

@@ -153,7 +153,7 @@ REQUEST_STOPS = _words(
 #: any word of the item may then be what an output is named after.
 REQUEST_GENERIC_HEADS = _words(
     "number numbers location locations value values amount amounts detail details info code codes "
-    "address addresses score scores status")
+    "address addresses score scores")
 
 #: Words that say the item is computed (an aggregate, a ratio, an extreme).
 REQUEST_COMPUTED_WORDS = _words(
@@ -524,7 +524,7 @@ NUM_TEXT = re.compile(
     re.I,
 )
 _SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
-BARE_NUMBER = re.compile(r"\d(?<![\w.$/-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w/%-]|\.\d)")
+BARE_NUMBER = re.compile(r"\d(?<![\w.$/:-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w/%:-]|\.\d)")
 NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
 
 #: A word of a capitalised run; a trailing ``++``/``#`` stays on it (``C++``, ``C#``, ``F#``).
