@@ -385,7 +385,10 @@ def listed_missing(
     """
     low = question.casefold()
     missing: list[Filter] = []
+    held = {w for f in unused for v in f.values for w in name_words(v)}  # 'DC Comics' in a CASE
     for req in unmatched:
+        if all(w in held for v in req.values for w in name_words(v)):
+            continue  # "DC" held by another condition's 'DC Comics'
         for nl, sql in matched:
             if sql.op not in ("=", "in") or not sql.column or not nl.text or not req.text:
                 continue
@@ -634,6 +637,8 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> tuple[str, bool] | No
     head = words[-1] if words else ""
     # the question says no word of the value ("data engineering team" for 'Data Platform')
     partly = any(f" {w} " in text for v in f.values for w in name_words(v) if len(w) >= 3)
+    if any(len(v) >= 6 and v in text.replace(" ", "") for v in map(_squashed, f.values)):
+        return None  # "the old school format" as format = 'oldschool': its words run together
     if len(head) >= 4 and head not in _NOT_KIND_HEADS and not partly:
         for word in _words_before(head, text):
             if _gives_value(word, head, names, literal_words):
@@ -704,3 +709,8 @@ def quoted_column(req: Filter, sql: Spec) -> str | None:
 
 
 _ARTICLES = frozenset(("the", "a", "an"))
+
+
+def _squashed(value: str) -> str:
+    """The letters and digits of a value, case-folded: 'Old-School' is 'oldschool'."""
+    return "".join(ch for ch in value.casefold() if ch.isalnum())
