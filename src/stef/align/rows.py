@@ -339,7 +339,11 @@ def _check_nullified(sql: Spec, out: FindingCollector, m: re.Match[str]) -> None
 
 #: Two things a count question asks to count: "how many orders and customers", "how many
 #: wins and how many losses".
-_TWO_COUNTED = re.compile(r"\bhow\s+many\s+([a-z]{3,}s)\s+and\s+(?:how\s+many\s+)?([a-z]{3,}s)\b")
+_TWO_COUNTED = re.compile(
+    r"\bhow\s+many\s+([a-z]{3,}s)\s+and\s+(?:how\s+many\s+)?([a-z]{3,}s)\b"
+    # "how many owner and disponent dispositions": two kinds of one thing
+    r"|\bhow\s+many\s+([a-z]{3,})\s+and\s+([a-z]{3,})\s+[a-z]{3,}s\b"
+)
 
 
 def _counts(p: Projection) -> bool:
@@ -364,11 +368,12 @@ def check_two_counts(sql: Spec, out: FindingCollector, question: str) -> None:
     m = _TWO_COUNTED.search(question.casefold())
     if m is None or sum(1 for p in sql.projections if _counts(p)) != 1:
         return
-    first, second = m.group(1), m.group(2)
+    first, second = m.group(1) or m.group(3), m.group(2) or m.group(4)
     vocabulary = _Vocabulary.of(sql)[0]
     if singular(first) == singular(second):
         return
-    if vocabulary.accounts(first) == vocabulary.accounts(second):
+    named = vocabulary.accounts(first), vocabulary.accounts(second)
+    if named[0] == named[1] and (any(named) or sql.group_by or sql.flags.get("case")):
         return  # both named (a count of both), or neither (counted per value)
     out.add(
         "projection_count_short",
