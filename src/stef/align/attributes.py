@@ -21,6 +21,7 @@ from stef.align.matching import is_parameter, letters_in_order, name_words, word
 from stef.align.measured import check_compared_measure
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_nouns, attribute_values
+from stef.nl.request import requested_items
 from stef.spec import Spec
 
 _NON_ALNUM = re.compile(r"[^a-z0-9#+]")
@@ -152,6 +153,8 @@ def check_attribute_columns(sql: Spec, out: FindingCollector, question: str) -> 
     if not values:
         return
     attributes = {v.attribute for v in values} | attribute_nouns(question)
+    # the items asked for are attributes too: "the name … of students whose decision is yes"
+    attributes |= {i.head for i in requested_items(question) if len(i.head) >= 4}
     if len(attributes) < 2:
         return
     for item in values:
@@ -172,8 +175,8 @@ def check_attribute_columns(sql: Spec, out: FindingCollector, question: str) -> 
                 ),
                 None,
             )
-            if other is None:
-                continue
+            if other is None or (other in _GENERIC_NAMES and _tabled(item.attribute, sql)):
+                continue  # "the Rock genre" as genres.name: the name of the genre table's row
             out.add(
                 "filter_wrong_column",
                 "warning",
@@ -183,6 +186,16 @@ def check_attribute_columns(sql: Spec, out: FindingCollector, question: str) -> 
                 f"{column} = {f.values[0]}",
                 "filter_alignment",
             )
+
+
+#: Names any table's rows may have: a value on one is the row's own where its attribute
+#: names a table of the SQL.
+_GENERIC_NAMES = frozenset({"name", "title"})
+
+
+def _tabled(attribute: str, sql: Spec) -> bool:
+    """Does a table of the SQL name ``attribute`` (the ``genres`` table for "genre")?"""
+    return any(_names_attribute(t, attribute, _stem(attribute)) for t in sql.tables)
 
 
 def _stem(attribute: str) -> str:
