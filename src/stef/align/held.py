@@ -53,6 +53,9 @@ def held_otherwise(value: str, sql: Spec, text: str) -> str | None:
     "literal 'north america'"
     >>> held_otherwise("sales", Spec(filters=[code]), "Employees in Sales") is None
     True
+    >>> voted = Filter("votetypeid", "=", ("2",), "VoteTypeId = 2")
+    >>> held_otherwise("css", Spec(filters=[voted]), "Top 20 voted CSS answers") is None
+    True
     """
     low = text.casefold()
     at = low.find(value)
@@ -120,7 +123,8 @@ def _neighbours(value: str, low: str, i: int) -> set[str]:
         return set()
     before = [w for w in _WORD.findall(low[max(0, i - 30) : i]) if w not in ("the", "a", "an")]
     after = _WORD.findall(low[i + len(value) : i + len(value) + 30])
-    return {w for w in (before[-1:] + after[:1]) if len(w) >= 3}
+    # a verb's form is no attribute of the value: "voted CSS answers" (VoteTypeId = 2)
+    return {w for w in (before[-1:] + after[:1]) if len(w) >= 3 and not w.endswith("ed")}
 
 
 def _names(column: str, words: set[str]) -> bool:
