@@ -380,6 +380,38 @@ def cases(scale: float = 1.0) -> list[Case]:
                 good("fanouts-after"),
             ],
         ),
+        _case(
+            "choices_hints_and_names_repeated",
+            [
+                (
+                    # session 33's readings: a comparative choice, a listed entity, a month or a
+                    # number inside a name, a season, a quoted column name, two kinds counted,
+                    # and hints that define a denied state or name a coded column, repeated
+                    record(
+                        "choices",
+                        "SELECT l.date_in_location_from, COUNT(account_id) FROM disp AS l"
+                        " WHERE l.x = (SELECT MAX(x) FROM disp) AND season = '2015/2016'"
+                        " AND element = 'C' ORDER BY l.y LIMIT 1",
+                        (
+                            "Which player is older, Aaron Lennon or Abdelaziz Barrada? Lists the"
+                            " most commonly used tags in the September Meeting of Germany 1."
+                            ' Bundesliga in the 2015–2016 season, what is "the date in location'
+                            ' from", how many owner and disponent dispositions reached 80 between'
+                            " 1/1/1985, and 12/31/1995 whose level isn't normal; "
+                            * 80
+                        )[:19_990],
+                        enriched_question=(
+                            "A3 refers to region. attributes refers to attribute_name; label ="
+                            " '-' means molecules are non-carcinogenic; Hematoclit is normal"
+                            " refers to 29 < N < 52; rate = `Free Meal Count (K-12)` / total; "
+                            * 80
+                        )[:19_990],
+                    ),
+                    ("ok", None),
+                ),
+                good("choices-after"),
+            ],
+        ),
     ]
 
 

@@ -697,13 +697,14 @@ def quoted_column(req: Filter, sql: Spec) -> str | None:
     if req.op != "=" or len(req.values) != 1 or req.text[:1] not in "\"'“‘":
         return None
     words = [w for w in name_words(req.values[0]) if w not in _ARTICLES]
-    if len(words) < 2:
+    if len(words) < 2 or len(req.values[0]) > 80:
         return None
     said = "".join(words)
     for p in sql.projections:
         for column in p.columns:
             name = canon_col(column)
-            if name == said or SequenceMatcher(None, name, said).ratio() >= 0.95:
+            near = abs(len(name) - len(said)) <= 2  # a ratio of 0.95 needs near lengths
+            if name == said or (near and SequenceMatcher(None, name, said).ratio() >= 0.95):
                 return column.rsplit(".", 1)[-1]
     return None
 

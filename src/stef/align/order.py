@@ -12,6 +12,7 @@ from stef.align.matching import HINT_CLAUSE, name_words
 from stef.align.matching import canon_col as canon
 from stef.align.measured import check_ranked_measure
 from stef.align.ranking import check_rankings, check_second_key, check_sort_key
+from stef.align.stated_limits import limit_stated
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.rules import Rules
@@ -80,41 +81,9 @@ def check_order_limit(
         )
         return
     _check_order(nl, sql, out, rules, aggs, hints)
-    _check_limit(nl, sql, out, rules, aggs, _limit_stated(question, sql.limit))
+    _check_limit(nl, sql, out, rules, aggs, limit_stated(question, sql.limit))
     _check_group_rank(nl, sql, out)
     _check_one_row_sorted(nl, sql, out)
-
-
-#: A choice between named rows by a comparative: "Which player is older, Aaron Lennon or
-#: Abdelaziz Barrada?" asks for one of them.
-_CHOICE = re.compile(
-    r"\b(?:which|who|what)\b[^.?!]*\b(?:more|less|fewer|higher|lower|older|younger|bigger|"
-    r"smaller|larger|greater|longer|shorter|taller|heavier|lighter|faster|slower|better|worse|"
-    r"earlier|later|cheaper|richer)\b[^.?!]*,[^,.?!]+\bor\b",
-    re.I,
-)
-
-
-def _limit_stated(question: str, limit: int | None) -> bool:
-    """Does the question state the LIMIT's number in words ("list down two molecule ids"
-    for LIMIT 2) or, for LIMIT 1, ask to choose one of the rows it names?
-
-    >>> _limit_stated("List down two molecule ids of carbon molecules.", 2)
-    True
-    >>> _limit_stated("Which player is older, Aaron Lennon or Abdelaziz Barrada?", 1)
-    True
-    >>> _limit_stated("List the molecule ids of carbon molecules.", 2)
-    False
-    """
-    if limit is None:
-        return False
-    words = set(_WORD.findall(question.casefold()))
-    if limit > 1 and any(lx.NUMBER_WORDS.get(w) == limit for w in words):  # "only one …"
-        return True
-    return limit == 1 and _CHOICE.search(question) is not None
-
-
-_WORD = re.compile(r"[a-z]+")
 
 
 def _check_one_row_sorted(nl: Spec, sql: Spec, out: FindingCollector) -> None:
@@ -422,9 +391,9 @@ def _extreme_filtered(sql: Spec, func: str, key: str) -> bool:
     def last(name: str | None) -> str:
         return (name or "").rsplit(".", 1)[-1].casefold()
 
+    extremes = {last(a.arg) for a in sql.aggregations if a.func == func}
     return any(
-        f.op == "=" and not f.values and last(f.column) and last(f.column) != last(key)
-        and any(a.func == func and last(a.arg) == last(f.column) for a in sql.aggregations)
+        f.op == "=" and not f.values and last(f.column) in extremes and last(f.column) != last(key)
         for f in sql.filters
     )
 
@@ -530,7 +499,7 @@ def _check_limit(
     nl: Spec, sql: Spec, out: FindingCollector, rules: Rules, aggs: set[str], stated: bool = False
 ) -> None:
     """The LIMIT against the question's top-k; ``stated``: the question says the LIMIT's
-    number otherwise (:func:`_limit_stated`)."""
+    number otherwise (:func:`stef.align.stated_limits.limit_stated`)."""
     if _one_row_in_all(nl, sql, out):
         return
     asked_order = bool(nl.order_by)

@@ -124,6 +124,17 @@ def _negated(tokens: list[str], i: int) -> bool:
     )
 
 
+@lru_cache(maxsize=64)
+def _word_places(text: str) -> tuple[list[str], dict[str, list[int]]]:
+    """The words of ``text`` (case-folded) and each word's places among them: built once for
+    the hints a question is read against."""
+    words = _NEGATION_TOKEN.findall(text.casefold())
+    places: dict[str, list[int]] = {}
+    for j, t in enumerate(words):
+        places.setdefault(t, []).append(j)
+    return words, places
+
+
 def opposed(phrase: str, text: str) -> bool:
     """Does ``text`` (a question) deny the state a hint's ``phrase`` defines: a word of the
     phrase that the text holds only with a negating prefix ("normal" against "abnormal"),
@@ -144,15 +155,14 @@ def opposed(phrase: str, text: str) -> bool:
     False
     """
     pw = _NEGATION_TOKEN.findall(phrase.casefold())
-    tw = _NEGATION_TOKEN.findall(text.casefold())
-    held = set(tw)
+    tw, places = _word_places(text)
     for i, w in enumerate(pw):
         if len(w) < 4 or w in _NEGATORS or _negated(pw, i):
             continue
-        at = [j for j, t in enumerate(tw) if t == w]
+        at = places.get(w, ())
         if at and all(_negated(tw, j) for j in at):
             return True
-        if not at and any(pre + w in held for pre in _OPPOSITE_PREFIXES):
+        if not at and any(pre + w in places for pre in _OPPOSITE_PREFIXES):
             return True
     return False
 
