@@ -392,14 +392,15 @@ def cases(scale: float = 1.0) -> list[Case]:
                         "SELECT l.date_in_location_from, COUNT(account_id) FROM disp AS l"
                         " WHERE l.x = (SELECT MAX(x) FROM disp) AND season = '2015/2016'"
                         " AND element = 'C' ORDER BY l.y LIMIT 1",
-                        (
-                            "Which player is older, Aaron Lennon or Abdelaziz Barrada? Lists the"
-                            " most commonly used tags in the September Meeting of Germany 1."
+                        (  # one sentence: a comparative and commas, but no "or" after them
+                            "Which player is older, Aaron Lennon and Abdelaziz Barrada, lists the"
+                            " most commonly used tags in the September Meeting of Germany 1"
                             ' Bundesliga in the 2015–2016 season, what is "the date in location'
                             ' from", how many owner and disponent dispositions reached 80 between'
                             " 1/1/1985, and 12/31/1995 whose level isn't normal; "
-                            * 80
-                        )[:19_990],
+                            * 40
+                        )[:4_000]
+                        + ("which more " * 1500)[:15_990],  # the first choice reading backtracked
                         enriched_question=(
                             "A3 refers to region. attributes refers to attribute_name; label ="
                             " '-' means molecules are non-carcinogenic; Hematoclit is normal"
