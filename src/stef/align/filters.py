@@ -504,8 +504,8 @@ def _answered_otherwise(
     if m.sql is None and (code := number_in_code(req, sql)) is not None:
         answer_elsewhere(req, f"code {code!r}", code, matched, out)
         return True
-    if m.sql is None and (month := month_by_name(req, sql) or quoted_column(req, sql)):
-        answer_elsewhere(req, f"name {month!r}", month, matched, out)
+    if m.sql is None and (named := month_by_name(req, sql) or quoted_column(req, sql)):
+        answer_elsewhere(req, f"name {named!r}", named, matched, out)  # "in May"; "the date …"
         return True
     if m.sql is None and counted_by_limit(req, sql):
         answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)

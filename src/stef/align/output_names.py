@@ -96,6 +96,8 @@ def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool
 
     >>> [attribute_named(["website"], n) for n in ("websiteurl", "url", "name")]
     [True, True, False]
+    >>> attribute_named(["phone"], "hotel")
+    False
     >>> attribute_named(["location", "coordinates"], "lng"), attribute_named(["birthday"], "dob")
     (True, True)
     >>> attribute_named(["date"], "birthday", "the date of birth of drivers")
@@ -107,7 +109,7 @@ def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool
         words = [*words, "birthday"]
     said = [g for g in _ATTRIBUTE_WORDS if any(singular(w) in g for w in words)]
     if any(
-        part == a or (len(a) >= 3 and part.endswith(a))
+        part == a or ((len(a) >= 4 or a == "url") and part.endswith(a))  # not "hotel" for tel
         for g in said
         for part in _words(name.casefold())
         for a in g
