@@ -347,6 +347,15 @@ def acronym(value: str) -> str | None:
     return "".join(w[0] for w in words)
 
 
+def column_part(name: str | None) -> str:
+    """The column part of a qualified name, case-folded (``lso.NUM_X`` → ``num_x``).
+
+    >>> column_part("T2.Amount"), column_part(None)
+    ('amount', '')
+    """
+    return (name or "").rsplit(".", 1)[-1].casefold()
+
+
 def value_in_names(value: str, names: Sequence[str]) -> str | None:
     """The first identifier whose words hold every word of ``value`` (a stated value the
     SQL answers by naming a table, a dataset or a column after it), or None.

@@ -16,6 +16,7 @@ from stef.align.answers import TIMES_100
 from stef.align.matching import (
     ASKED_SPREAD,
     BOUNDS,
+    column_part,
     letters_in_order,
     name_words,
     searchable,
@@ -136,21 +137,16 @@ def _starts_word(m: str, low: str) -> bool:
     return False
 
 
-def _last(name: str | None) -> str:
-    """The column part of a qualified name, folded (``lso.NUM_X`` → ``num_x``)."""
-    return (name or "").rsplit(".", 1)[-1].casefold()
-
-
 def _reaggregated(inner: Aggregation, na: Aggregation, sql: Spec) -> bool:
     """Does an aggregate of the asked function take ``inner``'s output by its alias (the
     average of per-course totals: ``SUM(n) AS total`` in a CTE, ``AVG(total)`` outside)?"""
     names = {
         alias  # folded by the SQL spec (stef.sql.outputs.name_key)
         for alias, func, arg in sql.flags.get("aggregate_aliases") or ()
-        if func == inner.func and _last(arg) == _last(inner.arg)
+        if func == inner.func and column_part(arg) == column_part(inner.arg)
     }
     return any(
-        a.func == na.func and _last(a.arg) in names
+        a.func == na.func and column_part(a.arg) in names
         for a in (*sql.aggregations, *sql.window_aggregations)
     )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from stef.align.aggregation import sql_aggs
-from stef.align.matching import HINT_CLAUSE, name_words
+from stef.align.matching import HINT_CLAUSE, column_part, name_words
 from stef.align.matching import canon_col as canon
 from stef.align.measured import check_ranked_measure
 from stef.align.ranking import check_rankings, check_second_key, check_sort_key
@@ -387,13 +387,12 @@ def _extreme_filtered(sql: Spec, func: str, key: str) -> bool:
     >>> _extreme_filtered(sql, "max", "t4.date"), _extreme_filtered(sql, "max", "t2.amount")
     (True, False)
     """
-
-    def last(name: str | None) -> str:
-        return (name or "").rsplit(".", 1)[-1].casefold()
-
-    extremes = {last(a.arg) for a in sql.aggregations if a.func == func}
+    extremes = {column_part(a.arg) for a in sql.aggregations if a.func == func}
     return any(
-        f.op == "=" and not f.values and last(f.column) in extremes and last(f.column) != last(key)
+        f.op == "="
+        and not f.values
+        and column_part(f.column) in extremes
+        and column_part(f.column) != column_part(key)
         for f in sql.filters
     )
 

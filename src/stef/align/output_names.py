@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from stef.align.join_keys import _words
-from stef.align.matching import letters_in_order
+from stef.align.matching import column_part, letters_in_order
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
 
@@ -116,7 +116,7 @@ def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool
     ):
         return True
     parts = [p for w in words for p in w.split("-") if p]
-    low = name.casefold().rsplit(".", 1)[-1]
+    low = column_part(name)
     initials = "".join(p[0] for p in parts)
     return len(low) >= 3 and low.isalpha() and any(
         initials[:k] == low for k in range(3, len(initials) + 1)
