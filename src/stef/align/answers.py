@@ -17,6 +17,7 @@ from difflib import SequenceMatcher
 
 from stef.align.held import held_otherwise, other_code
 from stef.align.matching import (
+    BOUNDS,
     NEUTRAL_LITERALS,
     canon_col,
     float_value,
@@ -180,6 +181,22 @@ def number_in_code(req: Filter, sql: Spec) -> str | None:
                 if _tagged(v, n):
                     return v
     return None
+
+
+def share_of_measure(req: Filter, sql: Spec) -> str | None:
+    """The SQL's factor for a share of another quantity the question compares with:
+    "height greater than 80% of the average height" as ``height > AVG(height) * 0.8``.
+
+    >>> share_of_measure(Filter(None, ">", ("80",), "greater than 80%"), Spec(literals=["0.8"]))
+    '0.8'
+    >>> share_of_measure(Filter(None, ">", ("80",), "greater than 80"), Spec(literals=["0.8"]))
+    """
+    if req.op not in BOUNDS or len(req.values) != 1 or not req.values[0].isdigit():
+        return None
+    if not req.text.endswith(("%", "percent")):
+        return None
+    share = int(req.values[0]) / 100
+    return next((lit for lit in sql.literals if float_value(lit) == share), None)
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")

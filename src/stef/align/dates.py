@@ -336,7 +336,37 @@ def date_match(
     for t in tables:
         if table_span(t) == want:
             return DateMatch(Filter("_table", "=", (t,), t), [], want)
+    if other is not None and (month := _month_beside(want, other, candidates, used)) is not None:
+        return DateMatch(other.sql, [*other.positions, month], want)  # year = 2005 AND month 9
     return other or _bound_applied(want, candidates, used)
+
+
+def _month_beside(
+    want: Span, year: DateMatch, candidates: Sequence[Filter], used: set[int]
+) -> int | None:
+    """The position of a month condition on another column that narrows a whole year to the
+    month the question names: "in September 2005" as ``year = 2005 AND SUBSTR(date, 6, 2) =
+    '09'``, or None.
+
+    >>> want = Span(date(2005, 9, 1), date(2005, 10, 1))
+    >>> year = DateMatch(Filter("year", "=", ("2005",)), [0], want,
+    ...                  Span(date(2005, 1, 1), date(2006, 1, 1)))
+    >>> _month_beside(want, year, [year.sql, Filter("d", "=", ("9",), func="month")], set())
+    1
+    """
+    got = year.got
+    if got is None or got.start is None or want.start is None or want.end is None:
+        return None
+    whole_year = got == Span(date(want.start.year, 1, 1), date(want.start.year + 1, 1, 1))
+    one_month = want.start.day == 1 and want.end == want.start + relativedelta(months=1)
+    if not (whole_year and one_month):
+        return None
+    for i, c in enumerate(candidates):
+        if i in used or i in year.positions or c.func != "month" or c.op != "=":
+            continue
+        if c.values == (str(want.start.month),):
+            return i
+    return None
 
 
 #: "last week", "the previous week", "past week": a week back from the record's time.

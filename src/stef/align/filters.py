@@ -39,6 +39,7 @@ from stef.align.answers import (
     number_in_names,
     quoted_column,
     scaled_pairs,
+    share_of_measure,
     stated_literal,
     weak_value,
 )
@@ -506,6 +507,9 @@ def _answered_otherwise(
         return True
     if m.sql is None and (named := month_by_name(req, sql) or quoted_column(req, sql)):
         answer_elsewhere(req, f"name {named!r}", named, matched, out)  # "in May"; "the date …"
+        return True
+    if m.sql is None and (factor := share_of_measure(req, sql)) is not None:
+        answer_elsewhere(req, f"factor {factor}", factor, matched, out)  # "80% of the average"
         return True
     if m.sql is None and counted_by_limit(req, sql):
         answer_elsewhere(req, f"LIMIT {sql.limit}", None, matched, out)

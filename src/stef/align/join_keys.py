@@ -205,20 +205,21 @@ def check_keys(sql: Spec, out: FindingCollector) -> None:
                 text,
                 "structure",
             )
+        elif _own_key(left, tables[0]) and _own_key(right, tables[1]):
+            ids = left.casefold() == right.casefold() == "id"
+            out.add(  # client.client_id = loan.loan_id: each table's own key, as id = id
+                "join_on_own_ids",
+                "warning",
+                f"{text} joins two tables on their own {'ids' if ids else 'keys'}",
+                None,
+                text,
+                "structure",
+            )
         elif not join_keys_related(left, right, tables):
             out.add(
                 "key_pair_mismatch",
                 "warning",
                 f"{text} joins columns that cannot refer to each other",
-                None,
-                text,
-                "structure",
-            )
-        elif left.casefold() == right.casefold() == "id":
-            out.add(
-                "join_on_own_ids",
-                "warning",
-                f"{text} joins two tables on their own ids",
                 None,
                 text,
                 "structure",

@@ -68,7 +68,7 @@ def _abbreviates(short: str, word: str) -> bool:
 #: Words for one attribute that a schema names otherwise: "the website" as ``url``, "the
 #: coordinates" as ``lat, lng``, "the birthday" as ``dob``.
 _ATTRIBUTE_WORDS = (
-    frozenset({"website", "webpage", "homepage", "url", "weblink"}),
+    frozenset({"website", "webpage", "homepage", "url", "weblink", "link"}),
     frozenset({"coordinate", "lat", "lng", "lon", "latitude", "longitude"}),
     frozenset({"birthday", "dob", "birthdate"}),
     frozenset({"email", "mail"}),

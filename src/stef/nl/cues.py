@@ -433,6 +433,8 @@ _ANSWER_LEAD = re.compile(
 _RATIO_AFTER = re.compile(r"\s+(?:percent|percentage|%|times)\b")
 _COMPARATIVE_AFTER = re.compile(r"\s+(?:more|less|fewer)\b")
 _NUMBER_NOUN_AFTER = re.compile(r"\s+(?:number|count|no\.?)\b")
+#: "the total average cost": an average, which "total" only stresses.
+_AVG_AFTER = re.compile(r"\s+(?:average|avg|mean)\b")
 _COMPARISON_AFTER = re.compile(
     r"\s*(?:of\s+)?(?:over|above|under|below|more|less|greater|beyond|within|is|was|are|were)\b"
 )
@@ -466,6 +468,8 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     if kind == "count":
         initial = start == 0 or bool(lx.SENTENCE_START.search(low[max(0, start - 3) : start]))
         nxt = (rest.split() or [""])[0]
+        if nxt == "from":
+            return None  # "Count from the date the account was created": a start, no count
         lead = p in {"the", "a", "total"} and nxt == "of"
         verb = nxt in {"the", "how", "all", "distinct", "different", "unique", "number", "each"}
         if initial or lead or (verb and p not in lx.DETERMINERS):
@@ -474,7 +478,7 @@ def _agg_func(ctx: _Ctx, m: re.Match[str], has_count: bool) -> str | None:
     if kind == "sum":
         phrase = " ".join(m.group(0).split())
         if phrase == "total":
-            if p in lx.NUMBER_OWNERS or _NUMBER_NOUN_AFTER.match(rest):
+            if p in lx.NUMBER_OWNERS or _NUMBER_NOUN_AFTER.match(rest) or _AVG_AFTER.match(rest):
                 return None
             measured = lx.MEASURED_TOTAL.search(low, max(0, start - 30), start)
             if measured and not lx.NOUN_NEXT.match(rest):

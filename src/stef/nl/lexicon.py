@@ -785,7 +785,7 @@ AGG_RE = re.compile(
     re.I,
 )
 DISTINCT_RE = re.compile(
-    r"\b(?:different|unique|distinct)\b(?!\s+(?:from|than|to)\b)|\b(?:kinds?|types?|sorts?)\s+of\b",
+    r"\b(?:different|unique|distinct)\b(?!\s+(?:from|than|to|id|ids|identifiers?|keys?)\b)|\b(?:kinds?|types?|sorts?)\s+of\b",
     re.I,
 )
 GROUP_RE = re.compile(

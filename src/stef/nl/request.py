@@ -40,7 +40,7 @@ _OPENER = re.compile(
     r"|include|report|retrieve|get|calculate|compute|name)"
     r"(?:\s+(?:out|down|me|us|all|both|each|every))*)"
     # after a leading qualifier: "For each course, list its name, …" (verbs that are no noun)
-    r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:me|us|all))*"
+    r"|,\s*(?:list|show|give|find|return|display|provide|retrieve)(?:\s+(?:out|down|me|us|all))*"
     r"|,\s*(?:state|(?:what|which)\s+(?:is|are|was|were))(?=\s+(?:the|their|its)\b)"
     # what each listed row comes with: "the 10 latest orders along with the customer name",
     # "the students with their grades"
@@ -279,12 +279,18 @@ def _list_phrase(low: str, start: int) -> str:
             break
         if words and len(word) >= 4 and word.endswith("ed") and not word.endswith("eed"):
             break  # "the elements associated with …": a participle starts a qualifier
+        if words and (word in _POSTPOSED or (word == "set" and low.startswith(" by", w.end()))):
+            break  # "the keyword found on …", "the sets available in …", "the record set by"
         words.append(word if word != "and" else ",")
         prev_end = w.end()
         if len(words) > _MAX_WORDS * 3:
             break
     return " ".join(words).replace(" ,", ",")
 
+
+#: Words after an item's noun that start its qualifier, as a participle does ("the keyword
+#: found on the card", "the sets available in Italian", "the cards belong to deck a").
+_POSTPOSED = frozenset({"found", "available", "belong", "belongs", "known", "seen", "otherwise"})
 
 #: After "order": a noun it qualifies ("order date", "order total"), no "order by".
 _ORDER_NOUN = re.compile(
@@ -325,7 +331,9 @@ _SEGMENT_STOPS = lx._words(
 #: Words that lead a segment of the list without being part of its item.
 _SEGMENT_LEADS = lx._words("and also plus as well the their its his her a an each every both")
 #: Words after which a segment's item is qualified: an "and" past one of them is no split.
-_QUALIFIERS = lx._words("of for who whom whose that which where with in from by on at than between")
+_QUALIFIERS = lx._words(
+    "of for who whom whose that which where with in from by on at than between if unless"
+)
 _ENDS_LIST = _SEGMENT_STOPS - {"only"}
 #: A lead that opens the list inside a request's first segment ("… with their names, …").
 _WITH_THEIR = re.compile(r"\b(?:along\s+)?with\s+(?:their|its)\s+", re.IGNORECASE)

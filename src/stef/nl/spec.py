@@ -455,10 +455,10 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _FORMULA_MARK = re.compile(r"[<>*/+]")
 
 
-def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
+def _supersede(qf: Filter, e: TextAnalysis, values: frozenset[str]) -> Filter | None:
     """The question filter as the merged spec keeps it: None when Q_e restates it with more
     detail (a hint on its phrase, or the same value with a column), else with the column a
-    column-only hint gives it."""
+    column-only hint gives it, unless that column is one of the question's ``values``."""
     qtext = " ".join(qf.text.casefold().split())
     column = qf.column
     for mp in e.mappings:
@@ -477,8 +477,8 @@ def _supersede(qf: Filter, e: TextAnalysis) -> Filter | None:
             and all(_NUMBER.fullmatch(v) for v in qf.values)
         ):
             return None  # "grades 1 through 12 refers to `Enrollment (K-12)`": a name's number
-        if len(mp.columns) == 1 and column is None:
-            column = mp.columns[0]
+        if len(mp.columns) == 1 and column is None and mp.columns[0].casefold() not in values:
+            column = mp.columns[0]  # not a value the question states ("ANA", "LAM") as a column
     for ef in e.spec.filters:
         if ef.op != qf.op or ef.func != qf.func or len(ef.values) != len(qf.values):
             continue
@@ -514,7 +514,8 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         for f in mp.filters
     }
     out = Spec()
-    kept = [f for f in (_supersede(qf, e) for qf in qs.filters) if f is not None]
+    values = frozenset(v for qf in qs.filters for v in qf.values)
+    kept = [f for f in (_supersede(qf, e, values) for qf in qs.filters) if f is not None]
     for f in [*kept, *(f for f in es.filters if f not in glossary)]:
         if f not in out.filters:
             out.filters.append(f)
