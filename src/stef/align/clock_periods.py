@@ -440,6 +440,14 @@ def _duration_days(m: re.Match[str]) -> float | None:
     return float(count) * per if count is not None and per is not None else None
 
 
+def check_periods(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
+    """The periods relative to now: as long as asked (:func:`check_relative_periods`), and
+    not kept as its own rows where the question negates one (:func:`check_negated_periods`).
+    """
+    check_relative_periods(nl, sql, out)
+    check_negated_periods(sql, out, question)
+
+
 def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> None:
     """A period relative to now that the question negates ("customers who have not ordered
     in the last 90 days") kept by the SQL as its own rows: a bound reaching back that far

@@ -45,8 +45,7 @@ from stef.align.answers import (
 )
 from stef.align.attributes import check_filter_columns
 from stef.align.clock_periods import (
-    check_negated_periods,
-    check_relative_periods,
+    check_periods,
     clock_answer,
     open_past_period,
 )
@@ -102,6 +101,7 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
+from stef.align.shares import check_shares
 from stef.align.states import check_states, check_weekdays
 from stef.align.structure import check_structure
 from stef.findings import Finding, FindingCollector
@@ -298,9 +298,6 @@ def _benign_match(f: Filter, patterns: Iterable[Filter]) -> bool:
         if p.values == ("?",) or not p.values or set(p.values) == set(f.values):
             return True
     return False
-
-
-# --------------------------------------------------------------------------- alignment
 
 
 def align_filters(
@@ -752,8 +749,7 @@ def align(
     matched_required = sum(1 for a, _ in matched if a in required)
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
-    check_relative_periods(nl, sql, out)
-    check_negated_periods(sql, out, question)
+    check_periods(nl, sql, out, question)
     check_aggregations(nl, sql, out, enriched_question, text)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r, enriched_question, question)
@@ -768,6 +764,7 @@ def align(
     check_states(sql, out, question, enriched_question)
     check_filter_columns(sql, out, question, enriched_question)
     check_conjunctions(nl, sql, out, question, enriched_question)
+    check_shares(nl, sql, out, question, enriched_question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)
     check_structure(sql, out, question)
