@@ -99,7 +99,9 @@ def check_requests(
         if listed:
             words, head = listed, listed[-1]  # "the most common cloud covers": the covers
         elif item.is_aggregate:
-            if not computed and not _computed_answered(item, words, sql, names, ranked, enriched):
+            if not computed and not _computed_answered(
+                item, words, sql, names, ranked, enriched, question
+            ):
                 missing(item, "no output computes it")
             continue
         heads = [n for n in names if word_matches(head, n)]
@@ -144,6 +146,7 @@ def _computed_answered(
     names: Sequence[str],
     ranked: bool,
     enriched: str | None,
+    question: str = "",
 ) -> bool:
     """Is a computed item no output computes answered otherwise: by a ranking (an extreme),
     a carried or stored figure, an output a hint names, a stored column named for it, or a
@@ -151,6 +154,8 @@ def _computed_answered(
     extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
     if (ranked and extreme) or _carried(sql) or _stored(words, names):
         return True
+    if _stored_count(words, question, names, sql):
+        return True  # "the number of kids" as ``Kids``
     if _hinted_output(item, names, enriched, formulas=False):
         return True  # "A15 contains the number of crimes": the hint names the output
     if ranked and _named_output(words, names):
@@ -347,6 +352,33 @@ def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
         return False
     content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
     return bool(content) and all(any(word_matches(w, n) for n in names) for w in content)
+
+
+#: "the number of kids", "the amount of RAM": a figure named by what it counts.
+_COUNT_OF = re.compile(r"\b(?:number|amount|count)\s+of\s+(?:the\s+)?([a-z][a-z_-]+)")
+
+
+def _stored_count(words: Sequence[str], question: str, names: Sequence[str], sql: Spec) -> bool:
+    """Is "the number of X" a stored count: an output named for what it counts (``Kids``,
+    ``number_deaths``, ``room_count``), in a SQL that neither groups nor aggregates?
+
+    >>> _stored_count(["number"], "Find the number of kids in room 5.", ["kids"], Spec())
+    True
+    >>> _stored_count(["number"], "Find the number of kids in room 5.", ["kid_id"], Spec())
+    False
+    >>> _stored_count(["amount"], "the amount of donation", ["donator_name"], Spec())
+    False
+    """
+    if tuple(words) not in (("number",), ("amount",), ("count",)):
+        return False
+    if sql.group_by or sql.aggregations:
+        return False
+    nouns = [m.group(1) for m in _COUNT_OF.finditer(question.casefold())]
+    return any(
+        word_matches(n, name) and not (_id_like(name) or descriptive(name))
+        for n in nouns
+        for name in names
+    )
 
 
 def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
