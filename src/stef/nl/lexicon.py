@@ -234,7 +234,7 @@ QUESTION_FILLER_WORDS = (
     above below less more ascending descending alphabetical alphabetically order ordered
     sorted sort respectively percentage percentages percent ratio ratios proportion fraction
     share daily weekly monthly yearly annual annually quarterly hourly week weeks trend trends
-    whats whos hows doing come comes"""
+    whats whos hows doing come comes through second third mostly database data choose chose"""
     )
     | CONNECTIVES
     | REQUEST_VERBS
