@@ -59,11 +59,15 @@ def _hint_column_used(c: str, sql_cols: set[str], sql: Spec) -> bool:
     True
     >>> _hint_column_used("clients", set(), Spec(tables=["client"]))  # "customers refer to clients"
     True
+    >>> _hint_column_used("heropower", set(), Spec(tables=["hero_power"]))
+    True
     """
     if c in sql_cols or c in _HINT_PROSE or len(c) < 2:
         return True
-    if c in sql.literals or any(c == t or (len(c) >= 4 and c in t) for t in sql.tables):
-        return True
+    if c in sql.literals or any(
+        c in (t, canon_col(t)) or (len(c) >= 4 and c in t) for t in sql.tables
+    ):
+        return True  # "superpower refers to hero_power": the table
     if any(c == canon_col(lit) for lit in sql.literals):  # "TR001_10_11 is the bond id"
         return True
     if len(c) >= 5 and c.endswith("s") and any(c[:-1] == canon_col(t) for t in sql.tables):
