@@ -25,7 +25,7 @@ from functools import lru_cache
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.impossible import check_contradiction, check_like_cue
 from stef.align.join_keys import _id_like, check_keys
-from stef.align.matching import HINT_CLAUSE, canon_col, quoted_terms
+from stef.align.matching import HINT_CLAUSE, canon_col, float_value, quoted_terms
 from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
@@ -566,8 +566,8 @@ def check_negation(
     "… or not?"."""
     if not nl.flags.get("negation") or sql.flags.get("negation"):
         return
-    if any(f.op in SQL_NEGATING_OPS or _none_left(f) for f in sql.filters):
-        return  # "no answers" as answer_count = 0
+    if any(f.op in SQL_NEGATING_OPS or _none_left(f) for f in sql.filters) or _outside(sql):
+        return  # "no answers" as answer_count = 0; "isn't normal" as x < 29 OR x > 52
     if negation_defined(enriched) or (
         _OR_NOT.search(question.casefold()) and len(_NEGATION.findall(question.casefold())) == 1
     ):
@@ -580,6 +580,27 @@ def check_negation(
         None,
         "negation",
     )
+
+
+def _outside(sql: Spec) -> bool:
+    """Does the SQL keep the values outside a range (``hct < 29 OR hct > 52``): an upper
+    bound below a lower bound on one column, which only an OR lets both hold?
+
+    >>> lo, hi = Filter("hct", "<", ("29",)), Filter("hct", ">", ("52",))
+    >>> _outside(Spec(filters=[lo, hi])), _outside(Spec(filters=[Filter("hct", ">", ("29",))]))
+    (True, False)
+    """
+    below: dict[str, float] = {}
+    above: dict[str, float] = {}
+    for f in sql.filters:
+        v = float_value(f.values[0]) if len(f.values) == 1 and f.column else None
+        if v is None or f.column is None:
+            continue
+        if f.op in ("<", "<="):
+            below[f.column] = max(v, below.get(f.column, v))
+        elif f.op in (">", ">="):
+            above[f.column] = min(v, above.get(f.column, v))
+    return any(c in above and below[c] <= above[c] for c in below)
 
 
 def _owner_said(owner: tuple[str, ...] | list[str], name: str) -> bool:

@@ -585,7 +585,8 @@ NEGATED_CLAUSE = re.compile(
 #: What joins the values of one list: "exclude '139' and '250'".
 LIST_JOIN = re.compile(r"^\s*(?:,\s*)?(?:(?:and|or|nor)\s+)?$")
 NEGATION_ANY = re.compile(
-    r"\b(?:not|no|never|without|except|excluding|none|neither|nor|other\s+than|\w+n't)\b", re.I
+    r"\b(?:not|no(?!\.\s*(?:of\b|\d))|never|without|except|excluding|none|neither|nor"
+    r"|other\s+than|\w+n't)\b", re.I
 )
 
 # Dates ------------------------------------------------------------------------------------
