@@ -20,7 +20,6 @@ from stef.align.matching import (
     NEUTRAL_LITERALS,
     SIGNED_NUMBER,
     canon_col,
-    column_part,
     int_value,
     name_mentioned,
     occurs,
@@ -544,8 +543,10 @@ def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: s
         or (first is not None and first.direction == "desc" and sql.limit is not None),
         "year": any(f.func == "year" for f in sql.filters)
         or bool(funcs & {"year", "timetostr", "extract", "strftime"})
-        or any(_year_kept(f) for f in sql.filters)
-        or _year_ranked(enriched, sql),
+        or any(
+            f.op == "like" and any(_YEAR_PATTERN.fullmatch(v) for v in f.values)
+            for f in sql.filters
+        ),
         "subtract": "sub" in funcs,
         "divide": divides or average,
         "substr": bool(funcs & {"substring", "substr"}),
@@ -572,44 +573,6 @@ def check_hint_functions(nl: Spec, sql: Spec, out: FindingCollector, enriched: s
             None,
             "hint",
         )
-
-
-def _year_kept(f: Filter) -> bool:
-    """Does a SQL filter keep whole years, as a hint's ``YEAR(d)`` would: ``d LIKE '2011%'``,
-    a column named ``year``, dates on the first or last day of a year (``dob BETWEEN
-    '1971-01-01' AND '1985-12-31'``), an age in years (``DATE('now', '-60 years')``)?
-
-    >>> _year_kept(Filter("dob", "between", ("1971-01-01", "1985-12-31")))
-    True
-    >>> _year_kept(Filter("year", "=", ("2005",))), _year_kept(Filter("d", ">", ("2011-06-01",)))
-    (True, False)
-    """
-    if f.op == "like":
-        return any(_YEAR_PATTERN.fullmatch(v) for v in f.values)
-    if f.column is not None and column_part(f.column) == "year":
-        return True
-    return bool(f.values) and all(
-        (v[4:] in ("-01-01", "-12-31") and v[:4].isdigit()) or v.endswith(" years")
-        for v in f.values
-    )
-
-
-#: The column a hint takes the year of: ``year(dob)``, ``YEAR(T1.Birthday)``.
-_YEAR_OF = re.compile(r"\byear\s*\(\s*`?([\w.]+)", re.IGNORECASE)
-
-
-def _year_ranked(enriched: str, sql: Spec) -> bool:
-    """Does the SQL rank by the date whose year the hints take ("oldest refers to
-    MIN(year(dob))" as ``ORDER BY dob ASC LIMIT 1``)?
-
-    >>> from stef.spec import OrderKey
-    >>> _year_ranked("oldest refers to MIN(year(dob))", Spec(order_by=[OrderKey("dob")], limit=1))
-    True
-    """
-    if not sql.order_by or sql.limit is None:
-        return False
-    key = canon_col(column_part(sql.order_by[0].key))
-    return any(canon_col(column_part(m.group(1))) == key for m in _YEAR_OF.finditer(enriched))
 
 
 #: A hint's formula that divides a function's result by a number: ``AVG(consumption) / 12``.
