@@ -19,7 +19,7 @@ from stef.align.comparisons import (
     check_period_over_period,
 )
 from stef.align.key_counts import check_key_counts, counted_noun
-from stef.align.matching import canon_col, hinted_column, name_words
+from stef.align.matching import canon_col, column_part, hinted_column, name_words
 from stef.align.measured import check_measure_named
 from stef.align.measures import (
     check_distinct_counted,
@@ -336,6 +336,37 @@ def _read_columns(sql: Spec) -> Iterator[str]:
             yield f.column
 
 
+def _sums_counts(noun: str | None, sql: Spec) -> bool:
+    """Does the SQL sum a stored count of the noun ("the total number of comments" as
+    ``SUM(CommentCount)``)?
+
+    >>> _sums_counts("comments", Spec(aggregations=[Aggregation("sum", "commentcount")]))
+    True
+    >>> _sums_counts("comments", Spec(aggregations=[Aggregation("sum", "score")]))
+    False
+    >>> _sums_counts("rooms", Spec(aggregations=[Aggregation("sum", "t2.bathroom_count")]))
+    False
+    """
+    if not noun:
+        return False
+    stem = noun.casefold().rstrip("s")
+    if len(stem) < 3:
+        return False
+    for a in sql.aggregations:
+        if a.func != "sum":
+            continue
+        words = [w for w in column_part(a.arg).replace(" ", "_").split("_") if w]
+        if stem in {w.rstrip("s") for w in words} and _COUNT_NAME_WORDS.intersection(words):
+            return True  # comment_count
+        if any(w in (stem + c, stem + "s" + c) for w in words for c in _COUNT_WORDS_JOINED):
+            return True  # commentcount
+    return False
+
+
+#: Count words a lower-cased name runs into its noun (``commentcount``, ``viewcnt``).
+_COUNT_WORDS_JOINED = ("count", "cnt", "num", "total")
+
+
 def _check_count(
     na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector, *, listed: bool = False
 ) -> None:
@@ -360,7 +391,7 @@ def _check_count(
             stored,
             "aggregation",
         )
-    elif "sum" in aggs and (unit or sql.flags.get("case")):
+    elif "sum" in aggs and (unit or sql.flags.get("case") or _sums_counts(noun, sql)):
         out.add(
             "aggregation_equivalent",
             "info",
