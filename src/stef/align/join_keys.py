@@ -114,10 +114,19 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
     False
     >>> join_keys_related("id", "userid", ["posts", "badges"])
     False
+
+    A parent key refers to its own table's rows: ``posts.parentid = posttags.postid``.
+
+    >>> join_keys_related("parentid", "postid", ["posts", "posttags"])
+    True
     """
+    a, b = left.casefold(), right.casefold()
+    if (_parent_key(a) and _names_table(b, tables[0])) or (
+        _parent_key(b) and _names_table(a, tables[1])
+    ):
+        return True  # posts.parentid = posttags.postid: both are ids of posts
     if not keys_related(left, right):
         return False
-    a, b = left.casefold(), right.casefold()
     if a == b or not (_id_like(a) and _id_like(b)):
         return True
     own_a, own_b = _own_key(a, tables[0]), _own_key(b, tables[1])
@@ -131,6 +140,17 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
 
 
 _ID_SUFFIX = re.compile(r"_?id$")
+
+
+def _parent_key(column: str) -> bool:
+    """Is a lower-case column a reference to a parent row of its own table (``parentid``,
+    ``parent_id``)?"""
+    return column.startswith("parent") and _id_like(column)
+
+
+def _dated(column: str) -> bool:
+    """Does a lower-case column hold a date or a time (``creationdate``, ``created_at``)?"""
+    return "date" in column or "time" in column or column.endswith("_at")
 
 
 def _names_table(key: str, table: str) -> bool:
@@ -215,7 +235,11 @@ def check_keys(sql: Spec, out: FindingCollector) -> None:
                 text,
                 "structure",
             )
-        elif not join_keys_related(left, right, tables):
+        elif (
+            not join_keys_related(left, right, tables)
+            and all(t in sql.tables for t in tables)  # a derived table's columns are others'
+            and not (_dated(left.casefold()) and _dated(right.casefold()))  # dates, no keys
+        ):
             out.add(
                 "key_pair_mismatch",
                 "warning",
