@@ -346,6 +346,8 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
     False
     >>> _sums_counts("rooms", Spec(aggregations=[Aggregation("sum", "t2.bathroom_count")]))
     False
+    >>> _sums_counts("courses", Spec(aggregations=[Aggregation("sum", "course_number")]))
+    False
     """
     if not noun:
         return False
@@ -356,15 +358,18 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
         if a.func != "sum":
             continue
         words = [w for w in column_part(a.arg).replace(" ", "_").split("_") if w]
-        if stem in {w.rstrip("s") for w in words} and _COUNT_NAME_WORDS.intersection(words):
-            return True  # comment_count
+        at = [i for i, w in enumerate(words) if w.rstrip("s") == stem]
+        if at and any(w in _COUNT_NAME_WORDS for w in words[: at[0]]):
+            return True  # number_of_comments, num_comments
+        if at and any(w in _COUNT_WORDS_JOINED for w in words[at[0] + 1 :]):
+            return True  # comment_count, not course_number (a number that labels a course)
         if any(w in (stem + c, stem + "s" + c) for w in words for c in _COUNT_WORDS_JOINED):
             return True  # commentcount
     return False
 
 
-#: Count words a lower-cased name runs into its noun (``commentcount``, ``viewcnt``).
-_COUNT_WORDS_JOINED = ("count", "cnt", "num", "total")
+#: Count words a name writes after its noun (``commentcount``, ``view_cnt``).
+_COUNT_WORDS_JOINED = ("count", "cnt", "total")
 
 
 def _check_count(
