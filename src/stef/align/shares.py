@@ -6,8 +6,9 @@ and answers another share: ``share_whole_in_part``.
 
 The whole's words are the modifiers before the noun that follows "percentage of", when a
 relative clause or a verb ("who", "that", "were", "had" …) says what the part is; a
-modifier holds a SQL condition when a hint defines it ("female refers to Sex = 'F'") or
-the condition compares a column with it (``nationality = 'Japanese'``).
+modifier holds a SQL condition when a hint defines it ("female refers to Sex = 'F'"), the
+condition compares a column with it (``nationality = 'Japanese'``), or the column is named
+for the state it names (``sex`` or ``gender`` for "female", :data:`stef.nl.states.STATES`).
 
 >>> from stef.spec import Filter, Spec
 >>> out = FindingCollector()
@@ -24,8 +25,9 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import canon_col
+from stef.align.matching import canon_col, column_part
 from stef.findings import FindingCollector
+from stef.nl.states import STATES
 from stef.spec import Filter, Spec
 
 #: "the percentage of", "what proportion of all": the whole's noun phrase follows.
@@ -120,8 +122,9 @@ def _held_by(word: str, nl: Spec, sql: Spec, enriched: str) -> list[Filter]:
             canon_col(h.column or "") == canon_col(s.column) and h.values == s.values
             for h in hinted
         )
-        if by_hint or any(_holds(v, word) for v in s.values):
-            out.append(s)
+        stated = any(_holds(v, word) for v in s.values)
+        if by_hint or stated or any(stem in column_part(s.column) for stem in STATES.get(word, ())):
+            out.append(s)  # a hint's filter; the value itself; "female" as sex = 'F'
     return out
 
 
