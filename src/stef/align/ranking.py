@@ -91,7 +91,8 @@ def check_rank_by_count(sql: Spec, out: FindingCollector, question: str) -> None
 #: A question that ranks by how often something occurs: "the most common", "the most
 #: popular", "ascending by frequency".
 _FREQUENCY = re.compile(
-    r"\b(?:most|least)\s+(?:common(?:ly)?|popular|frequent(?:ly)?|often)\b|\bfrequency\b"
+    r"\b(?:most|least)\s+(?:common(?:ly)?|popular|frequent(?:ly)?|often|numerous|prevalent)\b"
+    r"|\bfrequency\b"
     # "the storm that affected the most regions", "the highest number of players"
     r"|\b(?:the\s+)(?:most|fewest)\s+(?P<n>[a-z]+s)\b"
     r"|\b(?:highest|largest|greatest|biggest|lowest|smallest|most|least|fewest)\s+(?:number|count)"
