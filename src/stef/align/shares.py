@@ -84,8 +84,8 @@ def whole_values(question: str) -> list[str]:
         return []
     found: list[str] = []
     for m in _ALL_OF.finditer(question):
-        end = _CLAUSE_END.search(question, m.end())
-        clause = question[m.end() : end.start() if end else m.end() + 120][:120]
+        end = _CLAUSE_END.search(question, m.end(), m.end() + 120)  # bounded: no rescans
+        clause = question[m.end() : end.start() if end else m.end() + 120]
         for v in _VALUE.finditer(clause):
             found.append((v.group(1) or v.group(2) or v.group(3)).casefold())
     return found
