@@ -107,8 +107,8 @@ def _hint_phrase(f: Filter, enriched: str) -> str:
 
 
 def _held_by(word: str, nl: Spec, sql: Spec, enriched: str) -> list[Filter]:
-    """The SQL conditions that hold a whole's modifier: the hint's filter for it, or a
-    condition comparing a column with it."""
+    """The SQL conditions that hold a whole's modifier: the hint's filter for it, a
+    condition comparing a column with it, or one on a column named for its state."""
     hinted = [
         f
         for f in nl.filters
