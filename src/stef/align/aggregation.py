@@ -357,7 +357,7 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
     for a in sql.aggregations:
         if a.func != "sum":
             continue
-        words = [w for w in column_part(a.arg).replace(" ", "_").split("_") if w]
+        words = name_words(column_part(a.arg))
         at = [i for i, w in enumerate(words) if w.rstrip("s") == stem]
         if at and any(w in _COUNT_NAME_WORDS for w in words[: at[0]]):
             return True  # number_of_comments, num_comments

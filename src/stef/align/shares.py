@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import canon_col, column_part
+from stef.align.matching import HINT_CLAUSE, canon_col, column_part
 from stef.findings import FindingCollector
 from stef.nl.states import STATES
 from stef.spec import Filter, Spec
@@ -98,7 +98,7 @@ def _hint_phrase(f: Filter, enriched: str) -> str:
     'female'
     """
     text = f.text.casefold()
-    for clause in enriched.split(";"):
+    for clause in HINT_CLAUSE.split(enriched):
         low = clause.casefold()
         if text and text in low:
             head = _DEFINES.split(low[: low.index(text)].strip(), maxsplit=1)[0]
