@@ -117,6 +117,17 @@ def test_join_keys_related_needs_an_own_key_or_a_shared_word_between_ids() -> No
     assert join_keys_related("owneruserid", "id", ["posts", "users"])
 
 
+def test_a_key_without_id_or_named_by_an_initial_links_to_its_references() -> None:
+    assert join_keys_related("manufacturer", "code", ["products", "manufacturers"])
+    assert join_keys_related("ssn", "patient", ["patient", "prescribes"])
+    assert join_keys_related("office_location", "fac_room_key", ["staff", "fac_rooms"])
+    assert join_keys_related("s_id", "id", ["advisor", "student"])
+    assert join_keys_related("aid", "albumid", ["albums", "tracklists"])
+    assert not join_keys_related("type", "link_to_event", ["event", "budget"])
+    assert not join_keys_related("school code", "sname", ["frpm", "satscores"])
+    assert not join_keys_related("uuid", "id", ["cards", "sets"])
+
+
 def test_an_own_key_links_only_to_a_key_that_names_its_table() -> None:
     assert not join_keys_related("client_id", "account_id", ["client", "loan"])
     assert not join_keys_related("account_id", "client_id", ["loan", "client"])

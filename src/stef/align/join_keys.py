@@ -125,21 +125,60 @@ def join_keys_related(left: str, right: str, tables: Sequence[str]) -> bool:
         _parent_key(b) and _names_table(a, tables[1])
     ):
         return True  # posts.parentid = posttags.postid: both are ids of posts
+    if _holds_code(a, tables[0], b) or _holds_code(b, tables[1], a):
+        return True  # products.manufacturer = manufacturers.code
     if not keys_related(left, right):
         return False
     if a == b or not (_id_like(a) and _id_like(b)):
         return True
-    own_a, own_b = _own_key(a, tables[0]), _own_key(b, tables[1])
+    own_a = _own_key(a, tables[0]) or _initials_key(a, tables[0])
+    own_b = _own_key(b, tables[1]) or _initials_key(b, tables[1])
     if not (own_a or own_b):
         return _share_a_word(a, b)
     return (
-        (own_a and _names_table(b, tables[0]))
-        or (own_b and _names_table(a, tables[1]))
+        (own_a and (_names_table(b, tables[0]) or _initials_key(b, tables[0])))
+        or (own_b and (_names_table(a, tables[1]) or _initials_key(a, tables[1])))
         or bool(_word_set(a) & _word_set(b))
     )
 
 
 _ID_SUFFIX = re.compile(r"_?id$")
+#: Endings of a table's own key that has no "id" (``code``, ``ssn``, ``fac_room_key``).
+_KEY_ENDINGS = ("key", "code", "ssn", "number")
+
+
+def _holds_code(key: str, table: str, other: str) -> bool:
+    """Is lower-case ``key`` its table's own key without "id" (``code``, ``ssn``,
+    ``airportcode`` in ``airports``), and ``other`` a column that may hold it (no key, no
+    name: ``manufacturer``, ``office_location``)?
+
+    >>> _holds_code("code", "manufacturers", "manufacturer")
+    True
+    >>> _holds_code("breed_code", "dogs", "owner"), _holds_code("code", "genre", "g_name")
+    (False, False)
+    """
+    if not key.endswith(_KEY_ENDINGS) or _id_like(other) or other.endswith(_KEY_ENDINGS):
+        return False
+    if descriptive(other):
+        return False
+    end = next(e for e in _KEY_ENDINGS if key.endswith(e))
+    stem = NAME_WORDS.sub("", key[: -len(end)])
+    name = NAME_WORDS.sub("", table.casefold())
+    return not stem or (len(stem) >= 3 and (stem in name or singular(name) in stem))
+
+
+def _initials_key(column: str, table: str) -> bool:
+    """Is a lower-case id its table's own key by the table's initial (``aid`` in
+    ``albums``, ``s_id`` for ``student``)?
+
+    >>> _initials_key("aid", "albums"), _initials_key("i_id", "instructor")
+    (True, True)
+    >>> _initials_key("uuid", "users")
+    False
+    """
+    stem = NAME_WORDS.sub("", _ID_SUFFIX.sub("", column))
+    initials = "".join(w[0] for w in NAME_WORDS.split(table.casefold()) if w)
+    return 0 < len(stem) <= 2 and stem == initials[: len(stem)]
 
 
 def _parent_key(column: str) -> bool:
