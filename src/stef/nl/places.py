@@ -144,7 +144,7 @@ def stated_place(values: tuple[str, ...], text: str) -> str | None:
     """
     low = text.casefold()
     for value in values:
-        if len(value) < 4 or (value not in _place_names() and value not in _city_names()):
+        if len(value) < 4 or not _names_place(value):
             continue
         i = low.find(value)
         while i >= 0:
@@ -152,6 +152,22 @@ def stated_place(values: tuple[str, ...], text: str) -> str | None:
                 return value
             i = low.find(value, i + 1)
     return None
+
+
+#: Nouns after a place's name that say what kind of place it is ("Los Angeles County").
+_PLACE_NOUNS = ("county", "city", "state", "province")
+
+
+def _names_place(value: str) -> bool:
+    """Does a case-folded value name a country, a region or a large city, alone or before
+    the noun of its kind ("los angeles county", "new york city")?
+
+    >>> _names_place("los angeles county"), _names_place("texas"), _names_place("alameda county")
+    (True, True, False)
+    """
+    stem, _, noun = value.rpartition(" ")
+    names = (value, stem) if noun in _PLACE_NOUNS and len(stem) >= 4 else (value,)
+    return any(n in _place_names() or n in _city_names() for n in names)
 
 
 #: The fewest people a city has for its name to be read as a place to filter on ("users in
