@@ -415,7 +415,8 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
     case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'.
     Also string literals spaced otherwise than the question or its hints write them
     (``'Rochester , NY'`` for "Rochester, NY", a tokenizer's habit): no stored value reads
-    so, and string comparison is exact."""
+    so, and string comparison is exact; and dates in another form (:func:`check_date_forms`)."""
+    check_date_forms(sql, out, enriched)
     raw = f"{question} {enriched or ''}"
     folded = raw.casefold()
     for s in sql.flags.get("string_literals") or ():
@@ -445,6 +446,42 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
                 s,
                 "literal",
             )
+
+
+#: A date literal written with dashes ("2013-09", "2013-09-01"): year and month.
+_DASHED_DATE = re.compile(r"((?:19|20)\d\d)-(\d\d)(?:-\d\d)?")
+#: A month a hint writes as bare digits, year then month ("201309", "'201309'").
+_DIGIT_MONTH = re.compile(r"(?<![\w.-])((?:19|20)\d\d(?:0[1-9]|1[0-2]))(?![\w.-])")
+
+
+def check_date_forms(sql: Spec, out: FindingCollector, enriched: str | None) -> None:
+    """A date literal written with dashes (``'2013-09'``, ``LIKE '2013-06%'``) for a month
+    the hints write as bare digits ("September 2013 refers to date = '201309'"): the column
+    stores the hints' form, and comparing strings of another form matches nothing.
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(flags={"string_literals": ["2013-09"]})
+    >>> check_date_forms(sql, out, "September 2013 refers to yearmonth.date = '201309'")
+    >>> [(f.kind, f.message) for f in out.findings]  # doctest: +NORMALIZE_WHITESPACE
+    [('date_format_mismatch', "SQL literal '2013-09' writes with dashes the month the hints
+      write as 201309, the form the column stores; string comparison is exact")]
+    """
+    if not enriched or "-" in enriched or not _DIGIT_MONTH.search(enriched):
+        return  # a hint that writes dashes itself says nothing of the stored form
+    months = set(_DIGIT_MONTH.findall(enriched))
+    for s in sql.flags.get("string_literals") or ():
+        m = _DASHED_DATE.fullmatch(s.strip("%_ "))
+        if m is not None and (month := m.group(1) + m.group(2)) in months:
+            out.add(
+                "date_format_mismatch",
+                "error",
+                f"SQL literal {s!r} writes with dashes the month the hints write as {month},"
+                " the form the column stores; string comparison is exact",
+                month,
+                s,
+                "literal",
+            )
+            return
 
 
 def _quoted_otherwise(letter: str, raw: str) -> bool:
