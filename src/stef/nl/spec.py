@@ -479,6 +479,14 @@ def _supersede(qf: Filter, e: TextAnalysis, values: frozenset[str]) -> Filter | 
             return None  # "grades 1 through 12 refers to `Enrollment (K-12)`": a name's number
         if len(mp.columns) == 1 and column is None and mp.columns[0].casefold() not in values:
             column = mp.columns[0]  # not a value the question states ("ANA", "LAM") as a column
+    if _restating(qf, e, column) is not None:
+        return None
+    return replace(qf, column=column, cue=qf.cue if column is None else None)
+
+
+def _restating(qf: Filter, e: TextAnalysis, column: str | None) -> Filter | None:
+    """The filter of Q_e that restates question filter ``qf`` (same operator, function and
+    values, with a column, or the very values), if any."""
     for ef in e.spec.filters:
         if ef.op != qf.op or ef.func != qf.func or len(ef.values) != len(qf.values):
             continue
@@ -487,8 +495,8 @@ def _supersede(qf: Filter, e: TextAnalysis, values: frozenset[str]) -> Filter | 
         ):
             continue
         if ef.column is not None or ef.values == qf.values:
-            return None
-    return replace(qf, column=column, cue=qf.cue if column is None else None)
+            return ef
+    return None
 
 
 def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
@@ -513,6 +521,9 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         )
         for f in mp.filters
     }
+    # a hint's filter the question restates ("no more than 2" beside a formula's
+    # "AnswerCount <= 2") is asked, whatever the phrase its hint defines
+    glossary -= {ef for qf in qs.filters if (ef := _restating(qf, e, qf.column)) is not None}
     out = Spec()
     values = frozenset(v for qf in qs.filters for v in qf.values)
     kept = [f for f in (_supersede(qf, e, values) for qf in qs.filters) if f is not None]
