@@ -49,7 +49,8 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
     - a date column equal to a bare year or year-month (``date = '2008'``) — a stored date
       never equals part of itself — or ranged against a bare number (``dob > 1980``),
       which compares a date string with a number; the year must be taken out
-      (``strftime('%Y', date)``);
+      (``strftime('%Y', date)``); or a range of a date ending at a year or a month
+      (``date BETWEEN '2008-08' AND '2008-10'``), which leaves out that month's days;
     - a name or title compared by size with a number (``name > 5``);
     - a date part taken of a column whose name says no date (``strftime('%Y', frequency)``).
 
@@ -57,8 +58,9 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
     >>> out = FindingCollector()
     >>> check_value_formats(Spec(filters=[Filter("birth_date", "=", ("1920",))]), out)
     >>> check_value_formats(Spec(filters=[Filter("name", ">", ("5",), "name > 5")]), out)
+    >>> check_value_formats(Spec(filters=[Filter("date", "between", ("2008-08", "2008-10"))]), out)
     >>> [f.kind for f in out.findings]
-    ['date_compared_to_year', 'name_compared_to_number']
+    ['date_compared_to_year', 'name_compared_to_number', 'date_compared_to_year']
     """
     for f in sql.filters:
         if (
@@ -78,7 +80,8 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
         if f.func or not f.column or f.clause == "join" or not f.values:
             continue
         words = NAME_WORDS.sub(" ", f.column.casefold())
-        if _DATE_NAME.search(words) and any(
+        dated = _DATE_NAME.search(words) is not None
+        if dated and any(
             _PARTIAL_DATE.fullmatch(v)
             and (f.op in ("=", "in") or (f.op in _MAGNITUDE_OPS and _unquoted(v, f.text)))
             for v in f.values
@@ -87,6 +90,16 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
                 "date_compared_to_year",
                 "error",
                 f"{f.text!r} compares a date with a bare year; no date matches it as meant",
+                None,
+                f.text,
+                "value_format",
+            )
+        elif dated and f.op in ("<=", "between") and _PARTIAL_DATE.fullmatch(f.values[-1]):
+            out.add(  # date BETWEEN '2008-08' AND '2008-10': '2008-10-15' sorts after '2008-10'
+                "date_compared_to_year",
+                "error",
+                f"{f.text!r} ends at a bare year or month; the stored dates within it sort"
+                " after it and are left out",
                 None,
                 f.text,
                 "value_format",
