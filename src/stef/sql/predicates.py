@@ -770,3 +770,27 @@ def repeated_condition(filters: list[Filter]) -> str | None:
             return f.text
         seen.add(key)
     return None
+
+
+def repeated_operand(ors: list[exp.Or], selects: list[exp.Select]) -> exp.Expr | None:
+    """The first condition an OR, or a join's ON, holds twice (``id = 121 OR id = 121``,
+    ``ON a.x = b.x AND a.x = b.x``): a slip that stands where another condition should be.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT c FROM t WHERE id = 121 OR id = 121")
+    >>> repeated_operand(list(q.find_all(exp.Or)), [q]).sql()
+    'id = 121'
+    """
+    groups: list[exp.Expr] = [o for o in ors if type(o.parent) is not _OR]
+    for sel in selects:
+        for join in sel.args.get("joins") or ():
+            if isinstance(on := join.args.get("on"), exp.And):
+                groups.append(on)
+    for node in groups:
+        seen: set[exp.Expr] = set()
+        for part in node.flatten():
+            if part in seen:
+                return part
+            seen.add(part)
+    return None
+

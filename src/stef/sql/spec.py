@@ -65,6 +65,7 @@ from stef.sql.predicates import (
     cached_value,
     or_precedence,
     repeated_condition,
+    repeated_operand,
 )
 from stef.sql.quantiles import percentile_fractions
 from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, truncated_share
@@ -480,7 +481,8 @@ class _Extractor:
             "identical_set_sides": bool(w.set_ops)
             and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
             "duplicate_projections": duplicates,
-            "duplicate_condition": self._duplicate,
+            "duplicate_condition": self._duplicate
+            or (tt.original(rep) if (rep := repeated_operand(w.ors, w.selects)) else None),
             "division": division,
             "case": w.case,
             "cast": w.cast,
