@@ -19,6 +19,7 @@ from stef.nl.words import (
     _parse_number,
     _prev_words,
     _sentence_span,
+    shared_target,
 )
 from stef.spec import Aggregation, OrderKey
 
@@ -260,6 +261,7 @@ def _step_superlatives(ctx: _Ctx) -> None:
         other = "asc" if base == "first" else "desc"
         direction = "desc" if word.startswith("most recent") else lx.SUPERLATIVES.get(base, other)
         target, tend = _noun_phrase(low, end, 3)
+        target = target or shared_target(low, end)  # "the maximum and minimum age"
         if target and _STATED_VALUE.match(low, tend):
             continue  # "whose highest grade is 12", "a maximum hand size of -1": a value
         key = _superlative_key(ctx, word, target)
@@ -404,8 +406,10 @@ def _step_aggregations(ctx: _Ctx) -> None:
                 spec.flags["distinct_counts"] = int(spec.flags.get("distinct_counts", 0)) + 1
         if target.startswith(("number of ", "count of ")):
             target = target.split(" of ", 1)[1]
+        shared = "" if target else shared_target(low, end)  # "the average and maximum salary"
+        target = target or shared
         arg = ctx.match_column(target)
-        text = " ".join(ctx.text[start : max(end, tend)].split())
+        text = " ".join(f"{ctx.text[start : max(end, tend)]} {shared}".split())
         if not any(
             a.func == func and a.arg == arg and a.distinct == distinct for a in spec.aggregations
         ):

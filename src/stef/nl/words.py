@@ -317,6 +317,31 @@ def _noun_phrase(low: str, start: int, max_words: int = 3) -> tuple[str, int]:
     return " ".join(words), end
 
 
+#: An aggregate word listed after another ("the maximum and minimum age", "the average,
+#: minimum, and maximum salary"): the list shares the noun phrase after its last word.
+_COORDINATED_AGG = re.compile(
+    r"(?:\s*,\s*(?:and\s+)?|\s+and\s+)(?:the\s+)?(?:average|mean|minimum|maximum|min|max"
+    r"|total|highest|lowest|largest|smallest)\b"
+)
+
+
+def shared_target(low: str, end: int, max_words: int = 3) -> str:
+    """The noun phrase an aggregate word ending at ``end`` shares with the aggregate words
+    listed right after it; "" when none follows.
+
+    >>> low = "what is the maximum and minimum age of students?"
+    >>> shared_target(low, low.index(" and")), shared_target(low, low.index(" of"))
+    ('age', '')
+    >>> low = "the average, minimum, and maximum salary"
+    >>> shared_target(low, low.index(","))
+    'salary'
+    """
+    pos = end
+    while (m := _COORDINATED_AGG.match(low, pos)) is not None:
+        pos = m.end()
+    return _noun_phrase(low, pos, max_words)[0] if pos != end else ""
+
+
 def _is_participle(word: str) -> bool:
     """``made``, ``published``, ``taught``: a verb form that ends a noun phrase."""
     regular = len(word) >= 5 and word.endswith("ed") and not word.endswith("eed")
