@@ -772,13 +772,16 @@ def repeated_condition(filters: list[Filter]) -> str | None:
     return None
 
 
-def repeated_operand(ors: list[exp.Or], selects: list[exp.Select]) -> exp.Expr | None:
-    """The first condition an OR, or a join's ON, holds twice (``id = 121 OR id = 121``,
-    ``ON a.x = b.x AND a.x = b.x``): a slip that stands where another condition should be.
+def repeated_operand(
+    ors: list[exp.Or], selects: list[exp.Select], tt: TreeText | None = None
+) -> str | None:
+    """The text (from ``tt`` where given) of the first condition an OR, or a join's ON,
+    holds twice (``id = 121 OR id = 121``, ``ON a.x = b.x AND a.x = b.x``): a slip that
+    stands where another condition should be.
 
     >>> import sqlglot
     >>> q = sqlglot.parse_one("SELECT c FROM t WHERE id = 121 OR id = 121")
-    >>> repeated_operand(list(q.find_all(exp.Or)), [q]).sql()
+    >>> repeated_operand(list(q.find_all(exp.Or)), [q])
     'id = 121'
     """
     groups: list[exp.Expr] = [o for o in ors if type(o.parent) is not _OR]
@@ -790,7 +793,7 @@ def repeated_operand(ors: list[exp.Or], selects: list[exp.Select]) -> exp.Expr |
         seen: set[exp.Expr] = set()
         for part in node.flatten():
             if part in seen:
-                return part
+                return tt.original(part) if tt is not None else part.sql()
             seen.add(part)
     return None
 

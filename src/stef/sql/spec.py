@@ -481,8 +481,7 @@ class _Extractor:
             "identical_set_sides": bool(w.set_ops)
             and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
             "duplicate_projections": duplicates,
-            "duplicate_condition": self._duplicate
-            or (tt.original(rep) if (rep := repeated_operand(w.ors, w.selects)) else None),
+            "duplicate_condition": self._duplicate or repeated_operand(w.ors, w.selects, tt),
             "division": division,
             "case": w.case,
             "cast": w.cast,
