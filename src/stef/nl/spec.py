@@ -477,8 +477,13 @@ def _supersede(qf: Filter, e: TextAnalysis, values: frozenset[str]) -> Filter | 
             and all(_NUMBER.fullmatch(v) for v in qf.values)
         ):
             return None  # "grades 1 through 12 refers to `Enrollment (K-12)`": a name's number
-        if len(mp.columns) == 1 and column is None and mp.columns[0].casefold() not in values:
-            column = mp.columns[0]  # not a value the question states ("ANA", "LAM") as a column
+        if (
+            len(mp.columns) == 1
+            and column is None
+            and mp.columns[0].casefold() not in values
+            and set(_NUMBER.findall(phrase)) <= set(_NUMBER.findall(qtext))
+        ):  # not a value the question states ("ANA", "LAM") as a column, nor a word of a
+            column = mp.columns[0]  # phrase whose own number is the condition ("SAT … 1500")
     if _restating(qf, e, column) is not None:
         return None
     return replace(qf, column=column, cue=qf.cue if column is None else None)
