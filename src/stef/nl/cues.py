@@ -254,6 +254,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             continue  # "first name", "the first half", "first-grade"
         if word == "top" and (not nxt or nxt.rstrip("%").isdigit() or nxt in lx.NUMBER_WORDS):
             continue
+        if word == "top" and prev and prev[-1] == "on":
+            continue  # "weeks on top", "on top of the list": a place, no ranking
         if word in {"first", "last", "latest", "earliest"} and any(
             w in _COMPARED_TO for w in _prev_words(low, start, 2)
         ):
