@@ -201,6 +201,8 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
                 continue  # "free or reduced price meals": one of two, not checkable
             if all(w in _RANK_ONLY or w in lx.SUPERLATIVES for w in content):
                 continue  # "the 25 best (scored comments)": a rank, no item
+            if all(len(w) > 5 and w.endswith("ally") for w in content):
+                continue  # "the alphabetically (ordered list)": a manner, no item
             text = " ".join(content)
             if text in seen:
                 continue
@@ -279,6 +281,8 @@ def _list_phrase(low: str, start: int) -> str:
             break
         if words and len(word) >= 4 and word.endswith("ed") and not word.endswith("eed"):
             break  # "the elements associated with …": a participle starts a qualifier
+        if 0 < len(words) < 4 and words[-1] != "," and _CLAUSE_START.match(low, w.start()):
+            break  # "the cities no customers live in", "the details containing the …"
         if words and (word in _POSTPOSED or (word == "set" and low.startswith(" by", w.end()))):
             break  # "the keyword found on …", "the sets available in …", "the record set by"
         words.append(word if word != "and" else ",")
@@ -287,6 +291,11 @@ def _list_phrase(low: str, start: int) -> str:
             break
     return " ".join(words).replace(" ,", ",")
 
+
+#: After an item's noun, a clause without "that": a determiner of another noun ("the city
+#: the store is in", "the cities no customers live in"), or a verb in -ing with its object
+#: ("the details containing the substring").
+_CLAUSE_START = re.compile(r"(?:the|a|an|no|[a-z]{3,}ing\s+(?:the|a|an))\s+(?!(?:and|or)\b)[a-z]")
 
 #: Words after an item's noun that start its qualifier, as a participle does ("the keyword
 #: found on the card", "the sets available in Italian", "the cards belong to deck a").
