@@ -348,6 +348,8 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
     False
     >>> _sums_counts("courses", Spec(aggregations=[Aggregation("sum", "course_number")]))
     False
+    >>> _sums_counts("followers", Spec(aggregations=[Aggregation("sum", "followers")]))
+    True
     """
     if not noun:
         return False
@@ -359,6 +361,8 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
             continue
         words = name_words(column_part(a.arg))
         at = [i for i, w in enumerate(words) if w.rstrip("s") == stem]
+        if at and len(words) == 1:
+            return True  # SUM(followers), SUM(beds): a column that is the noun's number
         if at and any(w in _COUNT_NAME_WORDS for w in words[: at[0]]):
             return True  # number_of_comments, num_comments
         if at and any(w in _COUNT_WORDS_JOINED for w in words[at[0] + 1 :]):
