@@ -6,10 +6,11 @@ column the WHERE clause pins to one value. Pure functions of the SQL spec.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from stef.align.matching import float_value
 from stef.findings import FindingCollector
-from stef.spec import Spec
+from stef.spec import Filter, Spec
 from stef.sql.predicates import DATE_LIKE_NAME
 
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
@@ -77,6 +78,16 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
                 f.text,
                 "value_format",
             )
+        if f.func in ("month", "day") and _unpadded(f, sql.flags.get("string_literals") or ()):
+            out.add(
+                "date_part_unpadded",
+                "error",
+                f"{f.text!r} compares strftime's two-digit {f.func} ('09') with one digit;"
+                " no row matches",
+                None,
+                f.text,
+                "value_format",
+            )
         if f.func or not f.column or f.clause == "join" or not f.values:
             continue
         words = NAME_WORDS.sub(" ", f.column.casefold())
@@ -120,6 +131,21 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
 
 
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _unpadded(f: Filter, written: Sequence[str]) -> bool:
+    """Does a filter on SQLite's ``strftime('%m' | '%d', …)`` (text, always two digits)
+    compare it with a string of one digit (``IN ('9', '10')``; ``written``: the SQL's string
+    literals as written, since a filter's values are normalised)?
+
+    >>> f = Filter("d", "in", ("9", "10"), "strftime('%m', d) IN ('9', '10')", func="month")
+    >>> _unpadded(f, ["9", "10"]), _unpadded(f, ["09", "10"])
+    (True, False)
+    """
+    one_digit = {v for v in written if len(v) == 1 and v.isdigit()}
+    if not one_digit or "strftime" not in f.text.casefold():
+        return False
+    return not one_digit.isdisjoint(f.values)
 
 
 def check_ranges(sql: Spec, out: FindingCollector) -> None:
