@@ -64,30 +64,8 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
     ['date_compared_to_year', 'name_compared_to_number', 'date_compared_to_year']
     """
     for f in sql.filters:
-        if (
-            f.func in _DATE_PARTS
-            and f.column
-            and _PLAIN_NAME.fullmatch(f.column)
-            and not DATE_LIKE_NAME.search(f.column.casefold())
-        ):
-            out.add(
-                "date_part_of_non_date",
-                "warning",
-                f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
-                None,
-                f.text,
-                "value_format",
-            )
-        if f.func in ("month", "day") and _unpadded(f, sql.flags.get("string_literals") or ()):
-            out.add(
-                "date_part_unpadded",
-                "error",
-                f"{f.text!r} compares strftime's two-digit {f.func} ('09') with one digit;"
-                " no row matches",
-                None,
-                f.text,
-                "value_format",
-            )
+        if f.func:
+            _check_date_part(f, sql, out)
         if f.func or not f.column or f.clause == "join" or not f.values:
             continue
         words = NAME_WORDS.sub(" ", f.column.casefold())
@@ -131,6 +109,35 @@ def check_value_formats(sql: Spec, out: FindingCollector) -> None:
 
 
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _check_date_part(f: Filter, sql: Spec, out: FindingCollector) -> None:
+    """A date part taken of a column whose name says no date (``date_part_of_non_date``), and
+    strftime's two-digit month or day compared with one digit (``date_part_unpadded``)."""
+    if (
+        f.func in _DATE_PARTS
+        and f.column
+        and _PLAIN_NAME.fullmatch(f.column)
+        and not DATE_LIKE_NAME.search(f.column.casefold())
+    ):
+        out.add(
+            "date_part_of_non_date",
+            "warning",
+            f"{f.text!r} takes the {f.func} of {f.column!r}, whose name says no date",
+            None,
+            f.text,
+            "value_format",
+        )
+    if f.func in ("month", "day") and _unpadded(f, sql.flags.get("string_literals") or ()):
+        out.add(
+            "date_part_unpadded",
+            "error",
+            f"{f.text!r} compares strftime's two-digit {f.func} ('09') with one digit;"
+            " no row matches",
+            None,
+            f.text,
+            "value_format",
+        )
 
 
 def _unpadded(f: Filter, written: Sequence[str]) -> bool:
