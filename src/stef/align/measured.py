@@ -299,6 +299,9 @@ def _other_measure(
         )
     if ranked and _ATTRIBUTE_KEYS.isdisjoint(words):
         return False
+    asked = {_STAT_KIND[w] for w in measure if w in _STAT_KIND}
+    if not ranked and asked and {_STAT_KIND[w] for w in words if w in _STAT_KIND} - asked:
+        return not _sql_says(measure, sql)  # "the max temperature" as min_visibility_miles
     if not ranked and sum(1 for w in words if len(w) >= 4 and w not in _UNITS) < 2:
         return False  # ``altitude_meters`` says one thing, in a unit
     return not _sql_says(measure, sql)
