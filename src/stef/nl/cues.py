@@ -271,9 +271,10 @@ def _step_superlatives(ctx: _Ctx) -> None:
         ctx.cue(text)
         if _value_form(low, start, word, target):
             func = "max" if direction == "desc" else "min"
-            agg = Aggregation(func, ctx.match_column(target), False, text)
-            if agg not in spec.aggregations:
-                spec.aggregations.append(agg)
+            for t, said in ((target, text), *_coordinated(low, tend, base)):
+                agg = Aggregation(func, ctx.match_column(t), False, said)
+                if agg not in spec.aggregations:
+                    spec.aggregations.append(agg)
             continue
         spec.flags["superlative"] = True
         if ctx.topk_index is None and not ordinal and _per_group(low, end):
@@ -384,6 +385,32 @@ _DISTINCT_AFTER = re.compile(
 )
 
 
+#: "the maximum price and score": a second noun after "and" that the aggregate word takes
+#: too (no article, no aggregate word of its own).
+_AND_NOUN = re.compile(r"\s+and\s+(?!(?:the|a|an|its|their|his|her|which|who|what|how)\b)(?=[a-z])")
+
+
+def _coordinated(low: str, end: int, word: str) -> list[tuple[str, str]]:
+    """(target, text) of a noun joined by "and" to an aggregate's target ending at ``end``,
+    which the aggregate ``word`` takes too: "the maximum price and score" asks for the
+    maximum score as well.
+
+    >>> low = "give the maximum price and score for wines"
+    >>> _coordinated(low, low.index(" and"), "maximum")
+    [('score', 'maximum score')]
+    >>> _coordinated("the maximum price and the name", 20, "maximum")
+    []
+    """
+    m = _AND_NOUN.match(low, end)
+    if m is None:
+        return []
+    target, _ = _noun_phrase(low, m.end(), 2)
+    first = target.split()[0] if target else ""
+    if not first or first in lx.AGGREGATE_WORDS or first in lx.SUPERLATIVES:
+        return []
+    return [(target, f"{word} {target}")]
+
+
 def _step_aggregations(ctx: _Ctx) -> None:
     """Aggregate cues (``how many``, ``number of``, ``total``, ``average`` …) → aggregations."""
     low, spec = ctx.low, ctx.spec
@@ -410,13 +437,23 @@ def _step_aggregations(ctx: _Ctx) -> None:
             target = target.split(" of ", 1)[1]
         shared = "" if target else shared_target(low, end)  # "the average and maximum salary"
         target = target or shared
-        arg = ctx.match_column(target)
         text = " ".join(f"{ctx.text[start : max(end, tend)]} {shared}".split())
+        word = " ".join(ctx.text[start:end].split())
+        also = (  # not "the sum of checking and savings balances": one sum of two
+            _coordinated(low, tend, word)
+            if func in ("sum", "avg") and target and not low[:end].endswith(" of")
+            and not low.startswith(" of ", end)
+            else []
+        )
+        arg = ctx.match_column(target)
         if not any(
             a.func == func and a.arg == arg and a.distinct == distinct for a in spec.aggregations
         ):
             spec.aggregations.append(Aggregation(func, arg, distinct, text))
-        ctx.cue(" ".join(ctx.text[start:end].split()))
+        for t, said in also:  # "the average price and score": the average score too
+            if not any(a.text == said for a in spec.aggregations):
+                spec.aggregations.append(Aggregation(func, ctx.match_column(t), distinct, said))
+        ctx.cue(word)
     if any(a.func == "count" for a in spec.aggregations):
         spec.flags["count_question"] = True
     if any(f in _ANSWER_FUNCS and _ANSWER_LEAD.fullmatch(low, 0, s) for s, _, f in found):
