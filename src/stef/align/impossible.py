@@ -37,11 +37,12 @@ _TEXT_NOUNS = (
     r"(?:names?|titles?|address(?:es)?|descriptions?|texts?|comments?|emails?|details?"
     r"|bod(?:y|ies)|notes?|locations?|messages?|summar(?:y|ies)|labels?)"
 )
-#: A value placed inside a text: "have 'Express' in their names", "with TN in the address";
+#: A value placed inside a text: "have 'Express' in their names", "with TN in the address",
+#: "has 'ROY' in part";
 #: a text noun that contains it: "a location that contains NY".
 _IN_TEXT = re.compile(
     r"\b(?:has|have|having|with|contains?)\s+(?P<v>'[^']{1,40}'|\"[^\"]{1,40}\"|\w[\w-]{0,20})"
-    rf"\s+(?:in|inside|within)\s+(?:their|its|the|his|her)\s+(?:[a-z]+\s+)?{_TEXT_NOUNS}\b"
+    rf"\s+(?:in|inside|within)\s+(?:(?:their|its|the|his|her)\s+(?:[a-z]+\s+)?{_TEXT_NOUNS}|part)\b"
     rf"|\b{_TEXT_NOUNS}\s+(?:that\s+|which\s+)?contain(?:s|ing)?\s+(?P<w>'[^']{{1,40}}'|\"[^\"]{{1,40}}\"|\w[\w-]{{0,20}})"
 )
 #: A question that asks for text containing something: "contains", and the stricter cues
