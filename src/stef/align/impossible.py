@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from stef.align.matching import float_value
 from stef.findings import FindingCollector
 from stef.spec import Spec
 
@@ -128,3 +129,53 @@ def check_contradiction(sql: Spec, out: FindingCollector) -> None:
         " AND ".join(pair),
         "filter_alignment",
     )
+
+
+def check_range_bounds(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A stated lower bound ("at least 200 feet") that the SQL writes only as the upper end
+    of a BETWEEN (``height BETWEEN 20 AND 200``), or a stated upper bound only as its lower
+    end: the range keeps the rows on the other side of it (``filter_wrong_operator``); said
+    once, not again where the filter alignment already calls that condition wrong.
+
+    >>> from stef.spec import Filter
+    >>> nl = Spec(filters=[Filter(None, ">=", ("200",), "at least 200", "question")])
+    >>> rng = Filter("height", "between", ("20", "200"), "height BETWEEN 20 AND 200")
+    >>> sql = Spec(filters=[rng])
+    >>> out = FindingCollector()
+    >>> check_range_bounds(nl, sql, out)
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    between = [  # an empty range (low above high) is empty_range's
+        f for f in sql.filters if f.op == "between" and len(f.values) == 2 and _ascending(f.values)
+    ]
+    if not between:
+        return
+    told = {f.sql for f in out.findings if f.kind == "filter_wrong_operator"}
+    for req in nl.filters:
+        if req.op not in (">", ">=", "<", "<=") or len(req.values) != 1 or req.clause != "question":
+            continue  # a bound the question states (a hint's "normal range" is a definition)
+        v, lower = req.values[0], req.op in (">", ">=")
+        if any(v in f.values for f in sql.filters if f.op != "between"):
+            continue  # the number is also compared on its own
+        for f in between:
+            if f.values[1 if lower else 0] == v and f.values[0 if lower else 1] != v:
+                if f.text in told:
+                    return
+                out.add(
+                    "filter_wrong_operator",
+                    "error",
+                    f"question asks {req.op} {v} ({req.text!r}); {f.text} "
+                    f"{'ends' if lower else 'starts'} at it, keeping the rows on the other side",
+                    req.text,
+                    f.text,
+                    "filter_alignment",
+                )
+                return
+
+
+def _ascending(values: tuple[str, ...]) -> bool:
+    """Are a BETWEEN's two bounds numbers, low then high?"""
+    low, high = (float_value(v) for v in values)
+    return low is not None and high is not None and low <= high
+

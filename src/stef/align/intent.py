@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
-from stef.align.impossible import check_contradiction, check_like_cue
+from stef.align.impossible import check_contradiction, check_like_cue, check_range_bounds
 from stef.align.join_keys import _id_like, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, float_value, quoted_terms
 from stef.align.measures import DEVIATIONS, VARIANCES
@@ -783,6 +783,7 @@ def check_intent(
     check_own_key_counts(sql, out)
     check_contradiction(sql, out)
     check_like_cue(question, sql, out)
+    check_range_bounds(nl, sql, out)
     check_keys(sql, out)
     check_tables(sql, out, mentioned)
     check_order_columns(sql, out, mentioned)
