@@ -24,6 +24,7 @@ from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
 from stef.spec import Aggregation, Spec
+from stef.sql.predicates import DATE_LIKE_NAME
 
 #: Measures named so broadly that any column may hold them: "the total amount", ``SUM(value)``.
 _GENERIC = lx._words(
@@ -422,3 +423,48 @@ def check_compared_measure(
                 "filter_alignment",
             )
             return
+
+
+#: Superlatives of time: "the most recent", "the latest", "the oldest" rank by a date.
+_TIME_RANK = re.compile(r"\b(?:recent(?:ly)?|latest|earliest|newest|oldest)\b")
+#: Key names that hold a time, an age or a sequence (an id may stand for the order of rows),
+#: or name the event whose time it is (``founded``, ``launch``, ``released``).
+_TIME_KEY = re.compile(
+    r"age|id$|seq|order|rank|version|number|no$|num$|found|launch|releas|publish|establish"
+    r"|buil[dt]|incorporat|debut|premier|hire"
+)
+
+
+def check_ranked_time(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """A ranking by time ("the race held most recently", "the latest order") that the SQL
+    sorts by a plain column whose name says no date, time, age or sequence (``ORDER BY lat
+    DESC``): ``order_key_mismatch``, a warning.
+
+    >>> from stef.spec import OrderKey
+    >>> nl = Spec(order_by=[OrderKey("date", "desc", False, "most recently")])
+    >>> out = FindingCollector()
+    >>> check_ranked_time(nl, Spec(order_by=[OrderKey("lat", "desc")]), out)
+    >>> check_ranked_time(nl, Spec(order_by=[OrderKey("race_date", "desc")]), out)
+    >>> [f.sql for f in out.findings]
+    ['lat']
+    """
+    if not nl.order_by or not sql.order_by or nl.order_by[0].key != "date":
+        return
+    asked, key = nl.order_by[0], sql.order_by[0]
+    if not _TIME_RANK.search(asked.text.casefold()) or key.is_aggregate:
+        return
+    column = key.key.rsplit(".", 1)[-1].casefold()
+    if not column.replace("_", "").isalnum() or DATE_LIKE_NAME.search(column):
+        return
+    if _TIME_KEY.search(column) or any(f.kind == "order_key_mismatch" for f in out.findings):
+        return
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question ranks by time ({asked.text!r}); the SQL sorts by {column}, whose name"
+        " says no date or time",
+        asked.text,
+        column,
+        "ordering",
+    )
+

@@ -10,7 +10,7 @@ import re
 from stef.align.aggregation import sql_aggs
 from stef.align.matching import HINT_CLAUSE, column_part, name_words
 from stef.align.matching import canon_col as canon
-from stef.align.measured import check_ranked_measure
+from stef.align.measured import check_ranked_measure, check_ranked_time
 from stef.align.ranking import check_rankings, check_second_key, check_sort_key
 from stef.align.stated_limits import limit_stated
 from stef.findings import FindingCollector
@@ -41,6 +41,7 @@ def check_order_limit(
     check_sort_key(nl, sql, out)
     check_second_key(nl, sql, out)
     check_ranked_measure(sql, out, question, hints)
+    check_ranked_time(nl, sql, out)
     check_rank_partition(sql, out, question)
     check_ranked_total(nl, sql, out, hints)
     aggs = sql_aggs(sql)
