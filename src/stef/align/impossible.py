@@ -29,7 +29,7 @@ from stef.spec import Spec
 #: value after it is a part of the text, never the whole value.
 _PART_CUE = re.compile(
     r"\b(?:contain(?:s|ed|ing)?|includ(?:e|es|ed|ing))\s+(?:the\s+|a\s+)?(?:words?|letters?|"
-    r"strings?|text|phrases?|substrings?|keywords?)\b|\b(?:with|having)\s+(?:the\s+|a\s+)?"
+    r"strings?|text|phrases?|substrings?|keywords?)\b|\b(?:with|having|ha(?:ve|s))\s+(?:the\s+|a\s+)?"
     r"(?:words?|letters?|substrings?|phrases?|keywords?)\b",
     re.I,
 )
