@@ -452,6 +452,7 @@ def _phrase_in(phrase: str, spaced: str) -> bool:
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_DISTINCT_WORD = re.compile(r"\bdistinct\b", re.I)
 _FORMULA_MARK = re.compile(r"[<>*/+]")
 
 
@@ -566,7 +567,11 @@ def merge_analyses(q: TextAnalysis, e: TextAnalysis) -> Spec:
         ]
         out.limit = qs.limit if qs.limit is not None else es.limit
         out.offset = qs.offset if qs.offset is not None else es.offset
-    out.distinct = qs.distinct or es.distinct
+    # "different" in a description's prose ("are different deleted users") asks for nothing;
+    # a restated question's does, and so does a hint that says "distinct"
+    out.distinct = qs.distinct or (
+        es.distinct and (e.style == "restatement" or _DISTINCT_WORD.search(e.text) is not None)
+    )
     out.columns = list(dict.fromkeys([*qs.columns, *es.columns]))
     out.literals = list(dict.fromkeys([*qs.literals, *es.literals]))
     out.formulas = list(dict.fromkeys([*qs.formulas, *es.formulas]))
