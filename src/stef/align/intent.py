@@ -695,6 +695,8 @@ def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) 
     """GROUP BY columns the question never names and no output shows (grouping by
     ``patient`` to find the nurse with the most appointments)."""
     shown = {c for p in sql.projections for c in p.columns}
+    if len(sql.group_by) > 1:  # beside other keys, a column held to one value splits nothing
+        shown |= {f.column or "" for f in sql.filters if f.op in ("=", "in") and len(f.values) == 1}
     for key in sql.group_by:
         if not _PLAIN_NAME.fullmatch(key) or key in shown or _id_like(key) or mentioned(key):
             continue
