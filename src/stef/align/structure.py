@@ -7,6 +7,7 @@ with ``=``.
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from typing import Any
 
 from stef.align.join_keys import _own_key as own_key
@@ -176,7 +177,8 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
         )
     _check_fanned_sums(flags, out)
     _check_unused_child(sql, out, question)
-    _check_aggregate_outputs(flags, out)
+    pinned = {f.column for f in sql.filters if f.op in ("=", "in") and len(f.values) == 1}
+    _check_aggregate_outputs(flags, out, pinned)
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)
     _check_integer_division(flags, out)
@@ -526,8 +528,11 @@ def _check_distinct_aliases(flags: dict[str, Any], out: FindingCollector) -> Non
             return
 
 
-def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> None:
-    """Outputs whose name says another aggregate, and bare columns beside an aggregate."""
+def _check_aggregate_outputs(
+    flags: dict[str, Any], out: FindingCollector, pinned: Container[str | None] = ()
+) -> None:
+    """Outputs whose name says another aggregate, and bare columns beside an aggregate; a
+    hidden grouping key that a WHERE holds to one value (``pinned``) repeats no label."""
     carried = set(flags.get("carried_aliases") or ())
     for alias, func, arg in flags.get("aggregate_aliases") or ():
         said = alias_functions(alias) if alias not in carried else frozenset()
@@ -557,7 +562,7 @@ def _check_aggregate_outputs(flags: dict[str, Any], out: FindingCollector) -> No
             None,
             "structure",
         )
-    hidden = flags.get("unshown_group_keys") or ()
+    hidden = [k for k in flags.get("unshown_group_keys") or () if k not in pinned]
     if hidden:
         out.add(
             "group_key_unshown",
