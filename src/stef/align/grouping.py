@@ -8,20 +8,12 @@ from __future__ import annotations
 import re
 
 from stef.align.formats import descriptive
-from stef.align.matching import canon_col
+from stef.align.matching import canon_col, pinned_columns
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.attributes import ATTRIBUTES
 from stef.rules import Rules
 from stef.spec import Spec
-
-
-def _pinned_columns(sql: Spec) -> set[str]:
-    return {
-        canon_col(f.column)
-        for f in sql.filters
-        if f.column and f.op == "=" and len(f.values) == 1 and f.clause in ("where", "join")
-    }
 
 
 def _one_total(sql: Spec) -> bool:
@@ -250,7 +242,7 @@ def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> 
     plain_proj |= {canon_col(p.expr) for p in sql.projections if not p.is_aggregate}
     plain_proj |= {canon_col(p.alias) for p in sql.projections if p.alias and not p.is_aggregate}
     mixes = any(p.is_aggregate for p in sql.projections) and bool(plain_proj)
-    pinned = _pinned_columns(sql)
+    pinned = pinned_columns(sql)
     benign = {canon_col(c) for c in rules.benign_group_by}
     ranks = bool(sql.order_by) and any(o.is_aggregate for o in sql.order_by)
     _check_asked_key_shown(nl_keys, sql, plain_proj, out)

@@ -178,4 +178,3 @@ def _ascending(values: tuple[str, ...]) -> bool:
     """Are a BETWEEN's two bounds numbers, low then high?"""
     low, high = (float_value(v) for v in values)
     return low is not None and high is not None and low <= high
-

@@ -25,7 +25,7 @@ from functools import lru_cache
 from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
 from stef.align.impossible import check_contradiction, check_like_cue, check_range_bounds
 from stef.align.join_keys import _id_like, check_keys
-from stef.align.matching import HINT_CLAUSE, canon_col, float_value, quoted_terms
+from stef.align.matching import HINT_CLAUSE, canon_col, float_value, pinned_columns, quoted_terms
 from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
@@ -695,10 +695,12 @@ def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) 
     """GROUP BY columns the question never names and no output shows (grouping by
     ``patient`` to find the nurse with the most appointments)."""
     shown = {c for p in sql.projections for c in p.columns}
-    if len(sql.group_by) > 1:  # beside other keys, a column held to one value splits nothing
-        shown |= {f.column or "" for f in sql.filters if f.op in ("=", "in") and len(f.values) == 1}
+    # beside other keys, a column held to one value splits nothing
+    pinned = pinned_columns(sql) if len(sql.group_by) > 1 else set()
     for key in sql.group_by:
         if not _PLAIN_NAME.fullmatch(key) or key in shown or _id_like(key) or mentioned(key):
+            continue
+        if canon_col(key) in pinned:
             continue
         out.add(
             "group_column_unexplained",

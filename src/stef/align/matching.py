@@ -151,6 +151,20 @@ def canon_col(name: str | None) -> str:
     return _canon_col_cached(name) if name else ""
 
 
+def pinned_columns(sql: Spec) -> set[str]:
+    """Columns (canonical) a WHERE or a join's ON holds equal to one value: a GROUP BY on one
+    splits nothing, and hidden it repeats no label.
+
+    >>> pinned_columns(Spec(filters=[Filter("tag_name", "=", ("android",), clause="where")]))
+    {'tagname'}
+    """
+    return {
+        canon_col(f.column)
+        for f in sql.filters
+        if f.column and f.op == "=" and len(f.values) == 1 and f.clause in ("where", "join")
+    }
+
+
 #: A year of the 20th or 21st century, written in full.
 CENTURY_YEAR = re.compile(r"(?:19|20)\d\d")
 

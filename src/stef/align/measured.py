@@ -467,4 +467,3 @@ def check_ranked_time(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         column,
         "ordering",
     )
-

@@ -11,7 +11,7 @@ from collections.abc import Container
 from typing import Any
 
 from stef.align.join_keys import _own_key as own_key
-from stef.align.matching import name_words, written_strings
+from stef.align.matching import canon_col, name_words, pinned_columns, written_strings
 from stef.findings import FindingCollector
 from stef.nl.lexicon import _words
 from stef.spec import Filter, Spec
@@ -177,8 +177,7 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
         )
     _check_fanned_sums(flags, out)
     _check_unused_child(sql, out, question)
-    pinned = {f.column for f in sql.filters if f.op in ("=", "in") and len(f.values) == 1}
-    _check_aggregate_outputs(flags, out, pinned)
+    _check_aggregate_outputs(flags, out, pinned_columns(sql))
     _check_branch_counts(flags, out)
     _check_label_sums(sql, out)
     _check_integer_division(flags, out)
@@ -529,10 +528,11 @@ def _check_distinct_aliases(flags: dict[str, Any], out: FindingCollector) -> Non
 
 
 def _check_aggregate_outputs(
-    flags: dict[str, Any], out: FindingCollector, pinned: Container[str | None] = ()
+    flags: dict[str, Any], out: FindingCollector, pinned: Container[str] = ()
 ) -> None:
     """Outputs whose name says another aggregate, and bare columns beside an aggregate; a
-    hidden grouping key that a WHERE holds to one value (``pinned``) repeats no label."""
+    hidden grouping key that a WHERE holds to one value (``pinned``, canonical names) repeats
+    no label."""
     carried = set(flags.get("carried_aliases") or ())
     for alias, func, arg in flags.get("aggregate_aliases") or ():
         said = alias_functions(alias) if alias not in carried else frozenset()
@@ -562,7 +562,7 @@ def _check_aggregate_outputs(
             None,
             "structure",
         )
-    hidden = [k for k in flags.get("unshown_group_keys") or () if k not in pinned]
+    hidden = [k for k in flags.get("unshown_group_keys") or () if canon_col(k) not in pinned]
     if hidden:
         out.add(
             "group_key_unshown",

@@ -441,7 +441,7 @@ def _step_aggregations(ctx: _Ctx) -> None:
         word = " ".join(ctx.text[start:end].split())
         also = (  # not "the sum of checking and savings balances": one sum of two
             _coordinated(low, tend, word)
-            if func in ("sum", "avg") and target and not low[:end].endswith(" of")
+            if func in ("sum", "avg") and target and not low.endswith(" of", 0, end)
             and not low.startswith(" of ", end)
             else []
         )

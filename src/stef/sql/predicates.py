@@ -796,4 +796,3 @@ def repeated_operand(
                 return tt.original(part) if tt is not None else part.sql()
             seen.add(part)
     return None
-
