@@ -634,11 +634,28 @@ def _labels_rows(word: str) -> bool:
     return w in _LABELS or (len(w) >= 5 and w.endswith("id") and w not in _NOT_IDS)
 
 
+#: Words that end in "date" and name no date.
+_NOT_DATES = frozenset({"candidate", "validate", "consolidate", "accommodate", "liquidate"})
+
+
+def _names_date(word: str) -> bool:
+    """Does a column's last word name a calendar date (``start_date``, ``creationdate``)?
+
+    >>> [_names_date(w) for w in ("date", "creationdate", "candidate", "update", "days")]
+    [True, True, False, False, False]
+    """
+    w = word.casefold()
+    return w in ("date", "datetime", "timestamp", "birthday") or (
+        len(w) >= 8 and w.endswith("date") and w not in _NOT_DATES
+    )
+
+
 def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
     """A SUM or AVG over a column that labels rows (``SUM(DISTINCT full_name)``,
     ``AVG(mit_id)``, ``SUM(owneruserid)``): labels are counted, not added up. Otherwise a
     SUM or AVG of DISTINCT values (``SUM(DISTINCT amount)``): equal values of different
-    rows count once, so two orders of 10 add up to 10 (``aggregate_of_distinct``)."""
+    rows count once, so two orders of 10 add up to 10 (``aggregate_of_distinct``). A SUM or
+    AVG over a date (``AVG(start_date)``) adds up no amount (``aggregate_of_date``)."""
     keys = set(sql.flags.get("join_keys") or ())
     for a in (*sql.aggregations, *sql.window_aggregations):
         words = name_words(a.arg or "")
@@ -649,6 +666,18 @@ def _check_label_sums(sql: Spec, out: FindingCollector) -> None:
                 "aggregate_of_label",
                 "warning",
                 f"{a.func.upper()} adds up {a.arg!r}, a column that labels rows",
+                None,
+                a.text,
+                "structure",
+            )
+            return
+        column = bare and not any(map((a.arg or "").__contains__, " +-*/|"))
+        if a.func in ("sum", "avg") and column and words and _names_date(words[-1]):
+            out.add(
+                "aggregate_of_date",
+                "error",
+                f"{a.func.upper()} adds up {a.arg!r}, a date: dates are compared, counted or"
+                " subtracted, not added up",
                 None,
                 a.text,
                 "structure",
