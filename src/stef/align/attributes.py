@@ -19,6 +19,7 @@ import re
 
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
+from stef.align.routes import check_route_ends
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_nouns, attribute_values
 from stef.nl.request import requested_items
@@ -83,10 +84,12 @@ def check_filter_columns(
     """What the SQL filters on, against what the question names: values nothing holds
     (:func:`check_attribute_values`), values on another attribute's column
     (:func:`check_attribute_columns`), a stated comparison on a column named for another
-    measure (:func:`stef.align.measured.check_compared_measure`)."""
+    measure (:func:`stef.align.measured.check_compared_measure`), a route's end on the
+    column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
     check_attribute_columns(sql, out, question)
     check_compared_measure(sql, out, question, hints)
+    check_route_ends(sql, out, question)
 
 
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:
