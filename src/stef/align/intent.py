@@ -30,7 +30,15 @@ from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
 from stef.align.numbered import check_numbered_attributes
-from stef.align.output_names import attribute_named, attribute_word, output_names, word_matches
+from stef.align.output_names import (
+    attribute_named,
+    attribute_word,
+    named_output,
+    output_names,
+    stored_output,
+    stored_statistic,
+    word_matches,
+)
 from stef.align.rows import (
     check_counted_rows,
     check_grouped_counts,
@@ -42,7 +50,6 @@ from stef.align.subject import check_subject
 from stef.align.terms import _Vocabulary, check_question_terms, question_words
 from stef.findings import FindingCollector
 from stef.nl.lexicon import (
-    AGGREGATE_WORDS,
     MEASURE_NOUNS,
     REQUEST_GENERIC_HEADS,
     SUPERLATIVES,
@@ -152,13 +159,13 @@ def _computed_answered(
     a carried or stored figure, an output a hint names, a stored column named for it, or a
     name that is itself the answer ("the most popular name")?"""
     extreme = any(w in SUPERLATIVES or w in ("top", "bottom") for w in words)
-    if (ranked and extreme) or _carried(sql) or _stored(words, names):
+    if (ranked and extreme) or _carried(sql) or stored_output(words, names):
         return True
-    if _stored_count(words, question, names, sql):
-        return True  # "the number of kids" as ``Kids``
+    if _stored_count(words, question, names, sql) or stored_statistic(words, names):
+        return True  # "the number of kids" as ``Kids``, "the average price" as ``avg_price``
     if _hinted_output(item, names, enriched, formulas=False):
         return True  # "A15 contains the number of crimes": the hint names the output
-    if ranked and _named_output(words, names):
+    if ranked and named_output(words, names):
         return True  # "mean temperature" as a stored mean_temperature_f
     return extreme and any(word_matches(w, n) for w in words for n in names)
 
@@ -332,28 +339,6 @@ def check_enumeration(question: str, sql: Spec, out: FindingCollector) -> None:
         )
 
 
-#: Words that ask for a computation whatever they qualify ("total amount", "average rate");
-#: "number" and "count" after a qualifier may be a stored attribute ("phone number", "view
-#: count").
-_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no", "count"}
-_STORED_HEADS = frozenset({"number", "count"})
-
-
-def _stored(words: Sequence[str], names: Sequence[str]) -> bool:
-    """Is a computed-sounding item the name of a stored output ("defensive work rate" →
-    ``defensive_work_rate``, "phone number" → ``phone``, "amount" → ``amount``)?
-
-    >>> _stored(["phone", "number"], ["phone"]), _stored(["total", "amount"], ["amount"])
-    (True, False)
-    >>> _stored(["number"], ["views"]), _stored(["view", "count"], ["views"])
-    (False, True)
-    """
-    if any(w in _COMPUTING_WORDS for w in words):
-        return False
-    content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
-    return bool(content) and all(any(word_matches(w, n) for n in names) for w in content)
-
-
 #: "the number of kids", "the amount of RAM": a figure named by what it counts.
 _COUNT_OF = re.compile(r"\b(?:number|amount|count)\s+of\s+(?:the\s+)?([a-z][a-z_-]+)")
 
@@ -379,19 +364,6 @@ def _stored_count(words: Sequence[str], question: str, names: Sequence[str], sql
         for n in nouns
         for name in names
     )
-
-
-def _named_output(words: Sequence[str], names: Sequence[str]) -> bool:
-    """Does one output's name hold every content word of an item, its computing word too
-    ("mean temperature" as ``mean_temperature_f``)?
-
-    >>> _named_output(["mean", "temperature"], ["mean_temperature_f"])
-    True
-    >>> _named_output(["mean", "humidity"], ["mean_temperature_f", "mean_dew_point_f"])
-    False
-    """
-    content = [w for w in words if len(w) >= 3]
-    return bool(content) and any(all(word_matches(w, n) for w in content) for n in names)
 
 
 def _table_rows(words: Sequence[str], head: str, names: Sequence[str], sql: Spec) -> bool:

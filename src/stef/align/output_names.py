@@ -2,8 +2,10 @@
 
 A request item ("the store name", "their ids") is answered by an output whose name holds
 its word (:func:`word_matches`); :func:`output_names` lists the names a SQL's outputs answer
-to and the outputs it computes. Shared by the request checks of :mod:`stef.align.intent`
-and the listed-rows check of :mod:`stef.align.subject`.
+to and the outputs it computes; :func:`stored_output`, :func:`stored_statistic` and
+:func:`named_output` say when a plain output stores what a computed item asks for
+(``avg_price`` for "the average price"). Shared by the request checks of
+:mod:`stef.align.intent` and the listed-rows check of :mod:`stef.align.subject`.
 
 >>> from stef.spec import Projection, Spec
 >>> sql = Spec(projections=[Projection("store_name", columns=("store_name",))])
@@ -20,6 +22,7 @@ from functools import lru_cache
 
 from stef.align.join_keys import _words
 from stef.align.matching import column_part, letters_in_order
+from stef.nl.lexicon import AGGREGATE_WORDS
 from stef.nl.request import singular
 from stef.spec import Projection, Spec
 
@@ -145,3 +148,98 @@ def output_names(sql: Spec) -> tuple[list[str], list[Projection]]:
         if p.alias:
             names.append(p.alias)
     return names, computed
+
+
+#: Statistic words of a request item and the words a stored column of it is named with.
+_STATISTIC_NAMES: dict[str, tuple[str, ...]] = {
+    "average": ("average", "avg", "mean"), "avg": ("average", "avg", "mean"),
+    "mean": ("average", "avg", "mean"), "total": ("total", "tot", "sum"),
+    "sum": ("total", "tot", "sum"), "maximum": ("maximum", "max"), "max": ("maximum", "max"),
+    "minimum": ("minimum", "min"), "min": ("minimum", "min"),
+}  # fmt: skip
+
+
+def _parts_abbreviate(rest: str, words: Sequence[str]) -> bool:
+    """Is ``rest`` the run-together abbreviations of ``words``, in any order, two letters
+    or more each, or a word's first four (``scrwrite`` of writing and score)? At most two
+    words are tried."""
+    if len(words) == 1:
+        w = words[0]
+        if len(rest) >= 4 and rest[:4] == w[:4]:
+            return True  # ``write`` of writing
+        return len(rest) >= 2 and (w.startswith(rest) or letters_in_order(rest, w, 2))
+    if len(words) != 2 or len(rest) > 24:
+        return False
+    return any(
+        _parts_abbreviate(rest[:i], [a]) and _parts_abbreviate(rest[i:], [b])
+        for i in range(2, len(rest) - 1)
+        for a, b in (words, words[::-1])
+    )
+
+
+def stored_statistic(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Is a computed item ("the average price", "total revenue") an output that stores the
+    statistic under its name (``avg_price``, ``total_revenue``, ``avgscrwrite``), as a
+    summary table does? Every other word of the item must be in the name.
+
+    >>> stored_statistic(["average", "price"], ["category", "avg_price"])
+    True
+    >>> stored_statistic(["average", "writing", "score"], ["school", "avgscrwrite"])
+    True
+    >>> stored_statistic(["average", "price"], ["price"]), stored_statistic(["price"], ["avg"])
+    (False, False)
+    """
+    said = [_STATISTIC_NAMES[w] for w in words if w in _STATISTIC_NAMES]
+    content = [singular(w) for w in words if w not in _STATISTIC_NAMES and len(w) >= 3]
+    if len(said) != 1 or not content:
+        return False
+    for name in names:
+        parts = _words(name.casefold())
+        if len(parts) > 1:
+            if any(p in said[0] for p in parts) and all(
+                any(word_matches(w, p) for p in parts) for w in content
+            ):
+                return True
+            continue
+        low = parts[0] if parts else ""
+        stat = next((s for s in said[0] if low.startswith(s)), None)
+        if stat is not None and _parts_abbreviate(low[len(stat) :], content):
+            return True
+    return False
+
+
+#: Words that ask for a computation whatever they qualify ("total amount", "average rate");
+#: "number" and "count" after a qualifier may be a stored attribute ("phone number", "view
+#: count").
+_COMPUTING_WORDS = AGGREGATE_WORDS - {"number", "no", "count"}
+_STORED_HEADS = frozenset({"number", "count"})
+
+
+def stored_output(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Is a computed-sounding item the name of a stored output ("defensive work rate" →
+    ``defensive_work_rate``, "phone number" → ``phone``, "amount" → ``amount``)?
+
+    >>> stored_output(["phone", "number"], ["phone"])
+    True
+    >>> stored_output(["total", "amount"], ["amount"])
+    False
+    >>> stored_output(["number"], ["views"]), stored_output(["view", "count"], ["views"])
+    (False, True)
+    """
+    if any(w in _COMPUTING_WORDS for w in words):
+        return False
+    content = [w for w in words if len(w) >= 3 and w not in _STORED_HEADS]
+    return bool(content) and all(any(word_matches(w, n) for n in names) for w in content)
+
+
+def named_output(words: Sequence[str], names: Sequence[str]) -> bool:
+    """Does one output's name hold every content word of an item, its computing word too
+    ("mean temperature" as ``mean_temperature_f``)?
+
+    >>> named_output(["mean", "temperature"], ["mean_temperature_f"])
+    True
+    >>> named_output(["mean", "humidity"], ["mean_temperature_f", "mean_dew_point_f"])
+    False
+    """
+    content = [w for w in words if len(w) >= 3]
+    return bool(content) and any(all(word_matches(w, n) for w in content) for n in names)
