@@ -522,7 +522,8 @@ def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector
 
 
 def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
-    """MAX or MIN: used, answered by a sorted LIMIT, or turned the wrong way."""
+    """MAX or MIN: used, answered by a sorted LIMIT (of the query or of a subquery), or
+    turned the wrong way."""
     f = na.func
     first_order = sql.order_by[0] if sql.order_by else None
     want = "desc" if f == "max" else "asc"
@@ -558,6 +559,27 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
         )
     elif first_order is None and sql.flags.get("rank_cuts") and sql.flags.get("rank_windows"):
         _check_ranked_extreme(na, want, sql, out)
+    elif sql.limit is None and any(
+        r[0] == 1 and r[2] == want for r in sql.flags.get("inner_ranks") or ()
+    ):  # "the description of the most popular role": WHERE code = (SELECT … LIMIT 1)
+        out.add(
+            "superlative_via_order",
+            "info",
+            f"{f.upper()} answered with ORDER BY … {want.upper()} LIMIT 1 inside a subquery",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif sql.limit is None and first_order is None and (inner := _inner_cut(sql)) is not None:
+        out.add(
+            "order_direction_mismatch",
+            "error",
+            f"question asks for the {'highest' if f == 'max' else 'lowest'}; the subquery that"
+            f" keeps one row sorts {inner.upper()}",
+            na.text,
+            None,
+            "ordering",
+        )
     else:
         out.add(
             "aggregation_missing",
@@ -568,6 +590,12 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
+
+
+def _inner_cut(sql: Spec) -> str | None:
+    """The direction of the one subquery that sorts and keeps one row, if only one does."""
+    cuts = {r[2] for r in sql.flags.get("inner_ranks") or () if r[0] == 1}
+    return next(iter(cuts)) if len(cuts) == 1 else None
 
 
 def _ranked_other_way(func: str, sql: Spec) -> bool:
