@@ -22,7 +22,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from stef.align.formats import NAME_WORDS, check_ranges, check_value_formats, descriptive
+from stef.align.formats import (
+    _DATE_NAME,
+    NAME_WORDS,
+    check_ranges,
+    check_value_formats,
+    descriptive,
+)
 from stef.align.impossible import check_contradiction, check_like_cue, check_range_bounds
 from stef.align.join_keys import _id_like, check_keys
 from stef.align.matching import HINT_CLAUSE, canon_col, float_value, pinned_columns, quoted_terms
@@ -118,8 +124,8 @@ def check_requests(
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
             heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
-        if not heads and singular(head) in ("name", "title"):
-            heads = [n for n in names if not _id_like(n)]
+        if not heads and singular(head) in ("name", "title"):  # a date names nothing
+            heads = [n for n in names if not _id_like(n) and not _DATE_NAME.search(n.casefold())]
             if len(words) > 1 and not any(_owner_said(words[:-1], n) for n in names):
                 heads = []  # "the school's name" as ``phone, ext``: nothing names the school
         if not heads and _table_rows(words, head, names, sql):

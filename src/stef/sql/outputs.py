@@ -330,10 +330,12 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
     return out
 
 
-def ungrouped(sel: exp.Select) -> list[str]:
+def ungrouped(sel: exp.Select, literal: LiteralText | None = None) -> list[str]:
     """Columns a SELECT outputs bare beside an aggregate, with no GROUP BY: each row of
     the group is collapsed into one, so such a column's value is arbitrary (an error in
-    most engines; SQLite and MySQL return some row's value).
+    most engines; SQLite and MySQL return some row's value). Not a column a WHERE equality
+    holds to one value (``literal`` reads a literal's text, :func:`literal_reader`), nor
+    one beside a lone MIN or MAX.
 
     >>> import sqlglot
     >>> ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t"))
@@ -348,16 +350,18 @@ def ungrouped(sel: exp.Select) -> list[str]:
     """
     if sel.args.get("group") is not None:
         return []
-    aggregated, bare = False, []
+    aggregates, bare = [], []
     for e in sel.expressions:
         for node in preorder(e, _AGGREGATE_SCOPES):
             if isinstance(node, _AGGREGATING) and not isinstance(node.parent, _WINDOW):
-                aggregated = True  # an ordered-set aggregate or a FILTER reads its rows too
+                aggregates.append(node)  # an ordered-set aggregate or a FILTER reads its rows too
             elif type(node) is _COLUMN and not node.find_ancestor(*_AGGREGATE_SCOPES[1:]):
                 bare.append(node)
-    if not aggregated or not bare:
+    if not aggregates or not bare:
         return []
-    pinned = _pinned_columns(sel)
+    if len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
+        return []  # SQLite and MySQL take the bare columns from the extreme's row
+    pinned = _pinned_columns(sel, literal)
     tables = source_tables(sel)
     keyed = {q for q, name in pinned if own_key(name, tables.get(q, ""))}
     return list(
@@ -382,11 +386,14 @@ def source_tables(sel: exp.Select) -> dict[str, str]:
     return out
 
 
-def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
+def _pinned_columns(
+    sel: exp.Select, literal: LiteralText | None = None
+) -> set[tuple[str, str]]:
     """(qualifier, column) of each WHERE equality with a literal: such a column has one
     value, and its source's own key pinned so picks one row of it (``m.molecule_id =
     'TR006'``: the molecule's label has one value beside a COUNT; :func:`own_key`). ``""``
-    qualifies the columns of a SELECT from one source only.
+    qualifies the columns of a SELECT from one source only. A scalar subquery that
+    aggregates (``= (SELECT MAX(year) FROM movie)``) is one value too.
 
     >>> import sqlglot
     >>> q = "SELECT COUNT(b.id), m.label FROM bond b JOIN molecule m ON b.mid = m.id"
@@ -397,8 +404,26 @@ def _pinned_columns(sel: exp.Select) -> set[tuple[str, str]]:
     if where is None:
         return set()
     joined = bool(sel.args.get("joins"))
-    found = _equalities(where, written_key, _literal_name)
+    read = literal or _literal_name
+
+    def one_value(node: exp.Expr) -> str | None:
+        text = read(node)
+        if text is None and type(node) is exp.Subquery and _one_aggregate(node.this):
+            return "(subquery)"
+        return text
+
+    found = _equalities(where, written_key, one_value)
     return {k for k, _, _ in found if k[0] or not joined}
+
+
+def _one_aggregate(query: exp.Expr) -> bool:
+    """Does ``query`` return one row: a SELECT of aggregates only, with no GROUP BY?"""
+    return (
+        isinstance(query, exp.Select)
+        and query.args.get("group") is None
+        and bool(query.expressions)
+        and all(_aggregated(e) for e in query.expressions)
+    )
 
 
 def written_key(col: exp.Column) -> tuple[str, str]:
@@ -574,6 +599,25 @@ def _equalities(
     return found
 
 
+def literal_reader(tt: TreeText) -> LiteralText:
+    """A literal's text as written (a double-quoted ``"CA"`` that SQLite reads as a string
+    too), or None for any other node."""
+
+    def string(node: exp.Expr) -> str | None:
+        info = tt.columns.get(id(node)) if isinstance(node, exp.Column) else None
+        if info is not None:
+            return info.string
+        if isinstance(node, exp.Literal) and node.is_string:
+            return tt.literal_value(node)
+        return None
+
+    def literal(node: exp.Expr) -> str | None:
+        text = string(node)
+        return text if text is not None or not isinstance(node, exp.Literal) else node.name
+
+    return literal
+
+
 def output_flags(
     sel: exp.Expr, tt: TreeText, ctes: Sequence[exp.CTE] | None = None
 ) -> dict[str, Any]:
@@ -602,18 +646,7 @@ def output_flags(
             return col.table.lower(), col.name.lower()
         return info.qualifier or "", info.raw
 
-    def string(node: exp.Expr) -> str | None:
-        info = tt.columns.get(id(node)) if isinstance(node, exp.Column) else None
-        if info is not None:
-            return info.string
-        if isinstance(node, exp.Literal) and node.is_string:
-            return tt.literal_value(node)
-        return None
-
-    def literal(node: exp.Expr) -> str | None:
-        text = string(node)
-        return text if text is not None or not isinstance(node, exp.Literal) else node.name
-
+    literal = literal_reader(tt)
     return {
         "unlabelled_groups": unlabelled_groups(sel),
         "aggregates_unshown": aggregates_unshown(sel),

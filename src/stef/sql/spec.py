@@ -44,6 +44,7 @@ from stef.sql.outputs import (
     aggregate_aliases,
     branch_aggregates,
     carried_aliases,
+    literal_reader,
     output_flags,
     rank_cuts,
     ungrouped,
@@ -259,7 +260,7 @@ class _Extractor:
             self._key_counts = self._counts_of_keys(w)
             fanned = fanned_sums(w.aggs)  # a SUM each: nearly every query has none
             self._ungrouped = (  # nothing aggregates: no column is collapsed
-                [c for sel in w.selects for c in ungrouped(sel)]
+                [c for sel in w.selects for c in ungrouped(sel, literal_reader(self.tt))]
                 if w.aggs or w.aggregate_clause
                 else []
             )
