@@ -192,6 +192,17 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
             " ".join(sql.set_operations).upper(),
             "structure",
         )
+    for operation, left, right in flags.get("unmatched_set_sides") or ():
+        out.add(
+            "set_operation_mismatch",
+            "error",
+            f"{operation.upper()} sets {left} against {right}: its two sides return different"
+            " things, so it compares values that cannot match",
+            None,
+            f"{left} {operation.upper()} {right}",
+            "structure",
+        )
+        break
     if flags.get("cartesian_join"):
         out.add(
             "cartesian_join",

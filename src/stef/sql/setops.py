@@ -1,0 +1,68 @@
+"""INTERSECT and EXCEPT whose two sides return different things: ``SELECT state … INTERSECT
+SELECT cname …`` keeps the states that are also college names (none, as a rule), and a
+``*`` beside one column does not even run. A UNION may list two things in one column on
+purpose ("reviewer names and movie titles in one list"), so it is not read.
+
+Two one-column sides differ when their names (alias or column) share no word of three
+letters or more, neither holds the other, and neither is an id (``id`` against ``stuid``
+compares keys of one entity under two names).
+
+>>> import sqlglot
+>>> q = "SELECT state FROM college INTERSECT SELECT cname FROM tryout"
+>>> unmatched_set_sides([sqlglot.parse_one(q)])
+[('intersect', 'state', 'cname')]
+>>> q = "SELECT name FROM dorm EXCEPT SELECT dorm_name FROM dorm_amenity"
+>>> unmatched_set_sides([sqlglot.parse_one(q)])
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+_WORD = re.compile(r"[a-z]{3,}")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _words(name: str) -> set[str]:
+    """Words of three letters or more of a column name (``CollegeName`` → college, name)."""
+    return set(_WORD.findall(_CAMEL.sub("_", name).casefold()))
+
+
+def _output(sel: exp.Select) -> str | None:
+    """The name of a one-output SELECT's output (``*`` for a star), else None."""
+    if len(sel.expressions) != 1:
+        return None
+    e = sel.expressions[0]
+    return "*" if e.is_star else e.alias_or_name
+
+
+def _differ(a: str, b: str) -> bool:
+    """Do two output names name different things (see the module doc)?"""
+    if "*" in (a, b):
+        return a != b
+    low_a, low_b = a.casefold(), b.casefold()
+    if not low_a or not low_b or low_a in low_b or low_b in low_a:
+        return False
+    if low_a.endswith("id") or low_b.endswith("id"):
+        return False
+    return not (_words(a) & _words(b))
+
+
+def unmatched_set_sides(set_ops: Sequence[exp.Expr]) -> list[tuple[str, str, str]]:
+    """``(operation, left output, right output)`` of each INTERSECT or EXCEPT of two
+    one-output SELECTs that return different things (see the module doc)."""
+    found: list[tuple[str, str, str]] = []
+    for op in set_ops:
+        if not isinstance(op, (exp.Intersect, exp.Except)):
+            continue
+        left, right = op.this, op.expression
+        if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
+            continue
+        a, b = _output(left), _output(right)
+        if a is not None and b is not None and _differ(a, b):
+            found.append((op.key, a, b))
+    return found
