@@ -183,26 +183,7 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
     _check_integer_division(flags, out)
     _check_or_precedence(flags, out)
     _check_compared_literals(sql, out, question)
-    if flags.get("identical_set_sides"):
-        out.add(
-            "set_operation_identical",
-            "error",
-            "both sides of the set operation are the same query",
-            None,
-            " ".join(sql.set_operations).upper(),
-            "structure",
-        )
-    for operation, left, right in flags.get("unmatched_set_sides") or ():
-        out.add(
-            "set_operation_mismatch",
-            "error",
-            f"{operation.upper()} sets {left} against {right}: its two sides return different"
-            " things, so it compares values that cannot match",
-            None,
-            f"{left} {operation.upper()} {right}",
-            "structure",
-        )
-        break
+    _check_set_operations(sql, out)
     if flags.get("cartesian_join"):
         out.add(
             "cartesian_join",
@@ -606,6 +587,32 @@ def _check_aggregate_outputs(
             bare[0],
             "structure",
         )
+
+
+def _check_set_operations(sql: Spec, out: FindingCollector) -> None:
+    """Both sides of a set operation the same query (``set_operation_identical``), or an
+    INTERSECT or EXCEPT of two sides that return different things
+    (``set_operation_mismatch``, :mod:`stef.sql.setops`)."""
+    if sql.flags.get("identical_set_sides"):
+        out.add(
+            "set_operation_identical",
+            "error",
+            "both sides of the set operation are the same query",
+            None,
+            " ".join(sql.set_operations).upper(),
+            "structure",
+        )
+    for operation, left, right in sql.flags.get("unmatched_set_sides") or ():
+        out.add(
+            "set_operation_mismatch",
+            "error",
+            f"{operation.upper()} sets {left} against {right}: its two sides return different"
+            " things, so it compares values that cannot match",
+            None,
+            f"{left} {operation.upper()} {right}",
+            "structure",
+        )
+        return
 
 
 #: Last words of a column that labels rows rather than measuring them.

@@ -1,4 +1,5 @@
-"""INTERSECT and EXCEPT whose two sides return different things: ``SELECT state … INTERSECT
+"""Set operations whose two sides are the same query (:func:`identical_set_sides`), and
+INTERSECT and EXCEPT whose two sides return different things: ``SELECT state … INTERSECT
 SELECT cname …`` keeps the states that are also college names (none, as a rule), and a
 ``*`` beside one column does not even run. A UNION may list two things in one column on
 purpose ("reviewer names and movie titles in one list"), so it is not read.
@@ -19,7 +20,7 @@ compares keys of one entity under two names).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 
@@ -50,6 +51,17 @@ def _differ(a: str, b: str) -> bool:
     if low_a.endswith("id") or low_b.endswith("id"):
         return False
     return not (_words(a) & _words(b))
+
+
+def identical_set_sides(set_ops: Sequence[exp.Expr], render: Callable[[exp.Expr], str]) -> bool:
+    """Are the two sides of a set operation the same query (as ``render`` writes them)?
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT a FROM t UNION SELECT a FROM t")
+    >>> identical_set_sides([q], lambda e: e.sql())
+    True
+    """
+    return any(render(s.this) == render(s.expression) for s in set_ops)
 
 
 def unmatched_set_sides(set_ops: Sequence[exp.Expr]) -> list[tuple[str, str, str]]:

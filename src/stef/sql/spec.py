@@ -70,7 +70,7 @@ from stef.sql.predicates import (
 )
 from stef.sql.quantiles import percentile_fractions
 from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, truncated_share
-from stef.sql.setops import unmatched_set_sides
+from stef.sql.setops import identical_set_sides, unmatched_set_sides
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
 from stef.sql.walk import Walk, contains, walk_tree
@@ -480,9 +480,8 @@ class _Extractor:
         return {
             "select_star": isinstance(eff, _SELECT) and any(map(is_star, eff.expressions)),
             "cartesian_join": cartesian,
-            "identical_set_sides": bool(w.set_ops)
-            and any(tt.render(s.this) == tt.render(s.expression) for s in w.set_ops),
-            "unmatched_set_sides": unmatched_set_sides(w.set_ops) if w.set_ops else [],
+            "identical_set_sides": identical_set_sides(w.set_ops, tt.render),
+            "unmatched_set_sides": unmatched_set_sides(w.set_ops),
             "duplicate_projections": duplicates,
             "duplicate_condition": self._duplicate or repeated_operand(w.ors, w.selects, tt),
             "division": division,
