@@ -408,6 +408,8 @@ def check_schema_linking(
 
 #: A space before closing punctuation or after an opening parenthesis.
 _LOOSE_SPACE = re.compile(r"\s+(?=[,.;:!?)])|(?<=\()\s+")
+#: A space before a comma or a semicolon only.
+_LOOSE_COMMA = re.compile(r"\s+(?=[,;])")
 
 
 def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: str | None) -> None:
@@ -505,11 +507,16 @@ def _spaced_otherwise(literal: str, folded: str) -> str | None:
     'Vienna, Austria'
     >>> _spaced_otherwise("Vienna , Austria", "vienna , austria or vienna, austria") is None
     True
+    >>> _spaced_otherwise("fine , you win :)", 'commented "fine, you win :)"')
+    'fine, you win :)'
     """
-    tight = _LOOSE_SPACE.sub("", literal)
-    if tight == literal or literal.casefold() in folded:
+    if literal.casefold() in folded:
         return None
-    return tight if occurs(tight.casefold(), folded, _word, _word) else None
+    for loose in (_LOOSE_SPACE, _LOOSE_COMMA):  # "fine , you win :)": the smiley keeps its space
+        tight = loose.sub("", literal)
+        if tight != literal and occurs(tight.casefold(), folded, _word, _word):
+            return tight
+    return None
 
 
 _HINT_FUNCTION = re.compile(  # not "the calendar year (2024)": a year in parentheses
