@@ -427,11 +427,12 @@ def check_compared_measure(
 
 #: Superlatives of time: "the most recent", "the latest", "the oldest" rank by a date.
 _TIME_RANK = re.compile(r"\b(?:recent(?:ly)?|latest|earliest|newest|oldest)\b")
-#: Key names that hold a time, an age or a sequence (an id may stand for the order of rows),
-#: or name the event whose time it is (``founded``, ``launch``, ``released``).
+#: Key names that hold a time, an age (a word of the name: not ``page_views``) or a sequence
+#: (an id may stand for the order of rows), or name the event whose time it is (``founded``,
+#: ``launch``, ``released``).
 _TIME_KEY = re.compile(
-    r"age|id$|seq|order|rank|version|number|no$|num$|found|launch|releas|publish|establish"
-    r"|buil[dt]|incorporat|debut|premier|hire"
+    r"(?:^|_)age|age$|id$|seq|order|rank|version|number|no$|num$|found|launch|releas|publish"
+    r"|establish|buil[dt]|incorporat|debut|premier|hire"
 )
 
 
