@@ -474,7 +474,16 @@ def _counts_things(na: Aggregation) -> bool:
 
 
 def _check_sum(na: Aggregation, sql: Spec, aggs: set[str], out: FindingCollector) -> None:
-    if "count" in aggs and _counts_things(na):
+    if sql.flags.get("rolled_up") and "total" in na.text.casefold():
+        out.add(  # "include subtotals and a grand total": GROUP BY ROLLUP adds those rows
+            "aggregation_equivalent",
+            "info",
+            "the question's total is the total row the SQL's ROLLUP (CUBE, GROUPING SETS) adds",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif "count" in aggs and _counts_things(na):
         out.add(
             "aggregation_equivalent",
             "info",

@@ -1,6 +1,6 @@
 """What a SELECT's GROUP BY keys determine: columns output bare that they do not
-(:func:`bare_under_group`), and a month of the year grouped with no year beside it
-(:func:`month_without_year`).
+(:func:`bare_under_group`), a month of the year grouped with no year beside it
+(:func:`month_without_year`), and totals over the groups (:func:`rolls_up`).
 
 ``SELECT first_name, last_name … GROUP BY first_name`` shows one arbitrary last name per
 first name: standard SQL refuses it, SQLite and MySQL return some row's value. A column
@@ -162,3 +162,26 @@ def month_without_year(sel: exp.Select) -> exp.Expr | None:
     if month is None or any(p == "year" for _, p in parts):
         return None
     return month.unalias()
+
+
+_ROLLUPS = (exp.Rollup, exp.Cube, exp.GroupingSets)
+
+
+def rolls_up(sel: exp.Select) -> bool:
+    """Does the SELECT add total rows to its groups: ``GROUP BY ROLLUP (…)``, ``CUBE``,
+    ``GROUPING SETS`` or MySQL's ``WITH ROLLUP``?
+
+    >>> import sqlglot
+    >>> rolls_up(sqlglot.parse_one("SELECT a, SUM(b) FROM t GROUP BY a WITH ROLLUP", "mysql"))
+    True
+    >>> rolls_up(sqlglot.parse_one("SELECT a, SUM(b) FROM t GROUP BY ROLLUP (a)"))
+    True
+    >>> rolls_up(sqlglot.parse_one("SELECT a, SUM(b) FROM t GROUP BY a"))
+    False
+    """
+    group = sel.args.get("group")
+    if group is None:
+        return False
+    if group.args.get("rollup") or group.args.get("cube"):
+        return True
+    return any(isinstance(e, _ROLLUPS) for e in group.expressions)
