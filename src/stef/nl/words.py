@@ -325,6 +325,10 @@ _COORDINATED_AGG = re.compile(
 )
 
 
+#: Heads of a count that name what they count after "of" ("the number of silver medals").
+_COUNT_HEADS = frozenset({"number", "amount", "count"})
+
+
 def shared_target(low: str, end: int, max_words: int = 3) -> str:
     """The noun phrase an aggregate word ending at ``end`` shares with the aggregate words
     listed right after it; "" when none follows.
@@ -335,11 +339,19 @@ def shared_target(low: str, end: int, max_words: int = 3) -> str:
     >>> low = "the average, minimum, and maximum salary"
     >>> shared_target(low, low.index(","))
     'salary'
+    >>> low = "the maximum and minimum number of silver medals"
+    >>> shared_target(low, low.index(" and"))
+    'silver medals'
     """
     pos = end
     while (m := _COORDINATED_AGG.match(low, pos)) is not None:
         pos = m.end()
-    return _noun_phrase(low, pos, max_words)[0] if pos != end else ""
+    if pos == end:
+        return ""
+    phrase, stop = _noun_phrase(low, pos, max_words)
+    if phrase in _COUNT_HEADS and low.startswith(" of ", stop):
+        return _noun_phrase(low, stop + 4, max_words)[0]  # "the number of silver medals"
+    return phrase
 
 
 def _is_participle(word: str) -> bool:
