@@ -184,6 +184,17 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
     _check_or_precedence(flags, out)
     _check_compared_literals(sql, out, question)
     _check_set_operations(sql, out)
+    for chain in sql.flags.get("redundant_bounds") or ():
+        out.add(
+            "filter_redundant_bound",
+            "error",
+            f"{chain} bounds one column the same way twice: one of the two conditions does"
+            " nothing (it was probably meant for another column or the other side)",
+            None,
+            chain,
+            "structure",
+        )
+        break
     if flags.get("cartesian_join"):
         out.add(
             "cartesian_join",
