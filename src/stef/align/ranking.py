@@ -295,6 +295,15 @@ _LABEL_WORDS = frozenset("name names title titles alphabetical alphabetically id
 _KEY_ENDS = frozenset("in and then with from for of descending ascending".split())  # noqa: SIM905
 
 
+def _by_label(words: list[str]) -> bool:
+    """Does a stated sort key end in a label ("document id", "name"): no count or measure?"""
+    return bool(words) and words[-1] in _LABEL_WORDS and not _MEASURE_WORDS.intersection(words)
+
+
+#: Words that make a stated sort key a measure ("number of ids", "total name count").
+_MEASURE_WORDS = frozenset("number count total amount sum average".split())  # noqa: SIM905
+
+
 def _stated_key(text: str) -> list[str]:
     """The words of a stated sort key, up to the first word that ends it ("height in
     descending order" → ``height``).
@@ -377,6 +386,11 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         return  # said once: the sort's key read another way (:func:`check_rankings`)
     m = _SORT_PHRASE.search(nl.order_by[0].text.casefold())
     first = sql.order_by[0]
+    if m is not None and first.is_aggregate and _by_label(_stated_key(m.group("key"))):
+        said = " ".join(_stated_key(m.group("key")))
+        message = f"the question sorts by {said!r}, a label; the SQL sorts by {first.key}"
+        out.add("order_key_mismatch", "warning", message, m.group(0), first.text, "ordering")
+        return  # "Order by document id" answered by ORDER BY COUNT(*)
     if m is None or first.is_aggregate or "(" in first.key:
         return  # only a plain column; ``COUNT(DISTINCT course_name)`` is a measure
     words = _stated_key(m.group("key"))
