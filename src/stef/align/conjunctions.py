@@ -25,9 +25,11 @@ _BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re
 def check_conjunctions(
     nl: Spec, sql: Spec, out: FindingCollector, question: str, hints: str | None = None
 ) -> None:
-    """Two values a row must hold at once (:func:`check_both`), and two stated conditions
+    """Two values a row must hold at once (:func:`check_both`), two values listed together
+    compared on two columns (:func:`check_listed_columns`), and two stated conditions
     joined by OR (:func:`check_or_for_and`; an "or" of the hints allows one too)."""
     check_both(nl, sql, out, question)
+    check_listed_columns(sql, out, question)
     check_or_for_and(nl, sql, out, f"{question}\n{hints}" if hints else question)
 
 
@@ -81,6 +83,52 @@ def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> Non
             "filter_alignment",
         )
         return
+
+
+#: Two quoted values listed together: "'China' or 'Japan'", "\"Bob Fosse\" and \"Tony\"".
+_LISTED = re.compile(r"""(["'])([^"'\n]{1,40})\1\s*,?\s+(?:or|and)\s+(["'])([^"'\n]{1,40})\3""")
+
+
+def _compared_on(value: str, sql: Spec) -> set[str]:
+    """The columns the SQL compares with exactly ``value`` (``=``, ``IN``, ``LIKE``)."""
+    low = value.casefold()
+    return {
+        f.column.rsplit(".", 1)[-1]
+        for f in sql.filters
+        if f.column and f.op in ("=", "in", "like") and any(v.strip("%") == low for v in f.values)
+    }
+
+
+def check_listed_columns(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Two quoted values the question lists together ("perpetrators in country 'China' or
+    'Japan'") are values of one attribute; the SQL comparing each on its own column
+    (``country = 'China' OR location = 'Japan'``) reads one of them as something else
+    (``filter_wrong_column``, a warning).
+
+    >>> from stef.spec import Filter
+    >>> pairs = [("country", "china"), ("location", "japan")]
+    >>> sql = Spec(filters=[Filter(c, "=", (v,)) for c, v in pairs])
+    >>> out = FindingCollector()
+    >>> check_listed_columns(sql, out, "Perpetrators in country 'China' or 'Japan'?")
+    >>> print(out.findings[0].message)
+    the question lists 'China' with 'Japan'; the SQL compares them on country and location
+    """
+    if "'" not in question and '"' not in question:
+        return
+    for m in _LISTED.finditer(question):
+        first, second = m.group(2), m.group(4)
+        a, b = _compared_on(first, sql), _compared_on(second, sql)
+        if a and b and a.isdisjoint(b):
+            out.add(
+                "filter_wrong_column",
+                "warning",
+                f"the question lists {first!r} with {second!r}; the SQL compares them on"
+                f" {min(a)} and {min(b)}",
+                m.group(0),
+                f"{min(a)}, {min(b)}",
+                "filter_alignment",
+            )
+            return
 
 
 def _written(value: str, span: str) -> bool:
