@@ -85,8 +85,13 @@ def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> Non
         return
 
 
-#: Two quoted values listed together: "'China' or 'Japan'", "\"Bob Fosse\" and \"Tony\"".
-_LISTED = re.compile(r"""(["'])([^"'\n]{1,40})\1\s*,?\s+(?:or|and)\s+(["'])([^"'\n]{1,40})\3""")
+#: Two quoted values listed together ("'China' or 'Japan'"), not the two ends of a span
+#: ("between 'Paris' and 'London'", "from 'A' to 'B'"). Unquoted names are not read: "Mike
+#: Larson and Dante Alvarez" lists two people by four words.
+_LISTED = re.compile(
+    r"""(?<!between\s)(?<!from\s)(["'])([^"'\n]{1,40})\1\s*,?\s+(?:or|and)\s+(["'])"""
+    r"""([^"'\n]{1,40})\3"""
+)
 
 
 def _compared_on(value: str, sql: Spec) -> set[str]:
