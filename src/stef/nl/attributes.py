@@ -13,7 +13,9 @@ Two phrasings are read:
   preposition, a verb of a clause, punctuation or the end follows): "the border color of
   the card" asks for an attribute, "the football league name" names a column;
 * the value after the noun, after a preposition: "in category Electronics", "tagged with
-  ruby", "of status Pending" — capitalised, quoted, or after a tag.
+  ruby", "of status Pending" — capitalised, quoted, or after a tag; or after a title's
+  colon: "Badge: Scholar, by month"; and a tag before "tagged": "data.table tagged
+  questions".
 
 A value word is none of the words that qualify a noun without naming a value (articles,
 quantifiers, "same", "given", "top"…), no number, no participle and no superlative ("the
@@ -166,7 +168,9 @@ def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     quoted = 1 if k >= 2 and toks[k] in ("'", '"', "]") and toks[k - 2] in ("'", '"', "[") else 0
     k -= quoted  # the value, inside its quotes
     lead = k - 1 - quoted
-    if low[i] == "tagged" or lead < 0 or low[lead] not in _LEADS:
+    if low[i] == "tagged":
+        return _tagged_before(toks, low, i)
+    if lead < 0 or low[lead] not in _LEADS:
         return "", ""
     nxt = low[i + 1] if i + 1 < len(low) else ""
     if (nxt[:1].isalnum() and nxt not in _ENDS) or nxt == "'" or low[i].endswith("'s"):
@@ -175,6 +179,26 @@ def _before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     if not _is_value(toks[k]):
         return "", ""
     return toks[k], f"{toks[k]} {toks[i]}"
+
+
+def _tagged_before(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
+    """The tag before "tagged" and the rows it tags ("data.table tagged questions"), or
+    empty strings ("questions tagged …" reads the value after it).
+
+    >>> toks = "data.table tagged questions after 2012".split()
+    >>> _tagged_before(toks, toks, 1)
+    ('data.table', 'data.table tagged')
+    >>> [_tagged_before(t.split(), t.split(), 2) for t in ("users who tagged posts",
+    ...                                                   "all questions tagged python")]
+    [('', ''), ('', '')]
+    """
+    nxt = low[i + 1] if i + 1 < len(low) else ""
+    if i < 1 or not nxt.isalpha() or len(nxt) < 4 or not nxt.endswith("s") or nxt in _ENDS:
+        return "", ""  # "questions tagged python": the value comes after
+    word = low[i - 1]
+    if word in _ENDS or word in lx.REQUEST_STOPS or not _is_value(toks[i - 1]):
+        return "", ""
+    return toks[i - 1], f"{toks[i - 1]} {toks[i]}"
 
 
 def _before_listed(toks: list[str], low: list[str], i: int) -> list[tuple[str, str]]:
@@ -201,9 +225,13 @@ def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     """The value after the noun at ``i`` ("in category Electronics", "tagged with ruby",
     "with the tag 'python'"), or empty strings."""
     tag = low[i] in ("tagged", "tag", "tags")
+    if toks[i][:1].isupper() and low[i + 1 : i + 2] == [":"]:
+        return _labelled(toks, i)  # a title's "Badge: Scholar, by month"
     if low[i] != "tagged" and (i < 1 or low[i - 1] not in ("with", "in", "of", "the")):
         return "", ""
     j = i + 1
+    if low[i] == "tagged" and _tagged_before(toks, low, i)[0]:
+        return "", ""  # "python tagged questions": the questions are what is tagged
     if low[i] == "tagged" and j < len(low) and low[j] in ("with", "as"):
         j += 1
     quoted = 1 if j < len(toks) and toks[j] in ("'", '"', "[") else 0
@@ -215,6 +243,23 @@ def _after(toks: list[str], low: list[str], i: int) -> tuple[str, str]:
     if not (quoted or tag or value[:1].isupper()) or (nxt[:1].isalnum() and nxt not in _ENDS):
         return "", ""  # "in category order", "with status changes": no value
     return value, " ".join(toks[i : j + 1 + quoted])
+
+
+def _labelled(toks: list[str], i: int) -> tuple[str, str]:
+    """The capitalised (or quoted) value after "<Attribute>:" ("Badge: Scholar", "Tag:
+    'python'"), or empty strings.
+
+    >>> _labelled("Badge : Scholar , by month".split(), 0)
+    ('Scholar', 'Badge : Scholar')
+    >>> _labelled("Category : all of them".split(), 0)
+    ('', '')
+    """
+    j = i + 2
+    quoted = 1 if j < len(toks) and toks[j] in ("'", '"') else 0
+    j += quoted
+    if j >= len(toks) or not _is_value(toks[j]) or not (quoted or toks[j][:1].isupper()):
+        return "", ""
+    return toks[j], " ".join(toks[i : j + 1 + quoted])
 
 
 #: "whose role is admin", "where the status is 'pending'": a value given its attribute.
