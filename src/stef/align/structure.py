@@ -184,17 +184,7 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
     _check_or_precedence(flags, out)
     _check_compared_literals(sql, out, question)
     _check_set_operations(sql, out)
-    for chain in sql.flags.get("redundant_bounds") or ():
-        out.add(
-            "filter_redundant_bound",
-            "error",
-            f"{chain} bounds one column the same way twice: one of the two conditions does"
-            " nothing (it was probably meant for another column or the other side)",
-            None,
-            chain,
-            "structure",
-        )
-        break
+    _check_conditions(sql, out)
     if flags.get("cartesian_join"):
         out.add(
             "cartesian_join",
@@ -598,6 +588,33 @@ def _check_aggregate_outputs(
             bare[0],
             "structure",
         )
+
+
+def _check_conditions(sql: Spec, out: FindingCollector) -> None:
+    """Conditions that cannot say what they mean (:mod:`stef.sql.bounds`): a column compared
+    with an aggregate of another column (``aggregate_compared_other_column``), two bounds on
+    one column the same way (``filter_redundant_bound``)."""
+    for compared in sql.flags.get("other_aggregate_compared") or ():
+        out.add(
+            "aggregate_compared_other_column",
+            "warning",
+            f"{compared} compares a column with an aggregate of another column",
+            None,
+            compared,
+            "structure",
+        )
+        break
+    for chain in sql.flags.get("redundant_bounds") or ():
+        out.add(
+            "filter_redundant_bound",
+            "error",
+            f"{chain} bounds one column the same way twice: one of the two conditions does"
+            " nothing (it was probably meant for another column or the other side)",
+            None,
+            chain,
+            "structure",
+        )
+        return
 
 
 def _check_set_operations(sql: Spec, out: FindingCollector) -> None:

@@ -1,7 +1,12 @@
-"""Two bounds on one column, the same way, in one AND or OR chain: ``height > 100 OR
+"""Conditions that cannot say what they mean (:func:`condition_flags`).
+
+Two bounds on one column, the same way, in one AND or OR chain: ``height > 100 OR
 height > 3300`` is ``height > 100``, and ``cost > 1500 AND cost > 5000`` is ``cost > 5000``.
 One of the two does nothing, so it was meant for another column ("longer than 3300 or
-higher than 100") or for the other side; a correct query states each bound once.
+higher than 100") or for the other side; a correct query states each bound once
+(:func:`redundant_bounds`). A column compared with an aggregate of another column
+(``salary > (SELECT AVG(min_salary) FROM jobs)`` for "earn more than the average salary")
+measures two things against each other (:func:`other_aggregate_compared`).
 
 Only plain comparisons of a column with a number are read; a range (``x > 1 AND x < 9``)
 bounds the column both ways and is never reported.
@@ -68,3 +73,44 @@ def redundant_bounds(tree: exp.Expr) -> list[str]:
                 found.append(node.sql())
                 break
     return found
+
+
+_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+_STATISTICS = (exp.Avg, exp.Max, exp.Min, exp.Sum)
+
+
+def other_aggregate_compared(tree: exp.Expr) -> list[str]:
+    """Comparisons (as SQL) of a column with a scalar subquery that aggregates another
+    column.
+
+    >>> import sqlglot
+    >>> q = "SELECT id FROM e WHERE salary > (SELECT AVG(min_salary) FROM jobs)"
+    >>> other_aggregate_compared(sqlglot.parse_one(q))
+    ['salary > (SELECT AVG(min_salary) FROM jobs)']
+    >>> q = "SELECT id FROM e WHERE e.salary > (SELECT AVG(salary) FROM e)"
+    >>> other_aggregate_compared(sqlglot.parse_one(q))
+    []
+    """
+    found: list[str] = []
+    for cmp in tree.find_all(*_COMPARISONS):
+        col, sub = cmp.this, cmp.expression
+        if isinstance(col, exp.Subquery):
+            col, sub = sub, col
+        if not isinstance(col, exp.Column) or not isinstance(sub, exp.Subquery):
+            continue
+        query = sub.this
+        if not isinstance(query, exp.Select) or len(query.expressions) != 1:
+            continue
+        stat = query.expressions[0].unalias()
+        arg = stat.this if isinstance(stat, _STATISTICS) else None
+        if isinstance(arg, exp.Column) and arg.name.casefold() != col.name.casefold():
+            found.append(cmp.sql())
+    return found
+
+
+def condition_flags(tree: exp.Expr) -> dict[str, list[str]]:
+    """The spec flags of this module: ``redundant_bounds`` and ``other_aggregate_compared``."""
+    return {
+        "redundant_bounds": redundant_bounds(tree),
+        "other_aggregate_compared": other_aggregate_compared(tree),
+    }

@@ -34,7 +34,7 @@ from stef.errors import SqlError
 from stef.findings import Finding
 from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
 from stef.sql.bare import bare_under_group, month_without_year, rolls_up
-from stef.sql.bounds import redundant_bounds
+from stef.sql.bounds import condition_flags
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts, outer_star_counts
@@ -278,7 +278,7 @@ class _Extractor:
             spec.flags["outer_star_counts"] = [t for s in w.selects for t in outer_star_counts(s)]
             spec.flags["compares_order"] = compares_order(self.p)
             spec.flags["rolled_up"] = any(rolls_up(sel) for sel in w.selects)
-            spec.flags["redundant_bounds"] = redundant_bounds(self.tree)
+            spec.flags.update(condition_flags(self.tree))
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
