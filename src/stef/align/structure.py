@@ -275,8 +275,8 @@ def _check_wildcards(
     """
     patterns = {v for v in written if "%" in v}
     for f in sql.filters if patterns else ():
-        if f.op not in ("=", "!=", "in", "not in"):
-            continue
+        if f.op not in ("=", "!=", "in", "not in", "<", ">", "<=", ">="):
+            continue  # "duration < '4:%'" for "approximately 4 minutes"
         pattern = next(
             (
                 v
