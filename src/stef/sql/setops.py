@@ -2,7 +2,8 @@
 INTERSECT and EXCEPT whose two sides return different things: ``SELECT state … INTERSECT
 SELECT cname …`` keeps the states that are also college names (none, as a rule), and a
 ``*`` beside one column does not even run. A UNION may list two things in one column on
-purpose ("reviewer names and movie titles in one list"), so it is not read.
+purpose ("reviewer names and movie titles in one list"), so it is read only for sides of
+two widths, which no engine runs.
 
 Two one-column sides differ when their names (alias or column) share no word of three
 letters or more, neither holds the other, and neither is an id (``id`` against ``stuid``
@@ -66,15 +67,28 @@ def identical_set_sides(set_ops: Sequence[exp.Expr], render: Callable[[exp.Expr]
 
 def unmatched_set_sides(set_ops: Sequence[exp.Expr]) -> list[tuple[str, str, str]]:
     """``(operation, left output, right output)`` of each INTERSECT or EXCEPT of two
-    one-output SELECTs that return different things (see the module doc)."""
+    one-output SELECTs that return different things (see the module doc), and of each set
+    operation whose two SELECTs return different numbers of columns (``2 columns``, ``1
+    column``), which no engine runs.
+
+    >>> import sqlglot
+    >>> unmatched_set_sides([sqlglot.parse_one("SELECT a, b FROM t UNION SELECT c FROM u")])
+    [('union', '2 columns', '1 column')]
+    """
     found: list[tuple[str, str, str]] = []
     for op in set_ops:
-        if not isinstance(op, (exp.Intersect, exp.Except)):
-            continue
         left, right = op.this, op.expression
         if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
             continue
-        a, b = _output(left), _output(right)
-        if a is not None and b is not None and _differ(a, b):
-            found.append((op.key, a, b))
+        widths = len(left.expressions), len(right.expressions)
+        starred = any(e.is_star for side in (left, right) for e in side.expressions)
+        if widths[0] != widths[1] and not starred:
+            wide, narrow = (f"{n} column{'s' * (n > 1)}" for n in widths)
+            found.append((op.key, wide, narrow))
+            continue  # no engine runs it: the sides' rows differ in width
+        if not isinstance(op, (exp.Intersect, exp.Except)):
+            continue
+        first, second = _output(left), _output(right)
+        if first is not None and second is not None and _differ(first, second):
+            found.append((op.key, first, second))
     return found
