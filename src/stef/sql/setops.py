@@ -83,8 +83,8 @@ def unmatched_set_sides(set_ops: Sequence[exp.Expr]) -> list[tuple[str, str, str
         widths = len(left.expressions), len(right.expressions)
         starred = any(e.is_star for side in (left, right) for e in side.expressions)
         if widths[0] != widths[1] and not starred:
-            wide, narrow = (f"{n} column{'s' * (n > 1)}" for n in widths)
-            found.append((op.key, wide, narrow))
+            left_width, right_width = (f"{n} column{'s' * (n > 1)}" for n in widths)
+            found.append((op.key, left_width, right_width))
             continue  # no engine runs it: the sides' rows differ in width
         if not isinstance(op, (exp.Intersect, exp.Except)):
             continue
