@@ -591,9 +591,21 @@ def _check_aggregate_outputs(
 
 
 def _check_conditions(sql: Spec, out: FindingCollector) -> None:
-    """Conditions that cannot say what they mean (:mod:`stef.sql.bounds`): a column compared
-    with an aggregate of another column (``aggregate_compared_other_column``), two bounds on
-    one column the same way (``filter_redundant_bound``)."""
+    """Conditions that cannot say what they mean (:mod:`stef.sql.bounds`): a column of no
+    source of the query (``column_source_unknown``), a column compared with an aggregate of
+    another column (``aggregate_compared_other_column``), two bounds on one column the same
+    way (``filter_redundant_bound``)."""
+    for column in sql.flags.get("unknown_qualifiers") or ():
+        out.add(
+            "column_source_unknown",
+            "error",
+            f"{column} is qualified by a name that no table, alias, subquery or CTE of the"
+            " query has: the SQL does not run",
+            None,
+            column,
+            "structure",
+        )
+        break
     for compared in sql.flags.get("other_aggregate_compared") or ():
         out.add(
             "aggregate_compared_other_column",

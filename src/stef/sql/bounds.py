@@ -6,7 +6,9 @@ One of the two does nothing, so it was meant for another column ("longer than 33
 higher than 100") or for the other side; a correct query states each bound once
 (:func:`redundant_bounds`). A column compared with an aggregate of another column
 (``salary > (SELECT AVG(min_salary) FROM jobs)`` for "earn more than the average salary")
-measures two things against each other (:func:`other_aggregate_compared`).
+measures two things against each other (:func:`other_aggregate_compared`). A column
+qualified by a name that no table, alias, subquery or CTE of the query has (``fiat.country``
+beside ``FROM countries JOIN car_makers``) does not run at all (:func:`unknown_qualifiers`).
 
 Only plain comparisons of a column with a number are read; a range (``x > 1 AND x < 9``)
 bounds the column both ways and is never reported.
@@ -20,7 +22,15 @@ bounds the column both ways and is never reported.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from sqlglot import exp
+
+from stef.sql.bare import rolls_up
+
+if TYPE_CHECKING:
+    from sqlglot.optimizer.scope import Scope
 
 _UPPER = (exp.LT, exp.LTE)
 _LOWER = (exp.GT, exp.GTE)
@@ -108,9 +118,67 @@ def other_aggregate_compared(tree: exp.Expr) -> list[str]:
     return found
 
 
-def condition_flags(tree: exp.Expr) -> dict[str, list[str]]:
-    """The spec flags of this module: ``redundant_bounds`` and ``other_aggregate_compared``."""
+#: Dialects where ``a.b`` in a query always qualifies a column by its source; BigQuery,
+#: Snowflake, DuckDB and Spark also read it as a field of a record column.
+_PLAIN_QUALIFIERS = frozenset({"sqlite", "mysql", "tsql", "postgres", "oracle"})
+
+
+def unknown_qualifiers(tree: exp.Expr, dialect: str | None) -> list[str]:
+    """Columns (as SQL) qualified by a name that no table, alias, subquery or CTE of the
+    query has, in a dialect where a qualifier can only be a source.
+
+    >>> import sqlglot
+    >>> q = "SELECT c.name FROM countries AS c JOIN makers AS m ON c.id = fiat.country"
+    >>> unknown_qualifiers(sqlglot.parse_one(q), "sqlite")
+    ['fiat.country']
+    >>> q = "SELECT t.a FROM (SELECT a FROM x) AS t JOIN y ON y.k = t.a"
+    >>> unknown_qualifiers(sqlglot.parse_one(q), "sqlite")
+    []
+    """
+    if (dialect or "").casefold() not in _PLAIN_QUALIFIERS:
+        return []
+    qualified = [c for c in tree.find_all(exp.Column) if c.table]
+    if not qualified:
+        return []
+    names: set[str] = set()
+    for node in tree.find_all(exp.Table, exp.TableAlias):
+        names.add(node.name.casefold())
+        if isinstance(node, exp.Table) and node.alias:
+            names.add(node.alias.casefold())
+    unknown = [c.sql() for c in qualified if c.table.casefold() not in names]
+    if unknown or sum(1 for _ in tree.find_all(exp.Select)) < 2:
+        return unknown
+    return _unknown_in_scopes(tree)  # a name of another branch: ``fiat`` of the UNION's right
+
+
+def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
+    """Columns qualified by a name that no source of their scope, or of a scope around it
+    (a correlated subquery), has."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    unknown: list[str] = []
+    for scope in traverse_scope(tree):
+        names: set[str] = set()
+        around: Scope | None = scope
+        while around is not None:
+            for key, source in around.sources.items():
+                names.add(key.casefold())
+                if isinstance(source, exp.Table):
+                    names.add(source.name.casefold())
+            around = around.parent
+        unknown += [c.sql() for c in scope.columns if c.table and c.table.casefold() not in names]
+    return unknown
+
+
+def condition_flags(
+    tree: exp.Expr, dialect: str | None = None, selects: Sequence[exp.Select] = ()
+) -> dict[str, Any]:
+    """The spec flags of this module (``redundant_bounds``, ``other_aggregate_compared``,
+    ``unknown_qualifiers``) and ``rolled_up`` (:func:`stef.sql.bare.rolls_up` of any of the
+    query's ``selects``), read from the tree as written, before the spec renders it."""
     return {
         "redundant_bounds": redundant_bounds(tree),
         "other_aggregate_compared": other_aggregate_compared(tree),
+        "unknown_qualifiers": unknown_qualifiers(tree, dialect),
+        "rolled_up": any(rolls_up(sel) for sel in selects),
     }

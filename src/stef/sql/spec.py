@@ -33,7 +33,7 @@ from sqlglot import exp
 from stef.errors import SqlError
 from stef.findings import Finding
 from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
-from stef.sql.bare import bare_under_group, month_without_year, rolls_up
+from stef.sql.bare import bare_under_group, month_without_year
 from stef.sql.bounds import condition_flags
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
@@ -267,6 +267,7 @@ class _Extractor:
                 else []
             )
             bare = [c for sel in w.selects for c in bare_under_group(sel)]
+            conditions = condition_flags(self.tree, self.p.dialect_name, w.selects)
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
             zeros = zero_counts(w.aggs) if w.negation else []
             spec = self._build(w)
@@ -277,8 +278,7 @@ class _Extractor:
             spec.flags["outer_nullified"] = [t for s in w.selects for t in nullified_outer(s)]
             spec.flags["outer_star_counts"] = [t for s in w.selects for t in outer_star_counts(s)]
             spec.flags["compares_order"] = compares_order(self.p)
-            spec.flags["rolled_up"] = any(rolls_up(sel) for sel in w.selects)
-            spec.flags.update(condition_flags(self.tree))
+            spec.flags.update(conditions)
         finally:
             self.tt.restore()
         return SqlSpecResult(spec=spec, findings=self.findings, tree=self.tree)
