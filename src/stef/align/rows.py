@@ -108,20 +108,21 @@ def check_counted_rows(nl: Spec, sql: Spec, out: FindingCollector, question: str
         return  # COUNT(user_id) for "how many users": the rows counted are meant as users
     rest = _WORD.findall(low[m.start("n") :])
     after = rest[rest.index(noun) + 1 :] if noun in rest else []
-    whose = f"one per {singular(table)}"
+    whose, severity = f"one per {singular(table)}", "warning"
     if not any(
         _same(w, table) and (i == 0 or after[i - 1] not in _INSIDE) for i, w in enumerate(after)
     ):
         pinned = _pinned_name(table, sql)
         if pinned and noun not in _ROW_NOUNS and _names_none(phrase, sql):
             whose = f"the {singular(table)} whose {pinned}: one row"
+            severity = "error"  # "How many albums does Billy Cobham have?" counts him: 1
         elif not _unnamed(phrase, arg, sql) or _table_named(table, low):
             return  # the counted table is not the question's other noun, or holds the rows
         else:
             whose = f"which names nothing of the {noun}"
     out.add(
         "count_subject_mismatch",
-        "warning",
+        severity,
         f"the question counts {noun}; the SQL counts rows of {table} ({whose})",
         m.group(0),
         counts[0].text,
