@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from stef.sql.bare import rolls_up
+from stef.sql.walk import Walk
 
 if TYPE_CHECKING:
     from sqlglot.optimizer.scope import Scope
@@ -65,24 +66,40 @@ def _bound(node: exp.Expr) -> tuple[tuple[str, str, bool], str] | None:
     return (col.table.casefold(), col.name.casefold(), lower), num.name
 
 
-def redundant_bounds(tree: exp.Expr) -> list[str]:
+def redundant_bounds(tree: exp.Expr, selects: Sequence[exp.Select] | None = None) -> list[str]:
     """The chains (as SQL) holding two bounds on one column the same way with two numbers
-    (see the module doc)."""
+    (see the module doc), in the WHERE, HAVING and ON conditions of ``selects`` (all of the
+    tree's SELECTs when None)."""
     found: list[str] = []
-    for node in tree.find_all(*_CHAINS):
-        up = node.parent.parent if isinstance(node.parent, exp.Paren) else node.parent
-        if type(up) is type(node):
-            continue  # read from the chain's top
-        seen: dict[tuple[str, str, bool], str] = {}
-        for link in _links(node, type(node)):
-            bound = _bound(link)
-            if bound is None:
-                continue
-            key, number = bound
-            if seen.setdefault(key, number) != number:
-                found.append(node.sql())
-                break
+    seen_chains: set[int] = set()
+    for root in _condition_roots(tree, selects):
+        for node in root.find_all(*_CHAINS):
+            up = node.parent.parent if isinstance(node.parent, exp.Paren) else node.parent
+            if type(up) is type(node) or id(node) in seen_chains:
+                continue  # read from the chain's top, once (a subquery's is its own root too)
+            seen_chains.add(id(node))
+            seen: dict[tuple[str, str, bool], str] = {}
+            for link in _links(node, type(node)):
+                bound = _bound(link)
+                if bound is None:
+                    continue
+                key, number = bound
+                if seen.setdefault(key, number) != number:
+                    found.append(node.sql())
+                    break
     return found
+
+
+def _condition_roots(tree: exp.Expr, selects: Sequence[exp.Select] | None) -> list[exp.Expr]:
+    """The WHERE, HAVING and JOIN … ON conditions of the SELECTs."""
+    roots: list[exp.Expr] = []
+    for sel in tree.find_all(exp.Select) if selects is None else selects:
+        for clause in ("where", "having"):
+            part = sel.args.get(clause)
+            if part is not None:
+                roots.append(part.this)
+        roots += [on for j in sel.args.get("joins") or () if (on := j.args.get("on")) is not None]
+    return roots
 
 
 _COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
@@ -123,9 +140,10 @@ def other_aggregate_compared(tree: exp.Expr) -> list[str]:
 _PLAIN_QUALIFIERS = frozenset({"sqlite", "mysql", "tsql", "postgres", "oracle"})
 
 
-def unknown_qualifiers(tree: exp.Expr, dialect: str | None) -> list[str]:
+def unknown_qualifiers(tree: exp.Expr, dialect: str | None, w: Walk | None = None) -> list[str]:
     """Columns (as SQL) qualified by a name that no table, alias, subquery or CTE of the
-    query has, in a dialect where a qualifier can only be a source.
+    query has, in a dialect where a qualifier can only be a source. ``w``: the spec's walk
+    of the tree (its columns, tables, SELECTs and CTEs), else the tree is searched.
 
     >>> import sqlglot
     >>> q = "SELECT c.name FROM countries AS c JOIN makers AS m ON c.id = fiat.country"
@@ -137,18 +155,30 @@ def unknown_qualifiers(tree: exp.Expr, dialect: str | None) -> list[str]:
     """
     if (dialect or "").casefold() not in _PLAIN_QUALIFIERS:
         return []
-    qualified = [c for c in tree.find_all(exp.Column) if c.table]
+    if w is None:
+        w = Walk(
+            selects=list(tree.find_all(exp.Select)),
+            columns=list(tree.find_all(exp.Column)),
+            tables=list(tree.find_all(exp.Table)),
+            ctes=list(tree.find_all(exp.CTE)),
+        )
+    qualified = [c for c in w.columns if c.table]
     if not qualified:
         return []
-    names: set[str] = set()
-    for node in tree.find_all(exp.Table, exp.TableAlias):
-        names.add(node.name.casefold())
-        if isinstance(node, exp.Table) and node.alias:
-            names.add(node.alias.casefold())
+    names = {t.name.casefold() for t in w.tables} | {t.alias.casefold() for t in w.tables}
+    names |= {c.alias.casefold() for c in w.ctes}
+    for sel in w.selects:  # derived tables, UNNEST … AS u, table functions
+        from_ = sel.args.get("from_")
+        sources = [from_.this] if from_ is not None else []
+        names |= {s.alias_or_name.casefold() for s in (*sources, *_joined(sel))}
     unknown = [c.sql() for c in qualified if c.table.casefold() not in names]
-    if unknown or sum(1 for _ in tree.find_all(exp.Select)) < 2:
+    if unknown or len(w.selects) < 2:
         return unknown
     return _unknown_in_scopes(tree)  # a name of another branch: ``fiat`` of the UNION's right
+
+
+def _joined(sel: exp.Select) -> list[exp.Expr]:
+    return [j.this for j in sel.args.get("joins") or ()]
 
 
 def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
@@ -170,15 +200,14 @@ def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
     return unknown
 
 
-def condition_flags(
-    tree: exp.Expr, dialect: str | None = None, selects: Sequence[exp.Select] = ()
-) -> dict[str, Any]:
+def condition_flags(tree: exp.Expr, dialect: str | None, w: Walk) -> dict[str, Any]:
     """The spec flags of this module (``redundant_bounds``, ``other_aggregate_compared``,
     ``unknown_qualifiers``) and ``rolled_up`` (:func:`stef.sql.bare.rolls_up` of any of the
-    query's ``selects``), read from the tree as written, before the spec renders it."""
+    query's SELECTs), from the spec's walk ``w`` of the tree as written, before the spec
+    renders it."""
     return {
-        "redundant_bounds": redundant_bounds(tree),
-        "other_aggregate_compared": other_aggregate_compared(tree),
-        "unknown_qualifiers": unknown_qualifiers(tree, dialect),
-        "rolled_up": any(rolls_up(sel) for sel in selects),
+        "redundant_bounds": redundant_bounds(tree, w.selects),
+        "other_aggregate_compared": other_aggregate_compared(tree) if w.subqueries else [],
+        "unknown_qualifiers": unknown_qualifiers(tree, dialect, w),
+        "rolled_up": any(rolls_up(sel) for sel in w.selects),
     }

@@ -267,7 +267,7 @@ class _Extractor:
                 else []
             )
             bare = [c for sel in w.selects for c in bare_under_group(sel)]
-            conditions = condition_flags(self.tree, self.p.dialect_name, w.selects)
+            conditions = condition_flags(self.tree, self.p.dialect_name, w)
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
             zeros = zero_counts(w.aggs) if w.negation else []
             spec = self._build(w)
