@@ -330,12 +330,15 @@ def rank_cuts(tree: exp.Expr) -> list[int]:
     return out
 
 
-def ungrouped(sel: exp.Select, literal: LiteralText | None = None) -> list[str]:
+def ungrouped(
+    sel: exp.Select, literal: LiteralText | None = None, extreme_row: bool = False
+) -> list[str]:
     """Columns a SELECT outputs bare beside an aggregate, with no GROUP BY: each row of
     the group is collapsed into one, so such a column's value is arbitrary (an error in
     most engines; SQLite and MySQL return some row's value). Not a column a WHERE equality
-    holds to one value (``literal`` reads a literal's text, :func:`literal_reader`), nor
-    one beside a lone MIN or MAX.
+    holds to one value (``literal`` reads a literal's text, :func:`literal_reader`), nor,
+    where ``extreme_row`` (SQLite), one beside a lone MIN or MAX, which SQLite takes from
+    the extreme's row.
 
     >>> import sqlglot
     >>> ungrouped(sqlglot.parse_one("SELECT city, COUNT(*) FROM t"))
@@ -359,8 +362,8 @@ def ungrouped(sel: exp.Select, literal: LiteralText | None = None) -> list[str]:
                 bare.append(node)
     if not aggregates or not bare:
         return []
-    if len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
-        return []  # SQLite and MySQL take the bare columns from the extreme's row
+    if extreme_row and len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
+        return []  # SQLite takes the bare columns from the extreme's row
     pinned = _pinned_columns(sel, literal)
     tables = source_tables(sel)
     keyed = {q for q, name in pinned if own_key(name, tables.get(q, ""))}

@@ -261,8 +261,9 @@ class _Extractor:
             # read before any rendering folds the columns' qualifiers
             self._key_counts = self._counts_of_keys(w)
             fanned = fanned_sums(w.aggs)  # a SUM each: nearly every query has none
+            read, lite = literal_reader(self.tt), (self.p.dialect_name or "").casefold() == "sqlite"
             self._ungrouped = (  # nothing aggregates: no column is collapsed
-                [c for sel in w.selects for c in ungrouped(sel, literal_reader(self.tt))]
+                [c for sel in w.selects for c in ungrouped(sel, read, lite)]
                 if w.aggs or w.aggregate_clause
                 else []
             )
@@ -300,7 +301,6 @@ class _Extractor:
                 out += key_counts(s, sorted(counts, key=_depth) if len(counts) > 1 else counts)
         return out
 
-    # --------------------------------------------------------------------- walk
     def walk(self) -> Walk:
         """One pre-order pass (:func:`stef.sql.walk.walk_tree`) into ``self.w``."""
         finding = walk_tree(self.p, self.tt, self.synonyms, self.w, self.sources.source_name)
