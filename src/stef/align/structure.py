@@ -1,7 +1,7 @@
 """Structural checks that need no question: redundant or bridge-only tables, integer
 division, identical set-operation sides, cartesian joins, duplicate outputs, aggregates in
 WHERE and nested aggregates (flags set by :mod:`stef.sql.spec`), and a LIKE pattern compared
-with ``=``.
+with ``=``; the conditions that cannot say what they mean are :mod:`stef.align.conditions`'s.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 from collections.abc import Container
 from typing import Any
 
+from stef.align.conditions import check_conditions
 from stef.align.join_keys import _own_key as own_key
 from stef.align.matching import canon_col, name_words, pinned_columns, written_strings
 from stef.findings import FindingCollector
@@ -184,7 +185,7 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
     _check_or_precedence(flags, out)
     _check_compared_literals(sql, out, question)
     _check_set_operations(sql, out)
-    _check_conditions(sql, out)
+    check_conditions(sql, out)
     if flags.get("cartesian_join"):
         out.add(
             "cartesian_join",
@@ -588,45 +589,6 @@ def _check_aggregate_outputs(
             bare[0],
             "structure",
         )
-
-
-def _check_conditions(sql: Spec, out: FindingCollector) -> None:
-    """Conditions that cannot say what they mean (:mod:`stef.sql.bounds`): a column of no
-    source of the query (``column_source_unknown``), a column compared with an aggregate of
-    another column (``aggregate_compared_other_column``), two bounds on one column the same
-    way (``filter_redundant_bound``)."""
-    for column in sql.flags.get("unknown_qualifiers") or ():
-        out.add(
-            "column_source_unknown",
-            "error",
-            f"{column} is qualified by a name that no table, alias, subquery or CTE of the"
-            " query has: the SQL does not run",
-            None,
-            column,
-            "structure",
-        )
-        break
-    for compared in sql.flags.get("other_aggregate_compared") or ():
-        out.add(
-            "aggregate_compared_other_column",
-            "warning",
-            f"{compared} compares a column with an aggregate of another column",
-            None,
-            compared,
-            "structure",
-        )
-        break
-    for chain in sql.flags.get("redundant_bounds") or ():
-        out.add(
-            "filter_redundant_bound",
-            "error",
-            f"{chain} bounds one column the same way twice: one of the two conditions does"
-            " nothing (it was probably meant for another column or the other side)",
-            None,
-            chain,
-            "structure",
-        )
-        return
 
 
 def _check_set_operations(sql: Spec, out: FindingCollector) -> None:

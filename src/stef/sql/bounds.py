@@ -200,14 +200,42 @@ def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
     return unknown
 
 
+def text_compared_to_number(selects: Sequence[exp.Select], dialect: str | None) -> list[str]:
+    """Comparisons (as SQL) of SQLite's ``strftime(…)``, which is text, with an unquoted
+    number: ``strftime('%Y', d) = 2010`` is never true (SQLite orders every number before
+    every text), nor ``IN (1, 2)``.
+
+    >>> import sqlglot
+    >>> q = sqlglot.parse_one("SELECT 1 FROM t WHERE strftime('%Y', d) = 2010", "sqlite")
+    >>> text_compared_to_number([q], "sqlite"), text_compared_to_number([q], "duckdb")
+    (["STRFTIME('%Y', d) = 2010"], [])
+    >>> q = sqlglot.parse_one("SELECT 1 FROM t WHERE strftime('%Y', d) = '2010'", "sqlite")
+    >>> text_compared_to_number([q], "sqlite")
+    []
+    """
+    if (dialect or "").casefold() != "sqlite":
+        return []
+    found: list[str] = []
+    for root in _condition_roots(exp.Select(), selects):
+        for cmp in root.find_all(*_COMPARISONS, exp.In, exp.Between):
+            if not isinstance(cmp.this, exp.TimeToStr):
+                continue
+            others = [v for k, v in cmp.args.items() if k != "this" and isinstance(v, exp.Expr)]
+            others += list(cmp.args.get("expressions") or ())
+            if any(isinstance(o, exp.Literal) and not o.is_string for o in others):
+                found.append(cmp.sql("sqlite"))
+    return found
+
+
 def condition_flags(tree: exp.Expr, dialect: str | None, w: Walk) -> dict[str, Any]:
     """The spec flags of this module (``redundant_bounds``, ``other_aggregate_compared``,
-    ``unknown_qualifiers``) and ``rolled_up`` (:func:`stef.sql.bare.rolls_up` of any of the
-    query's SELECTs), from the spec's walk ``w`` of the tree as written, before the spec
-    renders it."""
+    ``unknown_qualifiers``, ``text_compared_to_number``) and ``rolled_up``
+    (:func:`stef.sql.bare.rolls_up` of any of the query's SELECTs), from the spec's walk
+    ``w`` of the tree as written, before the spec renders it."""
     return {
         "redundant_bounds": redundant_bounds(tree, w.selects),
         "other_aggregate_compared": other_aggregate_compared(tree) if w.subqueries else [],
         "unknown_qualifiers": unknown_qualifiers(tree, dialect, w),
+        "text_compared_to_number": text_compared_to_number(w.selects, dialect),
         "rolled_up": any(rolls_up(sel) for sel in w.selects),
     }
