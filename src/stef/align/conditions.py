@@ -1,7 +1,7 @@
 """Conditions of the SQL that cannot say what they mean, read by :mod:`stef.sql.bounds` from
-the tree as written and reported here: a column of no source of the query, SQLite's strftime
-text compared with a number, a column compared with an aggregate of another column, two bounds
-on one column the same way.
+the tree as written and reported here: a column of no source of the query, ``= NULL``,
+SQLite's strftime text compared with a number, a column compared with an aggregate of another
+column, two bounds on one column the same way.
 
 >>> out = FindingCollector()
 >>> check_conditions(Spec(flags={"redundant_bounds": ["h > 1 OR h > 3"]}), out)
@@ -17,7 +17,8 @@ from stef.spec import Spec
 
 def check_conditions(sql: Spec, out: FindingCollector) -> None:
     """Report the conditions of the module doc, one finding of each kind at most: a column of
-    no source of the query (``column_source_unknown``), strftime's text compared with a number
+    no source of the query (``column_source_unknown``), a comparison with NULL by ``=``
+    (``null_compared``), strftime's text compared with a number
     (``value_type_mismatch``), a column compared with an aggregate of another column
     (``aggregate_compared_other_column``), two bounds on one column the same way
     (``filter_redundant_bound``)."""
@@ -29,6 +30,16 @@ def check_conditions(sql: Spec, out: FindingCollector) -> None:
             " query has: the SQL does not run",
             None,
             column,
+            "structure",
+        )
+        break
+    for compared in sql.flags.get("null_compared") or ():
+        out.add(
+            "null_compared",
+            "error",
+            f"{compared} is never true: NULL is tested with IS NULL or IS NOT NULL",
+            None,
+            compared,
             "structure",
         )
         break

@@ -227,6 +227,24 @@ def text_compared_to_number(selects: Sequence[exp.Select], dialect: str | None) 
     return found
 
 
+def null_compared(selects: Sequence[exp.Select]) -> list[str]:
+    """Conditions (as SQL) that compare with NULL by ``=``, ``<>`` or an order: never true,
+    since NULL is tested with ``IS NULL``.
+
+    >>> import sqlglot
+    >>> null_compared([sqlglot.parse_one("SELECT a FROM t WHERE b = NULL")])
+    ['b = NULL']
+    >>> null_compared([sqlglot.parse_one("SELECT a FROM t WHERE b IS NULL")])
+    []
+    """
+    return [
+        cmp.sql()
+        for root in _condition_roots(exp.Select(), selects)
+        for cmp in root.find_all(*_COMPARISONS)
+        if isinstance(cmp.this, exp.Null) or isinstance(cmp.expression, exp.Null)
+    ]
+
+
 def condition_flags(tree: exp.Expr, dialect: str | None, w: Walk) -> dict[str, Any]:
     """The spec flags of this module (``redundant_bounds``, ``other_aggregate_compared``,
     ``unknown_qualifiers``, ``text_compared_to_number``) and ``rolled_up``
@@ -237,5 +255,6 @@ def condition_flags(tree: exp.Expr, dialect: str | None, w: Walk) -> dict[str, A
         "other_aggregate_compared": other_aggregate_compared(tree) if w.subqueries else [],
         "unknown_qualifiers": unknown_qualifiers(tree, dialect, w),
         "text_compared_to_number": text_compared_to_number(w.selects, dialect),
+        "null_compared": null_compared(w.selects),
         "rolled_up": any(rolls_up(sel) for sel in w.selects),
     }
