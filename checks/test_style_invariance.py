@@ -38,10 +38,11 @@ def restyle(sql: str, dialect: str = "sqlite") -> str | None:
         return None
     if tree is None:
         return None
-    # a renaming that depends on the name alone keeps every scope's references intact
+    # a renaming that depends on the name alone keeps every scope's references intact, so a
+    # derived table's alias is renamed too (``ba`` of a subquery beside ``ba`` of a table)
     renamed: set[str] = set()
     for alias in tree.find_all(exp.TableAlias):
-        if alias.name and isinstance(alias.parent, exp.Table):
+        if alias.name and isinstance(alias.parent, (exp.Table, exp.Subquery)):
             renamed.add(alias.name.lower())
             alias.set("this", exp.to_identifier(f"src_{alias.name.lower()}"))
     for col in tree.find_all(exp.Column):

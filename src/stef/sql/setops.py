@@ -35,11 +35,46 @@ def _words(name: str) -> set[str]:
 
 
 def _output(sel: exp.Select) -> str | None:
-    """The name of a one-output SELECT's output (``*`` for a star), else None."""
+    """The name of a one-output SELECT's output, else None: a star over a derived table is
+    that table's output (``SELECT * FROM (SELECT name …)``), over a table ``*``.
+
+    >>> import sqlglot
+    >>> _output(sqlglot.parse_one("SELECT * FROM (SELECT name FROM t LIMIT 3)"))
+    'name'
+    """
     if len(sel.expressions) != 1:
         return None
     e = sel.expressions[0]
-    return "*" if e.is_star else e.alias_or_name
+    if not e.is_star:
+        return e.alias_or_name
+    inner = _derived(sel)
+    if inner is not None:
+        return _output(inner)
+    from_ = sel.args.get("from_")
+    return "*" if from_ is not None and isinstance(from_.this, exp.Table) else None
+
+
+def _derived(sel: exp.Select) -> exp.Select | None:
+    """The SELECT of the one derived table a ``SELECT *`` reads, else None."""
+    from_ = sel.args.get("from_")
+    source = from_.this if from_ is not None and not sel.args.get("joins") else None
+    if isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select):
+        return source.this
+    return None
+
+
+def _width(sel: exp.Select) -> int | None:
+    """How many columns a SELECT returns; a star over a derived table counts its columns, any
+    other star is unknown (None).
+
+    >>> import sqlglot
+    >>> _width(sqlglot.parse_one("SELECT * FROM (SELECT a, b FROM t LIMIT 1)"))
+    2
+    """
+    if not any(e.is_star for e in sel.expressions):
+        return len(sel.expressions)
+    inner = _derived(sel) if len(sel.expressions) == 1 else None
+    return _width(inner) if inner is not None else None
 
 
 def _differ(a: str, b: str) -> bool:
@@ -80,10 +115,9 @@ def unmatched_set_sides(set_ops: Sequence[exp.Expr]) -> list[tuple[str, str, str
         left, right = op.this, op.expression
         if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
             continue
-        widths = len(left.expressions), len(right.expressions)
-        starred = any(e.is_star for side in (left, right) for e in side.expressions)
-        if widths[0] != widths[1] and not starred:
-            left_width, right_width = (f"{n} column{'s' * (n > 1)}" for n in widths)
+        lw, rw = _width(left), _width(right)
+        if lw is not None and rw is not None and lw != rw:
+            left_width, right_width = (f"{n} column{'s' * (n > 1)}" for n in (lw, rw))
             found.append((op.key, left_width, right_width))
             continue  # no engine runs it: the sides' rows differ in width
         if not isinstance(op, (exp.Intersect, exp.Except)):
