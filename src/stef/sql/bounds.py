@@ -23,15 +23,13 @@ bounds the column both ways and is never reported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from stef.sql.bare import rolls_up
 from stef.sql.walk import Walk
-
-if TYPE_CHECKING:
-    from sqlglot.optimizer.scope import Scope
 
 _UPPER = (exp.LT, exp.LTE)
 _LOWER = (exp.GT, exp.GTE)
@@ -184,8 +182,6 @@ def _joined(sel: exp.Select) -> list[exp.Expr]:
 def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
     """Columns qualified by a name that no source of their scope, or of a scope around it
     (a correlated subquery), has."""
-    from sqlglot.optimizer.scope import traverse_scope
-
     unknown: list[str] = []
     for scope in traverse_scope(tree):
         names: set[str] = set()
