@@ -568,9 +568,8 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
         )
     elif first_order is None and sql.flags.get("rank_cuts") and sql.flags.get("rank_windows"):
         _check_ranked_extreme(na, want, sql, out)
-    elif sql.limit is None and any(
-        r[0] == 1 and r[2] == want for r in sql.flags.get("inner_ranks") or ()
-    ):  # "the description of the most popular role": WHERE code = (SELECT … LIMIT 1)
+    elif sql.limit is None and want in (cuts := _inner_cuts(sql)):
+        # "the description of the most popular role": WHERE code = (SELECT … LIMIT 1)
         out.add(
             "superlative_via_order",
             "info",
@@ -579,12 +578,12 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
-    elif sql.limit is None and first_order is None and (inner := _inner_cut(sql)) is not None:
+    elif sql.limit is None and first_order is None and len(cuts) == 1:
         out.add(
             "order_direction_mismatch",
             "error",
             f"question asks for the {'highest' if f == 'max' else 'lowest'}; the subquery that"
-            f" keeps one row sorts {inner.upper()}",
+            f" keeps one row sorts {next(iter(cuts)).upper()}",
             na.text,
             None,
             "ordering",
@@ -601,10 +600,9 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
         )
 
 
-def _inner_cut(sql: Spec) -> str | None:
-    """The direction of the one subquery that sorts and keeps one row, if only one does."""
-    cuts = {r[2] for r in sql.flags.get("inner_ranks") or () if r[0] == 1}
-    return next(iter(cuts)) if len(cuts) == 1 else None
+def _inner_cuts(sql: Spec) -> set[str]:
+    """The directions of the subqueries that sort and keep one row (``"asc"``, ``"desc"``)."""
+    return {r[2] for r in sql.flags.get("inner_ranks") or () if r[0] == 1}
 
 
 def _ranked_other_way(func: str, sql: Spec) -> bool:

@@ -14,6 +14,43 @@ from __future__ import annotations
 from stef.findings import FindingCollector
 from stef.spec import Spec
 
+#: Each flag of :func:`stef.sql.bounds.condition_flags` and the finding its first entry (SQL
+#: text) gives: kind, severity, message.
+_CONDITIONS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "unknown_qualifiers",
+        "column_source_unknown",
+        "error",
+        "{} is qualified by a name that no table, alias, subquery or CTE of the query has:"
+        " the SQL does not run",
+    ),
+    (
+        "null_compared",
+        "null_compared",
+        "error",
+        "{} is never true: NULL is tested with IS NULL or IS NOT NULL",
+    ),
+    (
+        "text_compared_to_number",
+        "value_type_mismatch",
+        "error",
+        "{} compares strftime's text with a number: in SQLite no row matches",
+    ),
+    (
+        "other_aggregate_compared",
+        "aggregate_compared_other_column",
+        "warning",
+        "{} compares a column with an aggregate of another column",
+    ),
+    (
+        "redundant_bounds",
+        "filter_redundant_bound",
+        "error",
+        "{} bounds one column the same way twice: one of the two conditions does nothing (it"
+        " was probably meant for another column or the other side)",
+    ),
+)
+
 
 def check_conditions(sql: Spec, out: FindingCollector) -> None:
     """Report the conditions of the module doc, one finding of each kind at most: a column of
@@ -22,55 +59,7 @@ def check_conditions(sql: Spec, out: FindingCollector) -> None:
     (``value_type_mismatch``), a column compared with an aggregate of another column
     (``aggregate_compared_other_column``), two bounds on one column the same way
     (``filter_redundant_bound``)."""
-    for column in sql.flags.get("unknown_qualifiers") or ():
-        out.add(
-            "column_source_unknown",
-            "error",
-            f"{column} is qualified by a name that no table, alias, subquery or CTE of the"
-            " query has: the SQL does not run",
-            None,
-            column,
-            "structure",
-        )
-        break
-    for compared in sql.flags.get("null_compared") or ():
-        out.add(
-            "null_compared",
-            "error",
-            f"{compared} is never true: NULL is tested with IS NULL or IS NOT NULL",
-            None,
-            compared,
-            "structure",
-        )
-        break
-    for compared in sql.flags.get("text_compared_to_number") or ():
-        out.add(
-            "value_type_mismatch",
-            "error",
-            f"{compared} compares strftime's text with a number: in SQLite no row matches",
-            None,
-            compared,
-            "structure",
-        )
-        break
-    for compared in sql.flags.get("other_aggregate_compared") or ():
-        out.add(
-            "aggregate_compared_other_column",
-            "warning",
-            f"{compared} compares a column with an aggregate of another column",
-            None,
-            compared,
-            "structure",
-        )
-        break
-    for chain in sql.flags.get("redundant_bounds") or ():
-        out.add(
-            "filter_redundant_bound",
-            "error",
-            f"{chain} bounds one column the same way twice: one of the two conditions does"
-            " nothing (it was probably meant for another column or the other side)",
-            None,
-            chain,
-            "structure",
-        )
-        return
+    for flag, kind, severity, message in _CONDITIONS:
+        found = sql.flags.get(flag)
+        if found:
+            out.add(kind, severity, message.format(found[0]), None, found[0], "structure")

@@ -386,14 +386,16 @@ def check_sort_key(nl: Spec, sql: Spec, out: FindingCollector) -> None:
         return  # said once: the sort's key read another way (:func:`check_rankings`)
     m = _SORT_PHRASE.search(nl.order_by[0].text.casefold())
     first = sql.order_by[0]
-    if m is not None and first.is_aggregate and _by_label(_stated_key(m.group("key"))):
-        said = " ".join(_stated_key(m.group("key")))
+    if m is None:
+        return
+    words = _stated_key(m.group("key"))
+    if first.is_aggregate and _by_label(words):
+        said = " ".join(words)
         message = f"the question sorts by {said!r}, a label; the SQL sorts by {first.key}"
         out.add("order_key_mismatch", "warning", message, m.group(0), first.text, "ordering")
         return  # "Order by document id" answered by ORDER BY COUNT(*)
-    if m is None or first.is_aggregate or "(" in first.key:
+    if first.is_aggregate or "(" in first.key:
         return  # only a plain column; ``COUNT(DISTINCT course_name)`` is a measure
-    words = _stated_key(m.group("key"))
     if not words or _LABEL_WORDS.intersection(words):
         return
     key = canon(first.key)

@@ -29,11 +29,7 @@ _ROUTE = re.compile(rf"\bfrom\s+(?P<a>{_NAME})\s+to\s+(?P<b>{_NAME})")
 #: Column words that name where a route starts, and where it ends.
 _START_WORDS = frozenset({"origin", "source", "src", "departure", "depart", "from", "start"})
 _END_WORDS = frozenset({"destination", "dest", "arrival", "arrive", "to", "target"})
-
-
-def _value(name: str) -> str:
-    """A route end as a filter holds it: quotes dropped, case-folded."""
-    return name.strip("'\"").casefold()
+_QUOTES = "'\""
 
 
 def check_route_ends(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -56,8 +52,9 @@ def check_route_ends(sql: Spec, out: FindingCollector, question: str) -> None:
         return  # one cheap test rules most questions out
     for m in _ROUTE.finditer(question):
         ends = ((m.group("a"), "starts", _END_WORDS), (m.group("b"), "ends", _START_WORDS))
-        for name, where, other in ends:
-            value = _value(name)
+        for written, where, other in ends:
+            name = written.strip(_QUOTES)
+            value = name.casefold()  # as a filter holds it
             for f in sql.filters:
                 if f.op not in ("=", "in") or value not in f.values or not f.column:
                     continue
@@ -67,7 +64,7 @@ def check_route_ends(sql: Spec, out: FindingCollector, question: str) -> None:
                 out.add(
                     "filter_wrong_column",
                     "error",
-                    f"the question's route {where} at {name.strip(chr(39) + chr(34))!r}; the"
+                    f"the question's route {where} at {name!r}; the"
                     f" SQL compares it with {column}, the route's other end",
                     m.group(0),
                     f"{column} {f.op} {value!r}",

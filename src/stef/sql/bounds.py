@@ -29,6 +29,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from stef.sql.bare import rolls_up
+from stef.sql.outputs import own_sources
 from stef.sql.walk import Walk
 
 _UPPER = (exp.LT, exp.LTE)
@@ -70,7 +71,7 @@ def redundant_bounds(tree: exp.Expr, selects: Sequence[exp.Select] | None = None
     tree's SELECTs when None)."""
     found: list[str] = []
     seen_chains: set[int] = set()
-    for root in _condition_roots(tree, selects):
+    for root in _condition_roots(list(tree.find_all(exp.Select)) if selects is None else selects):
         for node in root.find_all(*_CHAINS):
             up = node.parent.parent if isinstance(node.parent, exp.Paren) else node.parent
             if type(up) is type(node) or id(node) in seen_chains:
@@ -88,10 +89,10 @@ def redundant_bounds(tree: exp.Expr, selects: Sequence[exp.Select] | None = None
     return found
 
 
-def _condition_roots(tree: exp.Expr, selects: Sequence[exp.Select] | None) -> list[exp.Expr]:
+def _condition_roots(selects: Sequence[exp.Select]) -> list[exp.Expr]:
     """The WHERE, HAVING and JOIN … ON conditions of the SELECTs."""
     roots: list[exp.Expr] = []
-    for sel in tree.find_all(exp.Select) if selects is None else selects:
+    for sel in selects:
         for clause in ("where", "having"):
             part = sel.args.get(clause)
             if part is not None:
@@ -166,17 +167,11 @@ def unknown_qualifiers(tree: exp.Expr, dialect: str | None, w: Walk | None = Non
     names = {t.name.casefold() for t in w.tables} | {t.alias.casefold() for t in w.tables}
     names |= {c.alias.casefold() for c in w.ctes}
     for sel in w.selects:  # derived tables, UNNEST … AS u, table functions
-        from_ = sel.args.get("from_")
-        sources = [from_.this] if from_ is not None else []
-        names |= {s.alias_or_name.casefold() for s in (*sources, *_joined(sel))}
+        names |= {s.alias_or_name.casefold() for s in own_sources(sel)}
     unknown = [c.sql() for c in qualified if c.table.casefold() not in names]
     if unknown or len(w.selects) < 2:
         return unknown
     return _unknown_in_scopes(tree)  # a name of another branch: ``fiat`` of the UNION's right
-
-
-def _joined(sel: exp.Select) -> list[exp.Expr]:
-    return [j.this for j in sel.args.get("joins") or ()]
 
 
 def _unknown_in_scopes(tree: exp.Expr) -> list[str]:
@@ -212,7 +207,7 @@ def text_compared_to_number(selects: Sequence[exp.Select], dialect: str | None) 
     if (dialect or "").casefold() != "sqlite":
         return []
     found: list[str] = []
-    for root in _condition_roots(exp.Select(), selects):
+    for root in _condition_roots(selects):
         for cmp in root.find_all(*_COMPARISONS, exp.In, exp.Between):
             if not isinstance(cmp.this, exp.TimeToStr):
                 continue
@@ -235,7 +230,7 @@ def null_compared(selects: Sequence[exp.Select]) -> list[str]:
     """
     return [
         cmp.sql()
-        for root in _condition_roots(exp.Select(), selects)
+        for root in _condition_roots(selects)
         for cmp in root.find_all(*_COMPARISONS)
         if isinstance(cmp.this, exp.Null) or isinstance(cmp.expression, exp.Null)
     ]

@@ -377,11 +377,16 @@ def ungrouped(
     )
 
 
+def own_sources(sel: exp.Select) -> list[exp.Expr]:
+    """The SELECT's own sources: its FROM and JOINs' tables, derived tables, functions."""
+    from_ = sel.args.get("from_")
+    joined = [j.this for j in sel.args.get("joins") or ()]
+    return [from_.this, *joined] if from_ is not None else joined
+
+
 def source_tables(sel: exp.Select) -> dict[str, str]:
     """Table name of each qualifier of the SELECT's own sources (``""`` for a lone one)."""
-    from_ = sel.args.get("from_")
-    joins = sel.args.get("joins") or ()
-    tables = [from_.this if from_ else None, *(j.this for j in joins)]
+    tables = own_sources(sel)
     named = [t for t in tables if type(t) is _TABLE]
     out = {t.alias_or_name.casefold(): t.name.casefold() for t in named}
     if len(tables) == 1 and named:

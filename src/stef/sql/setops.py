@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 
+from stef.sql.outputs import own_sources
+
 _WORD = re.compile(r"[a-z]{3,}")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -56,8 +58,8 @@ def _output(sel: exp.Select) -> str | None:
 
 def _derived(sel: exp.Select) -> exp.Select | None:
     """The SELECT of the one derived table a ``SELECT *`` reads, else None."""
-    from_ = sel.args.get("from_")
-    source = from_.this if from_ is not None and not sel.args.get("joins") else None
+    sources = own_sources(sel)
+    source = sources[0] if len(sources) == 1 else None
     if isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select):
         return source.this
     return None
