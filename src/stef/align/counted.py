@@ -1,0 +1,129 @@
+"""A stated count compared on a column named for something else: "actors who had roles in
+more than 30 films" answered by ``last_update > 30``, "branches with more than 100 members"
+by ``total_pounds > 100`` (``filter_wrong_column``, a warning).
+
+"More than 30 films" compares how many films a row has. The SQL may count them (``HAVING
+COUNT(*) > 30``), or read a column that stores the count; such a column is named for the
+things counted (``num_films``, ``membership_amount``), for a count (``total``, ``cnt``), for
+a measure of how many (``capacity``, ``population``, ``enrollment``), or for a word the
+question says just before the comparison ("an enrollment of more than 15000 students"). A
+plain column named for none of these holds something else. A number followed by a unit
+("more than 3 hours", "over 100 acres") is a measure, not a count, and is left to
+:func:`stef.align.measured.check_compared_measure`. Read from names only (no schema).
+
+>>> from stef.spec import Filter
+>>> out = FindingCollector()
+>>> sql = Spec(filters=[Filter("last_update", ">", ("30",), "last_update > 30")])
+>>> check_counted_comparison(sql, out, "Actors who had roles in more than 30 films?")
+>>> [(f.kind, f.severity) for f in out.findings]
+[('filter_wrong_column', 'warning')]
+>>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+the question compares a number of films with 30; the SQL compares last_update, a column
+named for neither the films nor a count
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import name_words
+from stef.align.measured import _named, _said
+from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
+from stef.nl.request import singular
+from stef.spec import Spec
+
+#: "more than 30 films", "fewer than 5 players", "at least 2 books": a number, then what it
+#: counts.
+_COUNTED = re.compile(
+    r"\b(?:more|fewer|less|greater|over|under|above|below|at\s+least|at\s+most)\s+"
+    r"(?:than\s+)?(?P<n>\d[\d,]*)\s+(?P<noun>[a-z]+)\b"
+)
+#: Units: the number measures something in them, it counts no rows.
+_UNITS = (
+    lx.TIME_UNITS
+    | lx.RATE_UNITS
+    | lx._words(
+        """dollars euros pounds yen cents points percent degrees meters metres kilometers
+    kilometres miles feet inches yards acres hectares kilograms grams tons tonnes liters
+    litres gallons calories times characters letters words bytes kilobytes megabytes pixels
+    minutes seconds hours centimeters millimeters"""
+    )
+)
+#: Words of a column that stores how many of something there are.
+_COUNT_COLUMNS = lx._words(
+    """count cnt num number no nbr total amount qty quantity size capacity population
+    enrollment enrolment enr attendance headcount volume sum tally"""
+)
+#: Count words a column name runs together with others (``basesetsize``, ``numfilms``).
+_COUNT_ENDS = ("num", "cnt", "count", "total", "size", "amount", "number", "qty")
+#: Words that end the words just before a comparison ("an enrollment of more than …").
+_BEFORE_STOPS = lx._words(
+    """a an the of with whose that which who have has had having is are was were be been
+    and or for in on at by to from all any some their its his her no not"""
+)
+_WORD = re.compile(r"[a-z]+")
+
+
+def _counts(column: str, noun: str, before: tuple[str, ...]) -> bool:
+    """May ``column`` store the count of ``noun``: named for it, for a count, or for a word
+    said just before the comparison?
+
+    >>> _counts("membership_amount", "member", ()), _counts("num_of_staff", "staff", ())
+    (True, True)
+    >>> _counts("enr", "student", ("enrollment",)), _counts("last_update", "film", ())
+    (True, False)
+    >>> _counts("basesetsize", "card", ())
+    True
+    """
+    words = [singular(w) for w in name_words(column)] or [column]
+    if any(
+        w in _COUNT_COLUMNS or w.startswith(_COUNT_ENDS) or w.endswith(_COUNT_ENDS) for w in words
+    ):
+        return True  # also run together: ``basesetsize``, ``totalpoints``
+    measure = (noun, *before)
+    return any(_said(measure, w) for w in words)
+
+
+def check_counted_comparison(
+    sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """Report a stated count ("more than 30 films") whose number the SQL compares with one
+    plain column named for neither the things counted nor a count (see the module doc)."""
+    low = question.casefold()
+    if "than" not in low and "at " not in low:
+        return  # one cheap test rules most questions out
+    hinted = f" {hints.casefold()} " if hints else ""
+    for m in _COUNTED.finditer(low):
+        noun = m.group("noun")
+        if len(noun) <= 3 or not noun.endswith("s") or noun.endswith(("ss", "us", "is")):
+            continue  # "more than 5 of", "over 20 was": no plural noun counted
+        if noun in _UNITS or noun in lx.REQUEST_STOPS:
+            continue
+        number = m.group("n").replace(",", "")
+        compared = [f for f in sql.filters if f.op in (">", ">=", "<", "<=") and number in f.values]
+        if not compared:
+            continue
+        columns = [(f.column or "").rsplit(".", 1)[-1] for f in compared]
+        if any(
+            not c or "(" in c or " " in c or f.func for c, f in zip(columns, compared, strict=True)
+        ):
+            continue  # a count, an expression or a function of a column: not one plain name
+        before: list[str] = []
+        for w in reversed(_WORD.findall(low[max(0, m.start() - 40) : m.start()])):
+            if w in _BEFORE_STOPS:
+                break
+            before.insert(0, singular(w))
+        thing = singular(noun)
+        if any(_counts(c, thing, tuple(before)) or (hinted and _named(c, hinted)) for c in columns):
+            continue
+        out.add(
+            "filter_wrong_column",
+            "warning",
+            f"the question compares a number of {noun} with {number}; the SQL compares"
+            f" {columns[0]}, a column named for neither the {noun} nor a count",
+            m.group(0),
+            compared[0].text or f"{columns[0]} {compared[0].op} {number}",
+            "filter_alignment",
+        )
+        return
