@@ -45,6 +45,61 @@ def _report_missing_group(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     )
 
 
+#: Words that name one grouping key ("each rank and gender" grouped by ``sex``).
+_KEY_SYNONYMS = (frozenset({"gender", "sex"}), frozenset({"person", "individual", "people"}))
+
+
+def _key_named(key: str, names: list[str]) -> bool:
+    """Is the question's grouping key ``key`` named by one of the SQL's ``names``: a name
+    holds its first four letters (``airline_name`` for "airline"), or a synonym of it?
+
+    >>> _key_named("semester", ["year"]), _key_named("gender", ["rank", "sex"])
+    (False, True)
+    """
+    stem = key[:4]
+    if any(stem in n for n in names):
+        return True
+    return any(
+        key in group and any(w in n for w in group for n in names) for group in _KEY_SYNONYMS
+    )
+
+
+def _check_coordinated_keys(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+    """The question groups by two keys or more ("in each semester and year") and the SQL
+    groups by a column named for one of them but by nothing named for another, which no
+    column, table or output of the SQL names either (``group_by_missing``): one figure per
+    year where the question asks for one per semester of each year.
+
+    >>> nl = Spec(group_by=["semester", "year"])
+    >>> sql = Spec(group_by=["year"], columns=["year"], tables=["takes"])
+    >>> out = FindingCollector()
+    >>> _check_coordinated_keys(nl, sql, out)
+    >>> [f.message for f in out.findings]
+    ['question groups by semester, year; the SQL groups by year, nothing named for semester']
+    """
+    if len(nl.group_by) < 2:
+        return
+    keys = [canon_col(g) for g in nl.group_by]
+    grouped = [canon_col(g) for g in sql.group_by]
+    if not any(len(k) >= 3 and _key_named(k, grouped) for k in keys):
+        return  # no key is named like the question's: names say nothing here
+    names = [canon_col(n) for n in (*sql.columns, *sql.tables)]
+    names += [canon_col(p.alias) for p in sql.projections if p.alias]
+    for key in keys:
+        if len(key) < 3 or " " in key or _key_named(key, grouped) or _key_named(key, names):
+            continue
+        out.add(
+            "group_by_missing",
+            "warning",
+            f"question groups by {', '.join(nl.group_by)}; the SQL groups by"
+            f" {', '.join(sql.group_by)}, nothing named for {key}",
+            key,
+            ", ".join(sql.group_by),
+            "grouping",
+        )
+        return
+
+
 #: Output names that say they hold a figure (``Total_Subjects``, ``n_posts``).
 _FIGURE_NAME = re.compile(r"count|total|sum|num|avg|average|mean|rate|ratio|percent|share|qty")
 
@@ -237,6 +292,7 @@ def check_grouping(nl: Spec, sql: Spec, out: FindingCollector, rules: Rules) -> 
         return
     if not sql.group_by:
         return
+    _check_coordinated_keys(nl, sql, out)
     nl_keys = {canon_col(g) for g in nl.group_by}
     plain_proj = {canon_col(c) for p in sql.projections if not p.is_aggregate for c in p.columns}
     plain_proj |= {canon_col(p.expr) for p in sql.projections if not p.is_aggregate}
