@@ -124,6 +124,9 @@ def check_requests(
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
         if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
             heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
+            if not heads:  # "each physician's employee id" as ``physician``: a key named for
+                owners = {singular(w) for w in words[:-1]}  # the row it refers to
+                heads = [n for n in names if singular(canon_col(n)) in owners]
         if not heads and singular(head) in ("name", "title"):  # a date names nothing
             heads = [n for n in names if not _id_like(n) and not _DATE_NAME.search(n.casefold())]
             if len(words) > 1 and not any(_owner_said(words[:-1], n) for n in names):

@@ -281,6 +281,8 @@ def _list_phrase(low: str, start: int) -> str:
             break
         if words and len(word) >= 4 and word.endswith("ed") and not word.endswith("eed"):
             break  # "the elements associated with …": a participle starts a qualifier
+        if words and len(word) >= 5 and word.endswith("ly") and _PARTICIPLE.match(low, w.end()):
+            break  # "the department id primarily affiliated": an adverb of a participle
         if 0 < len(words) < 4 and words[-1] != "," and _CLAUSE_START.match(low, w.start()):
             break  # "the cities no customers live in", "the details containing the …"
         if words and (word in _POSTPOSED or (word == "set" and low.startswith(" by", w.end()))):
@@ -291,6 +293,9 @@ def _list_phrase(low: str, start: int) -> str:
             break
     return " ".join(words).replace(" ,", ",")
 
+
+#: A participle after an adverb in -ly ("primarily affiliated", "recently added").
+_PARTICIPLE = re.compile(r"\s+[a-z]{2,}(?<!e)ed\b")
 
 #: After an item's noun, a clause without "that": a determiner of another noun ("the city
 #: the store is in", "the cities no customers live in"), or a verb in -ing with its object
