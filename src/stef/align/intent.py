@@ -122,11 +122,8 @@ def check_requests(
             heads = [n for n in names if attribute_named(words, n, question)]
         if not heads and head in REQUEST_GENERIC_HEADS and len(words) > 1:
             heads = [n for n in names if any(word_matches(w, n) for w in words[:-1])]
-        if not heads and head in _KEY_HEADS and len(words) > 1:  # "building key": building_id
-            heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
-            if not heads:  # "each physician's employee id" as ``physician``: a key named for
-                owners = {singular(w) for w in words[:-1]}  # the row it refers to
-                heads = [n for n in names if singular(canon_col(n)) in owners]
+        if not heads and head in _KEY_HEADS and len(words) > 1:
+            heads = _key_outputs(words, names)
         if not heads and singular(head) in ("name", "title"):  # a date names nothing
             heads = [n for n in names if not _id_like(n) and not _DATE_NAME.search(n.casefold())]
             if len(words) > 1 and not any(_owner_said(words[:-1], n) for n in names):
@@ -231,6 +228,23 @@ _KEY_HEADS = frozenset({"key", "id"})
 def _keyed(name: str) -> bool:
     """Is an output named as a key (``building_id``, ``FLOOR_KEY``, ``dept_code``)?"""
     return _id_like(name) or canon_col(name).endswith(("key", "code"))
+
+
+def _key_outputs(words: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The outputs that answer an asked key of something ("building key", "each physician's
+    id"): a key named for it (``building_id``), else a column named for the row the key
+    refers to (``physician``).
+
+    >>> _key_outputs(["building", "key"], ["building_id", "physician"])
+    ['building_id']
+    >>> _key_outputs(["physician", "id"], ["physician", "department"])
+    ['physician']
+    """
+    heads = [n for n in names if _keyed(n) and any(word_matches(w, n) for w in words[:-1])]
+    if heads:
+        return heads
+    owners = {singular(w) for w in words[:-1]}
+    return [n for n in names if singular(canon_col(n)) in owners]
 
 
 #: Modifiers a HAVING (``COUNT(*) > 1``) expresses: "duplicate email addresses".
