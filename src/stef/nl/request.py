@@ -384,8 +384,8 @@ def _segment_items(segment: str) -> int | None:
     items, qualifiers = 1, set[str]()
     for i, w in enumerate(words[1:], 1):
         low = w.casefold()
-        if low in _QUALIFIERS:
-            qualifiers.add(low)
+        if low in _QUALIFIERS or low.isdigit():
+            qualifiers.add(low)  # "patients aged 50 and above": a number qualifies the item
         elif low == "and" and (
             not qualifiers or (qualifiers == {"of"} and _computed_next(words[i:]))
         ):
@@ -480,6 +480,8 @@ def enumeration_size(question: str) -> int:
     3
     >>> enumeration_size("What is the code, area for all rooms, number of floors, and owner?")
     4
+    >>> enumeration_size("List the patients aged 50 and above.")
+    0
     """
     best = 0
     for start in _opener_ends(question.casefold()):
