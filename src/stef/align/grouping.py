@@ -50,18 +50,25 @@ _KEY_SYNONYMS = (frozenset({"gender", "sex"}), frozenset({"person", "individual"
 
 
 def _key_named(key: str, names: list[str]) -> bool:
-    """Is the question's grouping key ``key`` named by one of the SQL's ``names``: a name
-    holds its first four letters (``airline_name`` for "airline"), or a synonym of it?
+    """Is the question's grouping key ``key`` named by one of the SQL's canonical ``names``:
+    a name holds the first four letters of a word of it (``airline_name`` for "airline",
+    ``category`` for "product category"), or a synonym of it?
 
     >>> _key_named("semester", ["year"]), _key_named("gender", ["rank", "sex"])
     (False, True)
+    >>> _key_named("product category", ["region", "category"])
+    True
     """
-    stem = key[:4]
-    if any(stem in n for n in names):
+    words = _KEY_WORD.findall(key.casefold())
+    if any(w[:4] in n for w in words if len(w) >= 3 for n in names):
         return True
     return any(
-        key in group and any(w in n for w in group for n in names) for group in _KEY_SYNONYMS
+        group.intersection(words) and any(w in n for w in group for n in names)
+        for group in _KEY_SYNONYMS
     )
+
+
+_KEY_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _check_coordinated_keys(nl: Spec, sql: Spec, out: FindingCollector) -> None:
@@ -79,16 +86,15 @@ def _check_coordinated_keys(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     """
     if len(nl.group_by) < 2:
         return
-    keys = [canon_col(g) for g in nl.group_by]
     grouped = [canon_col(g) for g in sql.group_by]
-    if not any(len(k) >= 3 and _key_named(k, grouped) for k in keys):
+    if not any(_key_named(k, grouped) for k in nl.group_by):
         return  # no key is named like the question's: names say nothing here
     names = [canon_col(n) for n in (*sql.columns, *sql.tables)]
     names += [canon_col(p.alias) for p in sql.projections if p.alias]
-    for key in keys:
-        if len(key) < 3 or " " in key or _key_named(key, grouped) or _key_named(key, names):
+    for key in nl.group_by:
+        if len(key) < 3 or _key_named(key, grouped) or _key_named(key, names):
             continue
-        if key.removesuffix("s") in _PERIOD_MARKS:
+        if canon_col(key).removesuffix("s") in _PERIOD_MARKS:
             continue  # a period: ``group_period_missing`` reads it by its date functions
         out.add(
             "group_by_missing",
