@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from stef.align import matching
 from stef.align.comparisons import (
     check_average_per_unit,
     check_compared_to_figure,
@@ -536,6 +537,8 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
     f = na.func
     first_order = sql.order_by[0] if sql.order_by else None
     want = "desc" if f == "max" else "asc"
+    if first_order is not None and matching.ranks_by_start(na.text or "", first_order.key):
+        want = "asc" if want == "desc" else "desc"  # "the longest-running": the earliest start
     other = "min" if f == "max" else "max"
     if first_order is not None and first_order.direction == want and sql.limit is not None:
         out.add(

@@ -585,3 +585,26 @@ def checked_cues(
         + (1 if nl.flags.get("one_per_group") and not nl.group_by else 0)  # the per-group checks
         + (1 if _ASKED_STATISTIC.search(asked) else 0)
     )
+
+
+#: Words of a column that holds when something began (a hire date, a founding year): the
+#: longest-serving, the longest-running has the earliest.
+START_WORDS = frozenset(
+    {"hire", "hired", "founded", "founding", "established", "start", "started", "since"}
+    | {"joined", "opened", "inception"}
+)
+_DURATIONS = re.compile(r"\b(?:longest|shortest)\b")
+
+
+def ranks_by_start(text: str, key: str) -> bool:
+    """Does a superlative of duration ("the longest-running", "the shortest-serving") rank by
+    a sort key that holds when something began, so that the longest has the earliest start?
+
+    >>> ranks_by_start("longest running open incident", "opened_at")
+    True
+    >>> ranks_by_start("longest flight", "duration"), ranks_by_start("latest hire", "hire_date")
+    (False, False)
+    """
+    if _DURATIONS.search(text.casefold()) is None:
+        return False
+    return not START_WORDS.isdisjoint(re.findall(r"[a-z]+", key.casefold()))

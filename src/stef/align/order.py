@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from stef.align.aggregation import sql_aggs
-from stef.align.matching import HINT_CLAUSE, column_part, name_words
+from stef.align.matching import HINT_CLAUSE, column_part, name_words, ranks_by_start
 from stef.align.matching import canon_col as canon
 from stef.align.measured import check_ranked_measure, check_ranked_time
 from stef.align.ranking import check_rankings, check_second_key, check_sort_key
@@ -219,11 +219,6 @@ _AGE_SUPERLATIVES = {"youngest": "asc", "oldest": "desc", "eldest": "desc"}
 
 
 _LETTER_RUN = re.compile(r"[a-z]+")
-#: Words of a column that holds when something began (a hire date, a founding year): the
-#: longest-serving, the longest-running has the earliest.
-_START_WORDS = lx._words(
-    "hire hired founded founding established start started since joined opened inception"
-)
 
 
 def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
@@ -243,9 +238,8 @@ def _wanted(asked: OrderKey, sorted_by: OrderKey) -> str:
         for w in asked.text.casefold().split():
             if w in _AGE_SUPERLATIVES:
                 return _AGE_SUPERLATIVES[w]
-    longest = asked.direction == "desc" and "longest" in asked.text.casefold()
-    if longest and key_words & _START_WORDS:
-        return "asc"  # "the longest-serving employees": the earliest hire dates
+    if ranks_by_start(asked.text, sorted_by.key):  # "the longest-serving employees": the
+        return "asc" if asked.direction == "desc" else "desc"  # earliest hire dates
     return asked.direction
 
 
