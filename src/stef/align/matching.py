@@ -608,3 +608,17 @@ def ranks_by_start(text: str, key: str) -> bool:
     if _DURATIONS.search(text.casefold()) is None:
         return False
     return not START_WORDS.isdisjoint(re.findall(r"[a-z]+", key.casefold()))
+
+
+_TIMES = frozenset({"date", "time", "timestamp", "datetime", "dt", "at", "on"})
+
+
+def dated_name(arg: str | None, measure: tuple[str, ...]) -> bool:
+    """Is the column ``arg`` a date or time named for a modifier of a measure that holds no
+    time (``order_date`` for "order value": the date of the order, no value of it)?
+
+    >>> dated_name("o.order_date", ("order", "value")), dated_name("order_total", ("order",))
+    (True, False)
+    """
+    words = name_words((arg or "").rsplit(".", 1)[-1])
+    return bool(words) and words[-1] in _TIMES and _TIMES.isdisjoint(measure)

@@ -17,6 +17,7 @@ from stef.align.matching import (
     ASKED_SPREAD,
     BOUNDS,
     column_part,
+    dated_name,
     letters_in_order,
     name_words,
     searchable,
@@ -198,6 +199,7 @@ def check_measures(nl: Spec, sql: Spec, out: FindingCollector, *, divides: bool)
         if not wrong or measure is None or (divides and na.func == "avg"):
             continue
         over = [a for a in sql_aggs if names_measure(a.arg, measure)]
+        over = [a for a in over if not dated_name(a.arg, measure)]  # order_date: no value
         if not over or any(a.func == na.func and _holds(a.arg, measure) for a in sql_aggs):
             continue
         bad = next((a for a in over if _contradicts(a, na, sql)), None)
