@@ -8,8 +8,9 @@ is determined (and not reported) when it is a key, when a key is its table's ide
 (``GROUP BY c.id`` shows ``c.name``), when an ``=`` of the ON or WHERE conditions ties a
 key to a column of its table (``GROUP BY t2.dno`` with ``t1.dno = t2.dno`` shows
 ``t1.dname``), when it shares a key's stem (``start_station_id`` beside
-``start_station_name``), or when the SELECT's one aggregate is MIN or MAX (SQLite takes
-the bare columns from the row holding that extreme).
+``start_station_name``), or, in SQLite, when the SELECT's one aggregate is MIN or MAX
+(SQLite takes the bare columns from the row holding that extreme; other engines refuse the
+query or return an arbitrary row's value).
 
 >>> import sqlglot
 >>> bare_under_group(sqlglot.parse_one(
@@ -72,9 +73,10 @@ def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str
     return tied, {e.sql().casefold() for e in exprs}
 
 
-def bare_under_group(sel: exp.Select) -> list[str]:
+def bare_under_group(sel: exp.Select, extreme_row: bool = True) -> list[str]:
     """Names of the columns ``sel`` outputs outside any aggregate that its GROUP BY keys
-    do not determine (see the module's doc); empty without a GROUP BY."""
+    do not determine (see the module's doc); empty without a GROUP BY. Where
+    ``extreme_row`` (SQLite), a column beside a lone MIN or MAX is that row's."""
     group = sel.args.get("group")
     if group is None or not group.expressions or any(e.is_star for e in sel.expressions):
         return []
@@ -84,7 +86,7 @@ def bare_under_group(sel: exp.Select) -> list[str]:
         for a in search(e, _AGGREGATES)
         if not a.find_ancestor(exp.Window)
     ]
-    if len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
+    if extreme_row and len(aggregates) == 1 and type(aggregates[0]) in (exp.Min, exp.Max):
         return []
     tables = source_tables(sel)
     lone = sel.args.get("from_") is not None and not sel.args.get("joins")  # every qualifier

@@ -267,7 +267,7 @@ class _Extractor:
                 if w.aggs or w.aggregate_clause
                 else []
             )
-            bare = [c for sel in w.selects for c in bare_under_group(sel)]
+            bare = [c for sel in w.selects for c in bare_under_group(sel, lite)]
             conditions = condition_flags(self.tree, self.p.dialect_name, w)
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
             zeros = zero_counts(w.aggs) if w.negation else []
