@@ -199,6 +199,41 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
     return out
 
 
+#: What marks an enriched question as hints about the schema ("X refers to Y", "X = 1",
+#: "'Vice President' is a position of …", "A2 contains …"), not a restated question.
+_HINT_MARKS = re.compile(
+    r"\brefers?\s+to\b|\bmeans?\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|[;=<>]|\(|"
+    r"\b(?:is|are)\s+(?:the|a|an|one|synonyms?)\b|\bcontains?\b|\bcomputed\b|\brepresents?\b",
+    re.IGNORECASE,
+)
+
+
+def restated_away(terms: Sequence[str], question: str, enriched: str | None) -> set[str]:
+    """The terms an enriched question that restates the question leaves out: the agent read
+    "my best customers" as "the 10 customers with the highest total order amount", and the
+    SQL answers that reading, which the enrichment checks judge; the word itself is no
+    schema term left unlinked. A restatement holds no hint about the schema
+    (:data:`_HINT_MARKS`) and says at least as much as the question (no fewer words): a
+    note shorter than the question ("'2012/8/25' can be represented by '2012-08-25'")
+    restates nothing.
+
+    >>> q = "who are my best customers"
+    >>> top = "Top 10 customers ranked by total order amount"
+    >>> sorted(restated_away(["best", "customers"], q, top))
+    ['best']
+    >>> restated_away(["best"], q, "best refers to MAX(amount)"), restated_away(["best"], q, None)
+    (set(), set())
+    """
+    if not enriched or not terms or _HINT_MARKS.search(enriched):
+        return set()
+    said = [w for words in _clause_words(enriched) for w in words]
+    asked = [w for w in question_words(question.casefold()) if w not in QUESTION_FILLER_WORDS]
+    if len(said) < len(asked):
+        return set()
+    held = {singular(w) for w in said}
+    return {t for t in terms if singular(t) not in held}
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
     """The words of each clause of an enriched question, less the question fillers."""
@@ -233,6 +268,18 @@ def check_question_terms(
     if any(a.func in ("sum", "avg") for a in sql.aggregations):
         terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
     hinted = hinted_terms(terms, enriched, base)
+    restated = restated_away(terms, question, enriched)
+    for w in [t for t in terms if t in restated and t not in hinted][:MAX_TERMS]:
+        out.add(
+            "question_term_restated",
+            "info",
+            f"the enriched question restates the question without {w!r}; the SQL answers"
+            " the restatement",
+            w,
+            None,
+            "schema_linking",
+        )
+    hinted |= restated
     for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
         out.add(
             "question_term_unexplained",
