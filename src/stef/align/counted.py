@@ -104,13 +104,14 @@ def check_counted_comparison(
         compared = [f for f in sql.filters if f.op in (">", ">=", "<", "<=") and number in f.values]
         if not compared:
             continue
+        if any(f.func for f in compared):
+            continue  # a function of a column: not one plain name
         columns = [(f.column or "").rsplit(".", 1)[-1] for f in compared]
-        if any(
-            not c or "(" in c or " " in c or f.func for c, f in zip(columns, compared, strict=True)
-        ):
-            continue  # a count, an expression or a function of a column: not one plain name
+        if any(not c or "(" in c or " " in c for c in columns):
+            continue  # a count or an expression: not one plain name
         before: list[str] = []
-        for w in reversed(_WORD.findall(low[max(0, m.start() - 40) : m.start()])):
+        said: list[str] = _WORD.findall(low[max(0, m.start() - 40) : m.start()])
+        for w in reversed(said):
             if w in _BEFORE_STOPS:
                 break
             before.insert(0, singular(w))

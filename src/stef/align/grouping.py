@@ -59,7 +59,7 @@ def _key_named(key: str, names: list[str]) -> bool:
     >>> _key_named("product category", ["region", "category"])
     True
     """
-    words = _KEY_WORD.findall(key.casefold())
+    words: list[str] = _KEY_WORD.findall(key.casefold())
     if any(w[:4] in n for w in words if len(w) >= 3 for n in names):
         return True
     return any(
