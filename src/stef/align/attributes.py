@@ -95,7 +95,8 @@ def check_filter_columns(
     check_attribute_values(sql, out, question)
     if hints and restated_away((), question, hints) is not None:
         # a restatement's values are asked too; its later sentences are commentary
-        check_attribute_values(sql, out, _FIRST_SENTENCE.split(hints.strip(), 1)[0])
+        first: str = _FIRST_SENTENCE.split(hints.strip(), 1)[0]
+        check_attribute_values(sql, out, first)
     check_attribute_columns(sql, out, question)
     check_compared_measure(sql, out, question, hints)
     check_counted_comparison(sql, out, question, hints)
