@@ -8,9 +8,9 @@ is determined (and not reported) when it is a key, when a key is its table's ide
 (``GROUP BY c.id`` shows ``c.name``), when an ``=`` of the ON or WHERE conditions ties a
 key to a column of its table (``GROUP BY t2.dno`` with ``t1.dno = t2.dno`` shows
 ``t1.dname``), when it shares a key's stem (``start_station_id`` beside
-``start_station_name``), or, in SQLite, when the SELECT's one aggregate is MIN or MAX
-(SQLite takes the bare columns from the row holding that extreme; other engines refuse the
-query or return an arbitrary row's value).
+``start_station_name``), or, in SQLite or where no dialect is named, when the SELECT's one
+aggregate is MIN or MAX (SQLite takes the bare columns from the row holding that extreme;
+other engines refuse the query or return an arbitrary row's value).
 
 >>> import sqlglot
 >>> bare_under_group(sqlglot.parse_one(
@@ -76,7 +76,8 @@ def _grouped(sel: exp.Select, group: exp.Group) -> tuple[set[ColumnKey], set[str
 def bare_under_group(sel: exp.Select, extreme_row: bool = True) -> list[str]:
     """Names of the columns ``sel`` outputs outside any aggregate that its GROUP BY keys
     do not determine (see the module's doc); empty without a GROUP BY. Where
-    ``extreme_row`` (SQLite), a column beside a lone MIN or MAX is that row's."""
+    ``extreme_row`` (SQLite, or no dialect named), a column beside a lone MIN or MAX is that
+    row's."""
     group = sel.args.get("group")
     if group is None or not group.expressions or any(e.is_star for e in sel.expressions):
         return []

@@ -258,8 +258,7 @@ class _Extractor:
             self.sources.root, self.sources.walk = self.tree, w
             if len(w.selects) > 1 or w.ctes or w.set_ops:
                 self.sources.build_scopes(self.tree)
-            # read before any rendering folds the columns' qualifiers
-            self._key_counts = self._counts_of_keys(w)
+            self._key_counts = self._counts_of_keys(w)  # before a rendering folds qualifiers
             fanned = fanned_sums(w.aggs)  # a SUM each: nearly every query has none
             read, lite = literal_reader(self.tt), (self.p.dialect_name or "").casefold() == "sqlite"
             self._ungrouped = (  # nothing aggregates: no column is collapsed
@@ -267,7 +266,8 @@ class _Extractor:
                 if w.aggs or w.aggregate_clause
                 else []
             )
-            bare = [c for sel in w.selects for c in bare_under_group(sel, lite)]
+            maybe_lite = lite or not self.p.dialect_name  # a lone MIN/MAX's row (bare.py)
+            bare = [c for sel in w.selects for c in bare_under_group(sel, maybe_lite)]
             conditions = condition_flags(self.tree, self.p.dialect_name, w)
             months = next((m for sel in w.selects if (m := month_without_year(sel))), None)
             zeros = zero_counts(w.aggs) if w.negation else []
