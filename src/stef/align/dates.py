@@ -331,6 +331,11 @@ def date_match(
         for i, f in dated:  # conditions of two branches (INTERSECT, EXCEPT) meet nowhere
             if filter_span(f) == want:
                 return DateMatch(candidates[i], [i], want)
+        if len(dated) > 2:  # each branch's range: a lower and an upper bound of its own
+            for (i, lo), (j, hi) in _bound_pairs(dated):
+                pair = _met(None, [lo, hi])
+                if pair == want or _next_start_included(pair, want, [lo, hi]):
+                    return DateMatch(candidates[i], [i, j], want)
         if other is None and got is not None and _comparable(got, want, req, filters):
             other = DateMatch(candidates[dated[0][0]], [i for i, _ in dated], want, got)
     for t in tables:
@@ -478,7 +483,9 @@ def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
         if c.column and c.func is None and c.op in (">", ">=", "<", "<="):
             by_column.setdefault(canon_col(c.column), []).append(c)  # d >= a AND d < b
     spans = [(c, filter_span(c)) for c in candidates]
-    spans += [(fs[0], _met(None, fs)) for fs in by_column.values() if len(fs) == 2]
+    for fs in by_column.values():  # d >= a AND d < b, in each branch of a set operation
+        pairs = _bound_pairs(list(enumerate(fs)))
+        spans += [(lo, _met(None, [lo, hi])) for (_, lo), (_, hi) in pairs]
     for c, span in spans:
         if (
             span is not None
@@ -489,6 +496,25 @@ def month_answered(req: Filter, candidates: Sequence[Filter]) -> Filter | None:
         ):
             return c
     return None
+
+
+def _bound_pairs(
+    filters: Sequence[tuple[int, Filter]],
+) -> list[tuple[tuple[int, Filter], tuple[int, Filter]]]:
+    """Each lower bound paired with each upper bound after it, of one column's conditions
+    (with their positions): the ranges two branches of a set operation draw apart.
+
+    >>> lo, hi = Filter("d", ">=", ("2024-01-01",)), Filter("d", "<", ("2024-02-01",))
+    >>> [(a, b) for (a, _), (b, _) in _bound_pairs([(0, lo), (1, hi), (2, lo), (3, hi)])]
+    [(0, 1), (0, 3), (2, 3)]
+    """
+    return [
+        (a, b)
+        for k, a in enumerate(filters)
+        if a[1].op in (">", ">=")
+        for b in filters[k + 1 :]
+        if b[1].op in ("<", "<=")
+    ]
 
 
 def _strict_at_midnight(got: Span | None, want: Span, filters: Sequence[Filter]) -> bool:
