@@ -656,7 +656,7 @@ RELATIVE = re.compile(
     r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
     r"(?P<unit>year|month|week|quarter|hour|day)\b(?!\s+of\b)"  # not "the last week of May"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
-    r"(?P<units>days|weeks|months|years|hours|minutes)\b"
+    r"(?:(?:full|complete|whole|entire|calendar)\s+)?(?P<units>days|weeks|months|years|hours|minutes)\b"
     r"|\b(?P<day>today|yesterday)\b"  # YTD, "year-to-date": this year to date
     r"|\b(?P<td>[ymqw])(?:td|(?<=y)ear[- ]to[- ]date|(?<=m)onth[- ]to[- ]date"
     r"|(?<=q)uarter[- ]to[- ]date|(?<=w)eek[- ]to[- ]date)\b",
