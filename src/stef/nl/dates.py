@@ -103,10 +103,25 @@ _YEAR_OP_WORDS = lx._words(
 _MONTH_STARTS = tuple(sorted({m[:3] for m in lx.MONTHS}))
 
 
+#: A year, then the months of it that a label before it means, in brackets: "summer 2023
+#: (June to August)", "fiscal Q1 2024 (April to June)".
+_YEAR_THEN_MONTHS = re.compile(
+    rf"\b(?P<y>(?:1[89]|20)\d\d)\s*\(\s*(?P<m1>{lx.alternation(lx.MONTHS)})\.?\s*"
+    rf"(?:to|through|thru|until|till|-|–)\s*(?P<m2>{lx.alternation(lx.MONTHS)})\.?\s*\)",
+    re.I,
+)
+
+
 def _absolute_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, quarters and halves of a year, year ranges, decades, seasons, years
     after a temporal cue."""
     src = ctx.source
+    for m in ctx.scan(_YEAR_THEN_MONTHS) if "(" in ctx.text else ():
+        m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
+        if m1 < m2 and ctx.free(m.start(), m.end()):  # "summer 2023 (June to August)"
+            y, text = m.group("y"), m.group(0)
+            f = Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), text, src, "month")
+            ctx.add_filter(f, m.start(), m.end())
     for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q", "half", "h1", "h2") else ():
         half = (m.group("qh") or m.group("part") or "").casefold() in ("h", "half")
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
