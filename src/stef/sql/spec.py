@@ -342,7 +342,6 @@ class _Extractor:
             dict.fromkeys(tt.columns[id(c)].name for c in w.columns if id(c) not in excluded)
         )
         spec.literals = self._literals(w)
-
         plain = [a for a in aggs if not a.windowed]
         bare = [p for p in spec.projections if p.columns and not p.alias]  # unnamed column reads
         one = len(spec.tables) == 1 and not spec.joins  # one source: t.x is x; else as written
@@ -590,11 +589,12 @@ class _Extractor:
 
     def _case_conditions(self, sel: exp.Select, out: Conditions) -> None:
         """Conditions of CASE WHEN / IIF, ``COUNT_IF`` and an aggregate's ``FILTER (WHERE
-        …)`` in a SELECT's outputs, as filters of clause ``case`` (``SUM(CASE WHEN score > 50
-        THEN 1 END)`` applies ``score > 50`` to what it counts); a simple ``CASE x WHEN v``
-        has values, not conditions, and a branch that blanks a value (``WHEN master = 'zzz'
-        THEN NULL``, a sort sentinel) applies no condition to the rows."""
-        for e in sel.expressions:
+        …)`` in a SELECT's outputs and HAVING, as filters of clause ``case`` (``SUM(CASE WHEN
+        score > 50 THEN 1 END)`` applies ``score > 50`` to what it counts); a simple ``CASE x
+        WHEN v`` has values, not conditions, and a branch that blanks a value (``WHEN master =
+        'zzz' THEN NULL``, a sort sentinel) applies no condition to the rows."""
+        having = sel.args.get("having")
+        for e in [*sel.expressions, *([having.this] if having is not None else [])]:
             for node in e.dfs(prune=lambda n: isinstance(n, _QUERY)):
                 cond = node.this if type(node) in (exp.If, exp.CountIf) else None
                 if type(node) is exp.Filter and isinstance(node.expression, exp.Where):
