@@ -535,16 +535,18 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
     """MAX or MIN: used, answered by a sorted LIMIT (of the query or of a subquery), or
     turned the wrong way."""
     f = na.func
-    first_order = sql.order_by[0] if sql.order_by else None
+    grouped = sql.flags.get("distinct_on") or ()  # DISTINCT ON (c) … ORDER BY c, price: per c
+    ranked = [o for o in sql.order_by if canon_col(o.key) not in grouped]
+    first_order, limit = next(iter(ranked), None), sql.limit if not grouped or not ranked else 1
     want = "desc" if f == "max" else "asc"
     if first_order is not None and matching.ranks_by_start(na.text or "", first_order.key):
         want = "asc" if want == "desc" else "desc"  # "the longest-running": the earliest start
     other = "min" if f == "max" else "max"
-    if first_order is not None and first_order.direction == want and sql.limit is not None:
+    if first_order is not None and first_order.direction == want and limit is not None:
         out.add(
             "superlative_via_order",
             "info",
-            f"{f.upper()} answered with ORDER BY … {want.upper()} LIMIT {sql.limit}",
+            f"{f.upper()} answered with ORDER BY … {want.upper()} LIMIT {limit}",
             na.text,
             first_order.text,
             "aggregation",
@@ -559,7 +561,7 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
-    elif first_order is not None and first_order.direction != want and sql.limit is not None:
+    elif first_order is not None and first_order.direction != want and limit is not None:
         out.add(
             "order_direction_mismatch",
             "error",
@@ -571,7 +573,7 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
         )
     elif first_order is None and sql.flags.get("rank_cuts") and sql.flags.get("rank_windows"):
         _check_ranked_extreme(na, want, sql, out)
-    elif sql.limit is None and want in (cuts := _inner_cuts(sql)):
+    elif limit is None and want in (cuts := _inner_cuts(sql)):
         # "the description of the most popular role": WHERE code = (SELECT … LIMIT 1)
         out.add(
             "superlative_via_order",
@@ -581,7 +583,7 @@ def _check_extreme(na: Aggregation, sql: Spec, aggs: set[str], out: FindingColle
             None,
             "aggregation",
         )
-    elif sql.limit is None and first_order is None and len(cuts) == 1:
+    elif limit is None and first_order is None and len(cuts) == 1:
         out.add(
             "order_direction_mismatch",
             "error",

@@ -632,8 +632,9 @@ def output_flags(
     """The flags of the effective SELECT's outputs and conditions: :func:`unlabelled_groups`,
     :func:`aggregates_unshown`, whether an output computes anything (``outputs_computed``;
     True for a set operation, whose outputs are not read), :func:`one_row_sorted`,
-    :func:`outputs_pinned`, :func:`own_key_counted`, :func:`contradiction` and
-    :func:`~stef.sql.carried.carried_columns` (none set for a set operation). ``tt``
+    :func:`outputs_pinned`, :func:`own_key_counted`, :func:`contradiction`,
+    :func:`~stef.sql.carried.carried_columns` and :func:`distinct_on` (none set for a set
+    operation). ``tt``
     reads columns and literals as written (a double-quoted ``"Sony"`` that SQLite reads as a
     string); ``ctes``: the query's CTEs, as the spec's walk collected them."""
     if not isinstance(sel, exp.Select):
@@ -646,6 +647,7 @@ def output_flags(
             "own_key_counted": None,
             "contradiction": None,
             "carried_columns": [],
+            "distinct_on": [],
         }
 
     def key(col: exp.Column) -> tuple[str, str]:
@@ -664,7 +666,23 @@ def output_flags(
         "own_key_counted": own_key_counted(sel, ctes),
         "contradiction": contradiction(sel, key, literal, tt.original),
         "carried_columns": carried_columns(sel, tt.columns, ctes),
+        "distinct_on": distinct_on(sel),
     }
+
+
+def distinct_on(sel: exp.Select) -> list[str]:
+    """The keys of PostgreSQL's ``DISTINCT ON (…)``, lower-case column names: the SELECT keeps
+    each group's first row in its ORDER BY, a top 1 per group.
+
+    >>> import sqlglot
+    >>> q = "SELECT DISTINCT ON (c) c, n FROM t ORDER BY c, p"
+    >>> distinct_on(sqlglot.parse_one(q, "postgres"))
+    ['c']
+    """
+    distinct = sel.args.get("distinct")
+    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
+    keys = on.expressions if isinstance(on, exp.Tuple) else [on] if on is not None else []
+    return [k.name.casefold() if isinstance(k, exp.Column) else k.sql().casefold() for k in keys]
 
 
 def unpartitioned_ranks(windows: Iterable[exp.Window]) -> list[bool]:
