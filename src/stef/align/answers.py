@@ -60,12 +60,20 @@ def hundredfold(a: str, b: str) -> bool:
     return x != 0 and (_times(x, y, 100) or _times(y, x, 100))
 
 
-def _grown(percent: str, factor: str) -> bool:
-    """Is ``factor`` a growth by ``percent`` ("up more than 10%" as ``price > 1.1 * old``)?
+#: A number that multiplies the rest of a SQL value: ``1.1 * min(price)``, ``old * 1.1``.
+_FACTOR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\*|\*\s*(\d+(?:\.\d+)?)\s*$")
 
-    >>> _grown("10", "1.1"), _grown("10", "0.1")
-    (True, False)
+
+def _grown(percent: str, factor: str) -> bool:
+    """Is ``factor`` a growth by ``percent`` ("up more than 10%" as ``price > 1.1 * old``),
+    alone or multiplying the value it grows from?
+
+    >>> _grown("10", "1.1"), _grown("10", "0.1"), _grown("10", "1.1 * min(price)")
+    (True, False, True)
     """
+    m = _FACTOR.search(factor)
+    if m is not None:
+        factor = m.group(1) or m.group(2)
     p, f = float_value(percent), float_value(factor)
     return p is not None and f is not None and p > 0 and abs(1 + p / 100 - f) < 1e-9
 
