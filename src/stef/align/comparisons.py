@@ -27,7 +27,7 @@ from stef.spec import Spec
 _OWN_GROUP = re.compile(
     r"\b(?:average|mean|median|avg|typical)\b[^.?!;]{0,40}?\b(?:of|in|for|within|across|among)"
     r"\s+(?:their|its|his|her|the\s+same)\s+(?:own\s+)?(?P<g>[a-z]{3,})"
-    r"|\b(?:their|its|his|her)\s+(?:own\s+)?(?P<h>[a-z]{3,})(?:'s|\s+s)\s+(?:average|mean|median)\b"
+    r"|\b(?:their|its|his|her)\s+(?:own\s+)?(?P<h>[a-z]{3,})(?:'s|\s+s)?\s+(?:average|mean|median)\b"
 )
 _COMPARED = frozenset({">", "<", ">=", "<=", "=", "!="})
 
@@ -60,6 +60,8 @@ def check_own_group(sql: Spec, out: FindingCollector, text: str) -> None:
     if compared is None:
         return
     group = m.group("g") or m.group("h")
+    if m.group("h") and "'s" not in m.group(0) and group not in CATEGORY_HEADS:
+        return  # "their overall average": the row's own history, unless a group is named
     out.add(
         "comparison_not_per_group",
         "warning",
