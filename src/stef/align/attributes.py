@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.counted import check_counted_comparison
+from stef.align.counted import check_compared_duration, check_counted_comparison
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
 from stef.align.routes import check_route_ends
@@ -90,8 +90,9 @@ def check_filter_columns(
     (:func:`check_attribute_columns`), a stated comparison on a column named for another
     measure (:func:`stef.align.measured.check_compared_measure`), a stated count on a column
     named for neither the things counted nor a count
-    (:func:`stef.align.counted.check_counted_comparison`), a route's end on the column of
-    its other end (:func:`stef.align.routes.check_route_ends`)."""
+    (:func:`stef.align.counted.check_counted_comparison`), a stated duration compared unscaled
+    in another unit (:func:`stef.align.counted.check_compared_duration`), a route's end on the
+    column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
     if hints and restated_away((), question, hints) is not None:
         # a restatement's values are asked too; its later sentences are commentary
@@ -100,6 +101,7 @@ def check_filter_columns(
     check_attribute_columns(sql, out, question)
     check_compared_measure(sql, out, question, hints)
     check_counted_comparison(sql, out, question, hints)
+    check_compared_duration(sql, out, question)
     check_route_ends(sql, out, question)
 
 

@@ -1,6 +1,8 @@
 """A stated count compared on a column named for something else: "actors who had roles in
 more than 30 films" answered by ``last_update > 30``, "branches with more than 100 members"
-by ``total_pounds > 100`` (``filter_wrong_column``, a warning).
+by ``total_pounds > 100`` (``filter_wrong_column``, a warning); and a stated duration compared
+unscaled with a column named for another unit: "sessions longer than 30 minutes" as
+``duration_seconds > 30`` (``unit_mismatch``, an error; :func:`check_compared_duration`).
 
 "More than 30 films" compares how many films a row has. The SQL may count them (``HAVING
 COUNT(*) > 30``), or read a column that stores the count; such a column is named for the
@@ -128,3 +130,57 @@ def check_counted_comparison(
             "filter_alignment",
         )
         return
+
+
+#: A compared duration: "longer than 30 minutes", "over 2 hours", "at least 90 seconds".
+_DURATION = re.compile(
+    r"\b(?:more|longer|less|shorter|greater|over|under|above|below|exceeding|at\s+least"
+    r"|at\s+most|within)\s+(?:than\s+)?(?P<n>\d+(?:\.\d+)?)\s*"
+    r"(?P<u>milliseconds?|ms|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b"
+)
+#: Each way a name or a question writes a unit of time, as one unit.
+_TIME_UNITS = {
+    **dict.fromkeys(("millisecond", "milliseconds", "ms", "msec"), "millisecond"),
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), "second"),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), "minute"),
+    **dict.fromkeys(("hour", "hours", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("day", "days"), "day"),
+    **dict.fromkeys(("week", "weeks"), "week"),
+}
+
+
+def check_compared_duration(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A duration the question compares ("longer than 30 minutes") whose number the SQL
+    compares, unscaled, with a column named for another unit of time (``duration_seconds >
+    30``): the bound is off by the units' ratio (``unit_mismatch``). A column named for the
+    same unit, or for none, and a scaled number (``duration_seconds > 1800``) say nothing.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> sql = Spec(filters=[Filter("duration_seconds", ">", ("30",), "duration_seconds > 30")])
+    >>> check_compared_duration(sql, out, "Sessions longer than 30 minutes by browser")
+    >>> [f.message for f in out.findings]
+    ['the question compares 30 minutes; the SQL compares duration_seconds, in seconds, with 30']
+    """
+    low = question.casefold()
+    for m in _DURATION.finditer(low):
+        asked = _TIME_UNITS.get(m.group("u"))
+        number = m.group("n")
+        for f in sql.filters:
+            column = (f.column or "").rsplit(".", 1)[-1]
+            if f.op not in (">", ">=", "<", "<=") or number not in f.values or f.func:
+                continue
+            units = {_TIME_UNITS[w] for w in name_words(column) if w in _TIME_UNITS}
+            if len(units) != 1 or asked in units:
+                continue
+            unit = next(iter(units))
+            out.add(
+                "unit_mismatch",
+                "error",
+                f"the question compares {number} {m.group('u')}; the SQL compares {column}, in"
+                f" {unit}s, with {number}",
+                m.group(0),
+                f.text or f"{column} {f.op} {number}",
+                "filter_alignment",
+            )
+            return
