@@ -21,6 +21,7 @@ from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.lexicon import QUESTION_FILLER_WORDS
 from stef.nl.request import singular
+from stef.nl.states import state_words
 from stef.nl.words import TEXT_CACHE_SIZE
 from stef.spec import Spec
 
@@ -269,6 +270,8 @@ def check_question_terms(
         terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
     hinted = hinted_terms(terms, enriched, base)
     restated = restated_away(terms, question, enriched)
+    if restated:  # a state the restatement drops ("churned" as "signed up") stays unexplained
+        restated -= {s.word for s in state_words(question)}
     for w in [t for t in terms if t in restated and t not in hinted][:MAX_TERMS]:
         out.add(
             "question_term_restated",
