@@ -163,7 +163,8 @@ def vote(answers: list[JudgeAnswer], k: int) -> Vote:
 #: error; a small model shown them votes "incorrect" far too often, and it reads the
 #: question and the SQL itself.
 PROMPT_OMITTED_KINDS = frozenset(
-    {"question_term_unexplained", "question_term_via_hint", "tables_unexplained"}
+    {"question_term_unexplained", "question_term_via_hint", "question_term_restated"}
+    | {"tables_unexplained"}
 )
 
 
