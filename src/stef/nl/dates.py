@@ -112,6 +112,17 @@ _YEAR_THEN_MONTHS = re.compile(
 )
 
 
+def _month_run(m: re.Match[str], m1: int, m2: int, src: str) -> Filter:
+    """The months ``m1`` to ``m2`` of the year a match's group ``y`` holds, as one filter.
+
+    >>> m = re.match("(?P<y>[0-9]{4})", "2023")
+    >>> _month_run(m, 6, 8, "question").values
+    ('2023-06', '2023-08')
+    """
+    y = m.group("y")
+    return Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), m.group(0), src, "month")
+
+
 def _absolute_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, quarters and halves of a year, year ranges, decades, seasons, years
     after a temporal cue."""
@@ -119,9 +130,7 @@ def _absolute_dates(ctx: _Ctx) -> None:
     for m in ctx.scan(_YEAR_THEN_MONTHS) if "(" in ctx.text else ():
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
         if m1 < m2 and ctx.free(m.start(), m.end()):  # "summer 2023 (June to August)"
-            y, text = m.group("y"), m.group(0)
-            f = Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), text, src, "month")
-            ctx.add_filter(f, m.start(), m.end())
+            ctx.add_filter(_month_run(m, m1, m2, src), m.start(), m.end())
     for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q", "half", "h1", "h2") else ():
         half = (m.group("qh") or m.group("part") or "").casefold() in ("h", "half")
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
@@ -264,9 +273,7 @@ def _periods(ctx: _Ctx) -> None:
         listed = m.group("join").casefold() == "and" and not m.group("lead")
         if m1 >= m2 or (listed and m2 != m1 + 1) or not ctx.free(m.start(), m.end()):
             continue  # "March and May 2021" names two months, not the run between them
-        y = m.group("y")
-        f = Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), m.group(0), src, "month")
-        ctx.add_filter(f, m.start(), m.end())
+        ctx.add_filter(_month_run(m, m1, m2, src), m.start(), m.end())
 
 
 #: A quarter named without its year ("signups for Q1", "in the third quarter").
