@@ -21,7 +21,7 @@ from stef.align.counted import check_compared_duration, check_counted_comparison
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
 from stef.align.routes import check_route_ends
-from stef.align.terms import restated_away
+from stef.align.terms import restates
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_nouns, attribute_values
 from stef.nl.request import requested_items
@@ -94,7 +94,7 @@ def check_filter_columns(
     in another unit (:func:`stef.align.counted.check_compared_duration`), a route's end on the
     column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
-    if hints and restated_away((), question, hints) is not None:
+    if hints and restates(question, hints):
         # a restatement's values are asked too; its later sentences are commentary
         first: str = _FIRST_SENTENCE.split(hints.strip(), 1)[0]
         check_attribute_values(sql, out, first)

@@ -209,14 +209,28 @@ _HINT_MARKS = re.compile(
 )
 
 
+def restates(question: str, enriched: str | None) -> bool:
+    """Does ``enriched`` restate ``question``: no hint about the schema in it
+    (:data:`_HINT_MARKS`), and at least as much said (no fewer content words)? A note shorter
+    than the question ("'2012/8/25' can be represented by '2012-08-25'") restates nothing.
+
+    >>> restates("who are my best customers", "Top 10 customers ranked by total order amount")
+    True
+    >>> restates("who are my best customers", "best refers to MAX(amount)")
+    False
+    """
+    if not enriched or _HINT_MARKS.search(enriched):
+        return False
+    said = sum(len(words) for words in _clause_words(enriched))
+    asked = [w for w in question_words(question.casefold()) if w not in QUESTION_FILLER_WORDS]
+    return said >= len(asked)
+
+
 def restated_away(terms: Sequence[str], question: str, enriched: str | None) -> set[str]:
-    """The terms an enriched question that restates the question leaves out: the agent read
-    "my best customers" as "the 10 customers with the highest total order amount", and the
-    SQL answers that reading, which the enrichment checks judge; the word itself is no
-    schema term left unlinked. A restatement holds no hint about the schema
-    (:data:`_HINT_MARKS`) and says at least as much as the question (no fewer words): a
-    note shorter than the question ("'2012/8/25' can be represented by '2012-08-25'")
-    restates nothing.
+    """The terms an enriched question that restates the question (:func:`restates`) leaves
+    out: the agent read "my best customers" as "the 10 customers with the highest total order
+    amount", and the SQL answers that reading, which the enrichment checks judge; the word
+    itself is no schema term left unlinked.
 
     >>> q = "who are my best customers"
     >>> top = "Top 10 customers ranked by total order amount"
@@ -225,13 +239,9 @@ def restated_away(terms: Sequence[str], question: str, enriched: str | None) -> 
     >>> restated_away(["best"], q, "best refers to MAX(amount)"), restated_away(["best"], q, None)
     (set(), set())
     """
-    if not enriched or not terms or _HINT_MARKS.search(enriched):
+    if not terms or not restates(question, enriched):
         return set()
-    said = [w for words in _clause_words(enriched) for w in words]
-    asked = [w for w in question_words(question.casefold()) if w not in QUESTION_FILLER_WORDS]
-    if len(said) < len(asked):
-        return set()
-    held = {singular(w) for w in said}
+    held = {singular(w) for words in _clause_words(enriched or "") for w in words}
     return {t for t in terms if singular(t) not in held}
 
 
@@ -272,7 +282,7 @@ def check_question_terms(
     restated = restated_away(terms, question, enriched)
     if restated:  # a state the restatement drops ("churned" as "signed up") stays unexplained
         restated -= {s.word for s in state_words(question)}
-    for w in [t for t in terms if t in restated and t not in hinted][:MAX_TERMS]:
+    for w in [t for t in terms if t in restated][:MAX_TERMS]:
         out.add(
             "question_term_restated",
             "info",
@@ -282,8 +292,7 @@ def check_question_terms(
             None,
             "schema_linking",
         )
-    hinted |= restated
-    for w in [t for t in terms if t not in hinted][:MAX_TERMS]:
+    for w in [t for t in terms if t not in hinted and t not in restated][:MAX_TERMS]:
         out.add(
             "question_term_unexplained",
             "warning",
