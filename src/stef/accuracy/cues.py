@@ -138,6 +138,9 @@ def _directions(low: str) -> set[str]:
             out.add("desc")
         else:
             out.add(lx.SUPERLATIVES.get(base, "asc" if base == "first" else "desc"))
+    for m in lx.TOPK_RE.finditer(low):
+        if m.group("tb") == "bottom":
+            out.add("asc")  # "the bottom 10 stores"
     for m in lx.DIRECTION.finditer(low):
         out.add("desc" if m.group("desc") else "asc")
     for m in lx.IN_ORDER_RE.finditer(low):

@@ -16,7 +16,7 @@ from collections import Counter
 
 from stef.align.matching import values_match
 from stef.findings import FindingCollector
-from stef.spec import Spec
+from stef.spec import Filter, Spec
 
 #: "both A and B": the span of the two values.
 _BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re.IGNORECASE)
@@ -58,6 +58,8 @@ def check_both(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> Non
         return
     span = m.group("span").casefold()
     asked = [f for f in nl.filters if f.text and f.text.casefold() in span and f.values]
+    if _union_of_either(asked, sql, out, m):
+        return
     if not _single_rows(sql):
         return
     for f in sql.filters:
@@ -148,6 +150,54 @@ def _written(value: str, span: str) -> bool:
     if len(value) < 2:
         return re.search(rf"(?<!\S){re.escape(value.upper())}(?!\S)", span) is not None
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", span, re.IGNORECASE) is not None
+
+
+def _union_of_either(
+    asked: list[Filter], sql: Spec, out: FindingCollector, m: re.Match[str]
+) -> bool:
+    """ "Customers who bought both shoes and socks" as ``… WHERE category = 'shoes' UNION …
+    WHERE category = 'socks'``: a UNION keeps the rows of either branch, so two of the
+    asked values compared with ``=`` on one column across its branches keep those with
+    either (``filter_wrong_operator``). Only a query whose set operations are all UNIONs,
+    with nothing else that could meet the values across rows.
+
+    >>> from stef.spec import Filter
+    >>> asked = [Filter(None, "=", ("shoes",), "shoes")]  # "socks" is read from the span
+    >>> sides = [Filter("category", "=", (v,), f"category = '{v}'") for v in ("shoes", "socks")]
+    >>> out = FindingCollector()
+    >>> m = _BOTH.search("Customers who bought both shoes and socks")
+    >>> _union_of_either(asked, Spec(filters=sides, set_operations=["union"]), out, m)
+    True
+    >>> _union_of_either(asked, Spec(filters=sides, set_operations=["intersect"]), out, m)
+    False
+    """
+    ops = sql.set_operations
+    if not ops or any(not op.startswith("union") for op in ops):
+        return False
+    if sql.subqueries or sql.ctes or any(f.clause == "having" for f in sql.filters):
+        return False
+    by_column: dict[str, list[str]] = {}
+    for f in sql.filters:
+        if f.op != "=" or f.negated or not f.column or len(f.values) != 1:
+            continue
+        v = f.values[0]
+        said = [a.text or a.values[0] for a in asked if values_match(a.values[0], v)]
+        if said or _written(v, m.group("span")):  # "both shoes and socks", lower case
+            by_column.setdefault(f.column.casefold(), []).append(said[0] if said else v)
+    held = next((v for v in by_column.values() if len(set(v)) >= 2), None)
+    if held is None:
+        return False
+    first, second = sorted(set(held), key=held.index)[:2]
+    out.add(
+        "filter_wrong_operator",
+        "error",
+        f"the question asks for rows with both {first} and {second}; the SQL's UNION keeps"
+        " those with either",
+        m.group(0),
+        "UNION",
+        "filter_alignment",
+    )
+    return True
 
 
 def _single_rows(sql: Spec) -> bool:

@@ -471,11 +471,14 @@ def _check_no_limit(
 
 def _one_row_in_all(nl: Spec, sql: Spec, out: FindingCollector) -> bool:
     """ "The most recent order for each customer" answered by ``ORDER BY … LIMIT 1`` alone
-    (no window, grouping, DISTINCT or subquery): one row in all, not one per group."""
+    (no window, DISTINCT or subquery; a GROUP BY only under LIMIT 1, which keeps one group):
+    one row in all, not one per group."""
     lim = sql.limit
     if not nl.flags.get("one_per_group") or nl.limit is not None or lim is None:
         return False
-    if sql.window_functions or sql.group_by or sql.distinct or sql.subqueries or sql.ctes:
+    if sql.window_functions or sql.distinct or sql.subqueries or sql.ctes:
+        return False
+    if sql.group_by and lim != 1:
         return False
     out.add(
         "limit_not_per_group",

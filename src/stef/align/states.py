@@ -34,6 +34,8 @@ from stef.sql.predicates import DATE_LIKE_NAME
 
 #: Parts of a column name that mark a coded state (``status_id``, ``VoteTypeId``).
 _CODED = ("status", "state", "stage", "type", "flag", "code", "kind", "categor", "class")
+#: Outputs that count every row, whatever their name says.
+_ROW_COUNTS = frozenset({"count(*)", "count(1)"})
 #: What makes an enrichment clause a definition of its words.
 _DEFINES = re.compile(r"\brefers?\s+to\b|\bmeans?\b|\bstands\s+for\b|\bdefined\b|=|:")
 
@@ -74,7 +76,9 @@ def check_states(
             *sql.columns,
             *sql.tables,
             *sql.literals,
-            *(p.alias for p in sql.projections if p.alias),
+            # an output's name, unless it names a count of every row (``COUNT(*) AS
+            # open_tickets`` says "open" and keeps every ticket)
+            *(p.alias for p in sql.projections if p.alias and p.expr not in _ROW_COUNTS),
         ]
     ).casefold()
     for state in states:

@@ -138,7 +138,7 @@ def _step_topk(ctx: _Ctx) -> None:
                 continue  # "scored the most 3 pointers": the most of the 3-pointers
             direction = "desc" if sup2.startswith("most") else lx.SUPERLATIVES[sup2]
         else:
-            direction = "desc"
+            direction = "asc" if m.group("tb") == "bottom" else "desc"
         _set_topk(ctx, int(parsed[0]), direction, m, m.group("sup") or m.group("sup2") or "top")
         return
     if ctx.rx(lx.SUP_RE).search(low):

@@ -228,8 +228,8 @@ QUESTION_FILLER_WORDS = (
     most least number total average count name names please also only other same different
     distinct unique per among both either neither can could would should will may might
     must i you he she we our your get got make made out up down about such just very so if
-    else while after before during since until within without top first last one two three
-    value values result results record records information detail details time times
+    else while after before during since until within without top bottom first last one two
+    three value values result results record records information detail details time times
     everything anything something thing things higher lower greater fewer larger smaller
     above below less more ascending descending alphabetical alphabetically order ordered
     sorted sort respectively percentage percentages percent ratio ratios proportion fraction
@@ -523,7 +523,7 @@ NUM_TEXT = re.compile(
     r"(?:\s(?P<mult>million|thousand|billion))?$",
     re.I,
 )
-_SMALL_NUM = rf"(?:\d+|(?:{_NUMW})\b)"
+_SMALL_NUM = rf"(?:\d{{1,3}}(?:,\d{{3}})+(?!\d)|\d+|(?:{_NUMW})\b)"  # "1,000"
 BARE_NUMBER = re.compile(r"\d(?<![\w.$/:-]\d)(?:\d{0,2}(?:,\d{3})+|\d*)(?:\.\d+)?(?![\w/%:-]|\.\d)")
 NO_NUMBER = re.compile(r"(?:\b(?:No|no|NO)\.|#)\s?(?P<n>\d+)\b")
 
@@ -720,7 +720,7 @@ BETWEEN_RE = re.compile(
 # Top-k, superlatives, ordering ----------------------------------------------------------------
 _SUP_ALT = alternation(SUPERLATIVES)
 TOPK_RE = re.compile(
-    rf"\btop[- ](?P<a>{_SMALL_NUM})\b(?!\s*(?:%|percent))"  # "the top 10%": a share, no LIMIT
+    rf"\b(?P<tb>top|bottom)[- ](?P<a>{_SMALL_NUM})\b(?!\s*(?:%|percent))"  # top 10%: a share
     rf"|\b(?P<fl>first|last)\s+(?P<b>{_SMALL_NUM})\b(?!\s*(?:%|percent|letters?|characters?|digits?))"
     rf"|\b(?P<c>{_SMALL_NUM})\s+(?P<sup>{_SUP_ALT})\b"
     rf"|\b(?<!\bat\s)(?!least\b)(?P<sup2>most\s+recent|{_SUP_ALT})\s+(?P<d>{_SMALL_NUM})\s+(?=[a-z])"

@@ -78,6 +78,8 @@ from stef.spec import Filter, Spec
 #: What a name written as code needs (a ``#``, a ``+``, a dot inside a word) where the text
 #: has no digit: :func:`stef.nl.values._step_code_names` runs only then.
 _CODE_MARKS = re.compile(r"[#+]|\.\w")
+#: Words every top-k cue holds one of ("the top 5", "the bottom 10", "the 3 largest").
+_TOPK_WORDS = lx.SUPERLATIVE_WORDS | {"bottom"}
 
 __all__ = [
     "TextsAnalysis",
@@ -154,7 +156,7 @@ def analyze_text(
         _step_years(ctx)
     if ctx.has(lx.ORDER_WORDS):
         _step_order(ctx)
-    if numeric and ctx.may_have(lx.SUPERLATIVE_WORDS):  # every top-k cue holds one whole
+    if numeric and ctx.may_have(_TOPK_WORDS):  # every top-k cue holds one whole
         _step_topk(ctx)
     if ctx.has(lx.SUPERLATIVE_WORDS):
         _step_superlatives(ctx)
