@@ -65,6 +65,8 @@ _BEFORE_STOPS = lx._words(
     and or for in on at by to from all any some their its his her no not"""
 )
 _WORD = re.compile(r"[a-z]+")
+#: The place counted things are in, after their noun: "units in stock", "items on hand".
+_QUALIFIER = re.compile(r"\s+(?:in|on|of|at)\s+(?:the\s+)?([a-z]{3,})")
 
 
 def _counts(column: str, noun: str, before: tuple[str, ...]) -> bool:
@@ -117,6 +119,9 @@ def check_counted_comparison(
             if w in _BEFORE_STOPS:
                 break
             before.insert(0, singular(w))
+        # what the things are counted in: "10 units in stock", "5 items on hand"
+        if (after := _QUALIFIER.match(low, m.end())) is not None:
+            before.append(singular(after.group(1)))
         thing = singular(noun)
         if any(_counts(c, thing, tuple(before)) or (hinted and _named(c, hinted)) for c in columns):
             continue

@@ -565,7 +565,7 @@ NEGATION_BEFORE = re.compile(
     r"aside\s+from|outside|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|neither|nor)\b"
     r"(?:\s+(?:[a-z]+(?:ed|es|s|e)|taught|written|given|taken|held|won|bought|sold|built|known"
     r"|led|paid|sent|kept|found|brought|drawn|grown|shown|chosen|driven|run|born)\b)?)"
-    r"(?:\s+(?:in|from|of|at|on|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
+    r"(?:\s+(?:in|from|of|at|on|to|the|a|an|be|been|is|are|equal\s+to|named|called|like|"
     r"including|include|have|has|with|for|by|made\s+by|contain|contains|containing|mention|"
     r"mentioning|match|matching|start|starting|end|ending|letter|letters|word|words|string|"
     r"character|characters|phrase|text)){0,4}"
