@@ -138,12 +138,12 @@ def _defined_term(inner: str, low: str, end: int) -> bool:
 
     >>> _defined_term("useful question", ' refers to a question', 0), _defined_term("and", "", 0)
     (True, True)
-    >>> _defined_term("Civic Duty", " badges", 0)
-    False
+    >>> _defined_term("Civic Duty", " badges", 0), _defined_term("A", "", 0)
+    (False, False)
     """
     words = word_tokens(inner.casefold())
-    if not words or all(w in lx.PHRASE_STOPS for w in words):
-        return True
+    if not words or (len(inner.strip()) > 1 and all(w in lx.PHRASE_STOPS for w in words)):
+        return True  # a quoted letter is a value ("starts with 'A'", "grade 'A'")
     return _DEFINES.match(low, end) is not None
 
 
