@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import re
 
-from stef.align.counted import check_compared_duration, check_counted_comparison
+from stef.align.counted import (
+    check_compared_aggregate,
+    check_compared_duration,
+    check_counted_comparison,
+)
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
 from stef.align.routes import check_route_ends
@@ -91,8 +95,9 @@ def check_filter_columns(
     measure (:func:`stef.align.measured.check_compared_measure`), a stated count on a column
     named for neither the things counted nor a count
     (:func:`stef.align.counted.check_counted_comparison`), a stated duration compared unscaled
-    in another unit (:func:`stef.align.counted.check_compared_duration`), a route's end on the
-    column of its other end (:func:`stef.align.routes.check_route_ends`)."""
+    in another unit (:func:`stef.align.counted.check_compared_duration`), a stated total or
+    average compared as another aggregate (:func:`stef.align.counted.check_compared_aggregate`),
+    a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
     if hints and restates(question, hints):
         # a restatement's values are asked too; its later sentences are commentary
@@ -102,6 +107,7 @@ def check_filter_columns(
     check_compared_measure(sql, out, question, hints)
     check_counted_comparison(sql, out, question, hints)
     check_compared_duration(sql, out, question)
+    check_compared_aggregate(sql, out, question)
     check_route_ends(sql, out, question)
 
 

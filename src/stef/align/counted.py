@@ -33,7 +33,7 @@ from stef.align.measured import _named, _said
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
-from stef.spec import Spec
+from stef.spec import Spec, normalize_number
 
 #: "more than 30 films", "fewer than 5 players", "at least 2 books": a number, then what it
 #: counts.
@@ -189,3 +189,93 @@ def check_compared_duration(sql: Spec, out: FindingCollector, question: str) -> 
                 "filter_alignment",
             )
             return
+
+
+#: A stated comparison with a number: "over $1,000", "more than 50", "at least 4.5".
+_COMPARISON = re.compile(
+    r"\b(?:more|fewer|less|greater|higher|lower|over|under|above|below|exceed(?:s|ing)?"
+    r"|at\s+least|at\s+most)\s+(?:than\s+)?\$?(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,.]*\d)"
+)
+#: The aggregate a compared figure is, named just before its comparison ("an average rating
+#: (is) above 4", "total spend over $1,000") or just after its number ("over $1,000 in
+#: total"), by the SQL functions that compute it.
+_AGGREGATE_BEFORE = re.compile(
+    r"\b(?:(?P<avg>average|avg|mean)|(?P<sum>total|combined|summed))\s+(?:[a-z']+\s+){0,3}?"
+    r"(?:(?:is|are|was|were|of|being|that\s+is)\s+)?$"
+)
+_AGGREGATE_AFTER = re.compile(r"\s*(?:in\s+total|combined|altogether|in\s+sum)\b")
+_FUNCS = {"avg": ("avg",), "sum": ("sum", "count")}
+#: Where the words naming a compared figure's aggregate stand: the clause around it.
+_CLAUSE_ENDS = re.compile(r"[,.;?!]|\b(?:and|or|but|who|which|where|whose)\b")
+#: After a compared number, a plural noun makes the figure a count of those things.
+_COUNTED_NOUN = re.compile(r"\s+([a-z]{3,}s)\b")
+
+def check_compared_aggregate(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A figure the question names as a total or an average and compares with a number
+    ("customers who spent over $1,000 in total", "products whose average rating is above
+    4") that the SQL's HAVING compares as another aggregate (``HAVING MAX(amount) > 1000``):
+    the rows kept are those whose largest order, not their total, passes
+    (``aggregation_substituted``, a warning). Read in the comparison's own clause; a clause
+    that names two aggregates says nothing.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> having = Filter("amount", ">", ("1000",), "MAX(amount) > 1000", "having", "max")
+    >>> check_compared_aggregate(Spec(filters=[having]), out, "Who spent over $1,000 in total?")
+    >>> print(out.findings[0].message)
+    the question compares a total with 1000; the SQL's HAVING compares MAX(amount) > 1000
+    >>> out = FindingCollector()
+    >>> total = Filter("amount", ">", ("1000",), "SUM(amount) > 1000", "having", "sum")
+    >>> check_compared_aggregate(Spec(filters=[total]), out, "Who spent over $1,000 in total?")
+    >>> out.findings
+    []
+    """
+    having = [f for f in sql.filters if f.clause == "having" and f.func]
+    if not having:
+        return
+    low = question.casefold()
+    for m in _COMPARISON.finditer(low):
+        number = normalize_number(m.group("n").replace(",", ""))
+        compared = [f for f in having if number in f.values]
+        if number is None or not compared:
+            continue
+        funcs = _named_aggregate(low, m.start(), m.end())
+        if funcs is None or all(f.func in funcs for f in compared):
+            continue
+        wrong = next(f for f in compared if f.func not in funcs)
+        if wrong.func not in ("max", "min", "avg", "sum", "count"):
+            continue
+        out.add(
+            "aggregation_substituted",
+            "warning",
+            f"the question compares {'an average' if funcs == ('avg',) else 'a total'} with"
+            f" {number}; the SQL's HAVING compares {wrong.text}",
+            m.group(0),
+            wrong.text,
+            "aggregation",
+        )
+        return
+
+
+def _named_aggregate(low: str, start: int, end: int) -> tuple[str, ...] | None:
+    """The SQL functions that compute the figure compared at ``low[start:end]``, where the
+    words right around it name its aggregate; None where they name none, or where a plural
+    noun after the number makes it a count of things ("an average … of stations with more
+    than 10 bikes")."""
+    after = _COUNTED_NOUN.match(low, end)
+    if after is not None and after.group(1) not in _UNITS:
+        return None
+    if _AGGREGATE_AFTER.match(low, end):
+        return _FUNCS["sum"]
+    before = _AGGREGATE_BEFORE.search(_clause_before(low, start))
+    if before is None:
+        return None
+    return _FUNCS["avg" if before.group("avg") else "sum"]
+
+
+def _clause_before(low: str, start: int) -> str:
+    """The words of the clause that ``low[start:]`` continues, back to the last clause end
+    (at most 60 characters)."""
+    before = low[max(0, start - 60) : start]
+    cut = [m.end() for m in _CLAUSE_ENDS.finditer(before)]
+    return before[cut[-1] if cut else 0 :]
