@@ -119,6 +119,7 @@ def _check_date_part(f: Filter, sql: Spec, out: FindingCollector) -> None:
         and f.column
         and _PLAIN_NAME.fullmatch(f.column)
         and not DATE_LIKE_NAME.search(f.column.casefold())
+        and not _dated_aggregate(f.column, sql)
     ):
         out.add(
             "date_part_of_non_date",
@@ -138,6 +139,21 @@ def _check_date_part(f: Filter, sql: Spec, out: FindingCollector) -> None:
             f.text,
             "value_format",
         )
+
+
+def _dated_aggregate(column: str, sql: Spec) -> bool:
+    """Is ``column`` the name a subquery or CTE gives an aggregate of a dated column
+    (``MIN(order_date) AS first_order``)?
+
+    >>> sql = Spec(flags={"aggregate_aliases": [["first_order", "min", "order_date"]]})
+    >>> _dated_aggregate("first_order", sql), _dated_aggregate("total", sql)
+    (True, False)
+    """
+    name = column.rsplit(".", 1)[-1].casefold()
+    return any(
+        alias.casefold() == name and DATE_LIKE_NAME.search(arg.casefold()) is not None
+        for alias, _func, arg in sql.flags.get("aggregate_aliases") or ()
+    )
 
 
 def _unpadded(f: Filter, written: Sequence[str]) -> bool:

@@ -555,7 +555,8 @@ def _leading_place(run: list[tuple[int, int, str]]) -> bool:
 _FORMATS = frozenset({"json", "xml", "csv", "html", "yaml", "parquet", "avro"})
 _FORMAT_NOUN = re.compile(
     r"\s+(?:payloads?|fields?|columns?|documents?|data|objects?|arrays?|strings?|files?|format"
-    r"|blobs?|body|attributes?|keys?|paths?|values?|records?|events?)\b",
+    r"|blobs?|body|attributes?|keys?|paths?|values?|records?|events?|profiles?|feeds?|exports?"
+    r"|responses?|requests?|messages?|configs?|settings?|metadata)\b",
     re.I,
 )
 
