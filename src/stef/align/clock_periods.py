@@ -380,7 +380,7 @@ def open_past_period(
     return None
 
 
-def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
+def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector, question: str = "") -> None:
     """A period relative to now (``in the past 30 days``) that no record time resolved must
     still be applied by some date condition: ``filter_missing`` when the SQL has none. A
     period the SQL reaches back to from the clock (``DATEADD(day, -7, GETDATE())``) must be
@@ -399,7 +399,7 @@ def check_relative_periods(nl: Spec, sql: Spec, out: FindingCollector) -> None:
     functions = sql.flags.get("functions", ())
     windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
     for f in nl.filters:
-        if f.text.casefold() == "today":
+        if f.text.casefold() == "today" and not _TODAY_EVENTS.search(question):
             continue  # "how many are there today?": now, not a day to filter on
         reach = asked_days(f.text) if not f.negated and not f.values else None
         if reach is not None and windows:
@@ -440,11 +440,21 @@ def _duration_days(m: re.Match[str]) -> float | None:
     return float(count) * per if count is not None and per is not None else None
 
 
+#: What makes "today" a day to filter on, not now: an event that happened on it ("orders
+#: placed today", "signups so far today"), a series over it ("orders per hour today") or its
+#: own rows ("today's orders"). A word in -ed is a participle unless it ends in -eed.
+_TODAY_EVENTS = re.compile(
+    r"\b(?:[a-z]{2,}(?<!e)ed|so\s+far|per\s+(?:hour|minute)|by\s+(?:hour|minute)|hourly"
+    r"|today's|sold|made|sent|won|lost|paid|bought|taken|given|seen|held|run|done|written)\b",
+    re.I,
+)
+
+
 def check_periods(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
     """The periods relative to now: as long as asked (:func:`check_relative_periods`), and
     not kept as its own rows where the question negates one (:func:`check_negated_periods`).
     """
-    check_relative_periods(nl, sql, out)
+    check_relative_periods(nl, sql, out, question)
     check_negated_periods(sql, out, question)
 
 

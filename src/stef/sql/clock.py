@@ -107,6 +107,17 @@ def _is_clock(node: exp.Expr | None, text: LiteralText = _as_written) -> bool:
     return _clock_call(node, text)
 
 
+#: A date cut to the start of its period: ``DATE_TRUNC('month', CURRENT_DATE)``.
+_TRUNCS = (exp.DateTrunc, exp.TimestampTrunc)
+
+
+def _untruncated(node: exp.Expr | None) -> exp.Expr | None:
+    """What a truncation cuts (``DATE_TRUNC('month', now)`` → ``now``): a bound shifted back
+    from the start of the current period reaches as far back as the shift, give or take the
+    part of the period gone by."""
+    return node.this if isinstance(node, _TRUNCS) else node
+
+
 def _float(text: str) -> float | None:
     """``text`` as a number, else None."""
     try:
@@ -173,6 +184,9 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
     >>> q = "FORMAT_DATE('%Y%m%d', DATE_SUB(CURRENT_DATE(), INTERVAL 7 DAY))"  # _TABLE_SUFFIX
     >>> days_back(sqlglot.parse_one(q, read="bigquery"))
     7.0
+    >>> q = "DATEADD(month, -6, DATE_TRUNC('month', CURRENT_DATE()))"
+    >>> days_back(sqlglot.parse_one(q, read="snowflake"))
+    182.625
     """
     while isinstance(node, (exp.TimeToStr, exp.TsOrDsToDate)) and node.this is not None:
         if isinstance(node, exp.TimeToStr) and _format_op(node.args.get("format"), text) != (
@@ -180,7 +194,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
         ):
             break  # a day written as text ('%Y%m%d'), as a sharded table's suffix holds it
         node = node.this
-    if isinstance(node, _SHIFTS) and _is_clock(node.this, text):
+    if isinstance(node, _SHIFTS) and _is_clock(_untruncated(node.this), text):
         amount = _number(node.expression, text)
         unit = node.args.get("unit")
         per = _unit_days(unit.name) if unit is not None else 1.0
@@ -188,7 +202,7 @@ def days_back(node: exp.Expr, text: LiteralText = _as_written) -> float | None:
             return None
         reach = amount * per * (-1.0 if isinstance(node, _ADDS) else 1.0)
         return reach if reach > 0 else None
-    if isinstance(node, exp.Sub) and _is_clock(node.this, text):
+    if isinstance(node, exp.Sub) and _is_clock(_untruncated(node.this), text):
         back = _interval_days(node.expression, text)
         if back is None and isinstance(node.expression, exp.Literal):
             back = _number(node.expression, text)  # GETDATE() - 30: days
