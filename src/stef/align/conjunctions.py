@@ -25,10 +25,12 @@ _BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re
 def check_conjunctions(
     nl: Spec, sql: Spec, out: FindingCollector, question: str, hints: str | None = None
 ) -> None:
-    """Two values a row must hold at once (:func:`check_both`), two values listed together
+    """Two values a row must hold at once (:func:`check_both`), two values set against each
+    other but pooled into one figure (:func:`check_versus`), two values listed together
     compared on two columns (:func:`check_listed_columns`), and two stated conditions
     joined by OR (:func:`check_or_for_and`; an "or" of the hints allows one too)."""
     check_both(nl, sql, out, question)
+    check_versus(sql, out, question)
     check_listed_columns(sql, out, question)
     check_or_for_and(nl, sql, out, f"{question}\n{hints}" if hints else question)
 
@@ -150,6 +152,73 @@ def _written(value: str, span: str) -> bool:
     if len(value) < 2:
         return re.search(rf"(?<!\S){re.escape(value.upper())}(?!\S)", span) is not None
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", span, re.IGNORECASE) is not None
+
+
+#: "iOS vs Android", "weekends versus weekdays": two things set against each other.
+_VERSUS = re.compile(
+    r"(?P<a>[\w.+#-]+(?:\s+[\w.+#-]+)?)\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+"
+    r"(?P<b>[\w.+#-]+(?:\s+[\w.+#-]+)?)",
+    re.IGNORECASE,
+)
+
+
+def check_versus(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Two values the question sets against each other ("average session length on iOS vs
+    Android") that the SQL keeps together in one IN list (or OR) on a column it neither
+    groups by, outputs, splits with CASE nor takes apart in a set operation: one figure for
+    both, where the question compares two (``values_pooled``, an error).
+
+    >>> from stef.spec import Filter
+    >>> both = Filter("platform", "in", ("ios", "android"), "platform IN ('iOS', 'Android')")
+    >>> out = FindingCollector()
+    >>> check_versus(Spec(filters=[both]), out, "Average session length on iOS vs Android")
+    >>> [f.kind for f in out.findings]
+    ['values_pooled']
+    >>> out = FindingCollector()
+    >>> by = Spec(filters=[both], group_by=["platform"])
+    >>> check_versus(by, out, "Average session length on iOS vs Android")
+    >>> out.findings
+    []
+    """
+    low = question.casefold()
+    if "vs" not in low and "versus" not in low and "compared" not in low:
+        return
+    if sql.set_operations or sql.window_functions:
+        return
+    for m in _VERSUS.finditer(question):
+        a, b = m.group("a"), m.group("b")
+        for f in sql.filters:
+            if f.op != "in" or f.negated or not f.column or f.clause != "where":
+                continue
+            first = next((v for v in f.values if _written(v, a)), None)
+            second = next((v for v in f.values if _written(v, b) and v != first), None)
+            if first is None or second is None:
+                continue
+            if _each(sql, f.column) or _split(sql, f.column):
+                continue
+            out.add(
+                "values_pooled",
+                "error",
+                f"the question sets {_as_said(first, a)} against {_as_said(second, b)}; the"
+                f" SQL's {f.text or f.column} pools them into one figure (no GROUP BY, output"
+                " or CASE on its column)",
+                m.group(0),
+                f.text,
+                "grouping",
+            )
+            return
+
+
+def _as_said(value: str, text: str) -> str:
+    """``value`` as ``text`` writes it ("ios" in "on iOS" → "iOS")."""
+    m = re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE)
+    return m.group(0) if m else value
+
+
+def _split(sql: Spec, column: str) -> bool:
+    """Does a CASE condition of the SQL read ``column`` (two figures, one per value)?"""
+    col = column.casefold()
+    return any(f.clause == "case" and (f.column or "").casefold() == col for f in sql.filters)
 
 
 def _union_of_either(
