@@ -273,6 +273,33 @@ _KEEP_EMPTY = re.compile(
 )
 
 
+#: "including products never sold", "include customers that have not ordered yet": the
+#: rows kept are named, what they lack is a verb.
+_KEEP_NEVER = re.compile(
+    r"\b(?:including|include|even)\s+(?:the\s+)?(?P<k>[a-z]{3,})\s+(?:(?:that|which|who)\s+)?"
+    r"(?:(?:were|was|have|has|had|are|is)\s+)?(?:never|not(?:\s+yet)?)\s+(?:been\s+)?[a-z]+"
+)
+
+
+def _check_kept_never(sql: Spec, out: FindingCollector, m: re.Match[str]) -> None:
+    """An inner join of the table named for the rows the question keeps ("including products
+    never sold") to another table: the rows with no match there are dropped."""
+    kept = m.group("k")
+    for j in sql.joins:
+        tables = [str(t) for t in j.get("tables") or ()]
+        if any(_same(kept, t) for t in tables) and any(not _same(kept, t) for t in tables):
+            out.add(
+                "outer_join_missing",
+                "warning",
+                f"the question keeps {m.group(0).split(' ', 1)[1]}; the SQL's inner join of"
+                f" {kept} to {next(t for t in tables if not _same(kept, t))} drops them",
+                m.group(0),
+                None,
+                "structure",
+            )
+            return
+
+
 def _kept(said: str) -> str:
     """Whom a "keep the empty ones" phrase keeps, for a message.
 
@@ -298,11 +325,16 @@ def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
     if "includ" not in low and "even" not in low:
         return
     m = _KEEP_EMPTY.search(low)
-    if m is None or sql.set_operations:
+    never = _KEEP_NEVER.search(low) if m is None else None
+    if (m is None and never is None) or sql.set_operations:
         return
     kinds = {str(j.get("kind", "")).casefold() for j in sql.joins}
     if kinds & {"left", "right", "full", "outer"}:
-        _check_nullified(sql, out, m)
+        if m is not None:
+            _check_nullified(sql, out, m)
+        return
+    if never is not None:  # the kept rows' table joined to another: it drops them
+        _check_kept_never(sql, out, never)
         return
     dropped = [
         j for j in sql.joins if any(_same(m.group("m"), str(t)) for t in j.get("tables") or ())
