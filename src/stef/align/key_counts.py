@@ -34,6 +34,11 @@ _HOW_MANY_VERB = re.compile(
     r"\bhow\s+many\s+(?:of\s+(?:them|these|those)|are|is|were|was|have|has|had|do|does|did"
     r"|can|could|will|would|contain(?:s|ed)?|include[sd]?)\b"
 )
+#: A count of users by its name: "daily active users", "MAU", "monthly active customers".
+_ACTIVE = re.compile(
+    r"\b(?:(?:daily|weekly|monthly|yearly|annual)\s+active\s+(?P<n>users|customers|accounts"
+    r"|members|players|subscribers)|[dwm]aus?)\b"
+)
 #: Where the clause before "how many" starts: the text's start or a sentence's end.
 _SENTENCE_END = re.compile(r"[.?!;]\s")
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
@@ -97,6 +102,8 @@ def check_key_counts(nl: Spec, sql: Spec, out: FindingCollector, text: str = "")
     }
     if any(na.func == "count" and not na.distinct for na in nl.aggregations):
         nouns |= antecedent_nouns(text)
+    if (active := _ACTIVE.search(text.casefold())) is not None:  # "monthly active users"
+        nouns.add(singular(active.group("n") or "users"))
     for count, entity, habit in keyed:
         if entity not in (heads if habit == "rows" else nouns):
             continue  # COUNT(*) over a join: only the very noun counted ("order items" no order)
