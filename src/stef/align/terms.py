@@ -203,8 +203,9 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
 #: What marks an enriched question as hints about the schema ("X refers to Y", "X = 1",
 #: "'Vice President' is a position of …", "A2 contains …"), not a restated question.
 _HINT_MARKS = re.compile(
-    r"\brefers?\s+to\b|\bmeans?\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|[;=<>]|\(|"
-    r"\b(?:is|are)\s+(?:the|a|an|one|synonyms?)\b|\bcontains?\b|\bcomputed\b|\brepresents?\b",
+    r"\brefers?\s+to\b|\bmeans?\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|[;=<>]|\w\(|\(\w+\)|"
+    r"\b(?:is|are)\s+(?:the|a|an|one|synonyms?)\b|\bcontains?\b|\bcomputed\b"
+    r"|\brepresent(?:s|ed)?\b",
     re.IGNORECASE,
 )
 
@@ -218,6 +219,8 @@ def restates(question: str, enriched: str | None) -> bool:
     True
     >>> restates("who are my best customers", "best refers to MAX(amount)")
     False
+    >>> restates("headcount by dept", "Number of current (not terminated) employees per department")
+    True
     """
     if not enriched or _HINT_MARKS.search(enriched):
         return False
