@@ -24,6 +24,37 @@ INTEGER_DIVISION_DIALECTS = frozenset({"sqlite", "postgres", "tsql", "redshift",
 _INEXACT = (exp.Cast, exp.TryCast, exp.Avg, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
 
 
+#: Operators and wrappers whose result is whole when every operand is.
+_WHOLE_OPS = (exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.Neg, exp.Paren, exp.Sum, exp.Max, exp.Min)
+
+
+def integral(node: exp.Expr | None, tsql: bool = False) -> bool:
+    """Is ``node`` a whole number whatever the schema: a count, a length, an integer literal,
+    a CASE or IF whose results all are, or sums, products and differences of them (an AVG of
+    them too in T-SQL)? A column's type is unknown: no column is.
+
+    >>> import sqlglot
+    >>> integral(sqlglot.parse_one("SUM(CASE WHEN a THEN 1 ELSE 0 END) * 100"))
+    True
+    >>> integral(sqlglot.parse_one("SUM(amount)")), integral(sqlglot.parse_one("COUNT(*) + 0.5"))
+    (False, False)
+    """
+    if node is None:
+        return True  # a CASE without ELSE: NULL
+    if isinstance(node, (exp.Count, exp.Length)):
+        return True
+    if isinstance(node, exp.Literal):
+        return not node.is_string and node.this.isdigit()
+    if isinstance(node, exp.Filter):
+        return integral(node.this, tsql)
+    if (results := branch_results(node)) is not None:
+        return all(integral(r, tsql) for r in results)
+    if isinstance(node, _WHOLE_OPS) or (tsql and isinstance(node, exp.Avg)):
+        parts = [v for k, v in node.args.items() if k in ("this", "expression")]
+        return bool(parts) and all(integral(v, tsql) for v in parts if isinstance(v, exp.Expr))
+    return False
+
+
 def branch_results(node: exp.Expr) -> list[exp.Expr | None] | None:
     """The results of a CASE's branches and its ELSE, or of an IF/IIF's two sides (a
     missing ELSE as None); None for any other node.

@@ -70,7 +70,7 @@ from stef.sql.predicates import (
     repeated_operand,
 )
 from stef.sql.quantiles import percentile_fractions
-from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, truncated_share
+from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, integral, truncated_share
 from stef.sql.setops import identical_set_sides, unmatched_set_sides
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
@@ -199,11 +199,6 @@ def _enclosing(node: exp.Expr) -> tuple[exp.Expr | None, exp.Expr]:
         parent = parent.parent
     return parent, child
 
-
-#: Operands whose value is never a truncating integer: a CAST, a root, a logarithm, a power.
-_INEXACT: tuple[type[exp.Expr], ...] = (exp.Cast, exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
-#: And an AVG, a float in every such dialect but T-SQL.
-_INEXACT_AVG: tuple[type[exp.Expr], ...] = (*_INEXACT, exp.Avg)
 
 
 @dataclass
@@ -627,26 +622,18 @@ class _Extractor:
         return out
 
     def _integer_division(self, eff: exp.Expr) -> bool:
-        """A division of integer-valued operands (no CAST, no decimal literal) in a dialect
-        whose ``/`` truncates integers (SQLite, PostgreSQL, T-SQL …)."""
+        """A division of two whole numbers whatever the schema (counts, lengths, integer
+        literals, 0/1 flags and their sums: :func:`stef.sql.ratios.integral`) in a dialect
+        whose ``/`` truncates integers (SQLite, PostgreSQL, T-SQL …). A column's type is
+        unknown, so a division of columns is none."""
         dialect = (self.p.dialect_name or "").lower()
         if dialect not in INTEGER_DIVISION_DIALECTS:
             return False
-        # AVG is a float but in T-SQL; roots, logarithms, powers and an epoch always are
-        inexact = _INEXACT if dialect == "tsql" else _INEXACT_AVG
-        for div in eff.find_all(exp.Div):
-            exact = False
-            for n in div.walk():
-                if (
-                    isinstance(n, inexact)
-                    or (type(n) is _LITERAL and not n.is_string and "." in n.this)
-                    or (isinstance(n, exp.Extract) and n.name.casefold() == "epoch")
-                ):
-                    exact = True
-                    break
-            if not exact:
-                return True
-        return False
+        tsql = dialect == "tsql"  # AVG of integers is an integer there
+        return any(
+            integral(div.this, tsql) and integral(div.expression, tsql)
+            for div in eff.find_all(exp.Div)
+        )
 
     def _agg_info(self, agg: exp.AggFunc) -> _AggInfo:
         windowed = isinstance(agg.parent, _WINDOW)
