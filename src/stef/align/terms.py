@@ -203,8 +203,9 @@ def hinted_terms(terms: Sequence[str], enriched: str | None, vocab: _Vocabulary)
 #: What marks an enriched question as hints about the schema ("X refers to Y", "X = 1",
 #: "'Vice President' is a position of …", "A2 contains …"), not a restated question.
 _HINT_MARKS = re.compile(
-    r"\brefers?\s+to\b|\bmeans?\b|\bstands?\s+for\b|\bmapp?s?\s+to\b|[;=<>]|\w\(|\(\w+\)|"
-    r"\b(?:is|are)\s+(?:the|a|an|one|synonyms?)\b|\bcontains?\b|\bcomputed\b"
+    r"\brefers?\s+to\b|\bmeans\b|\bmean\s+(?:that|the\s+same)\b|\bstands?\s+for\b"
+    r"|\bmapp?s?\s+to\b|[;=<>]|\w\(|\(\w+\)|\b(?:is|are)\s+(?:the|a|an|one|synonyms?)\b"
+    r"|\bcontains?\b|\bcomputed\b"
     r"|\brepresent(?:s|ed)?\b",
     re.IGNORECASE,
 )
@@ -226,7 +227,7 @@ def restates(question: str, enriched: str | None) -> bool:
         return False
     said = sum(len(words) for words in _clause_words(enriched))
     asked = [w for w in question_words(question.casefold()) if w not in QUESTION_FILLER_WORDS]
-    return said >= len(asked)
+    return said >= max(len(asked) - 1, 2)  # a restatement may say it in one word fewer
 
 
 def restated_away(terms: Sequence[str], question: str, enriched: str | None) -> set[str]:
