@@ -218,6 +218,11 @@ _STATED_VALUE = re.compile(
 
 #: Words before "the first/last X" that compare with it (``posted after the last edit``).
 _COMPARED_TO = frozenset({"after", "before", "since", "until", "than"})
+#: A span up to each row's own first or last event: "time to first response", "days between
+#: signup and the first order".
+_TIME_TO = re.compile(
+    r"\b(?:time|days|hours|interval|duration|delay)\b.{0,30}\b(?:to|until|and)\s+(?:the\s+)?$"
+)
 
 #: "first" after the superlative's noun: "most recent month first" orders the list.
 _FIRST_AFTER = re.compile(r"\s*first\b")
@@ -260,6 +265,8 @@ def _step_superlatives(ctx: _Ctx) -> None:
             w in _COMPARED_TO for w in _prev_words(low, start, 2)
         ):
             continue  # "posted after the last activity date": a date compared with, no ranking
+        if word in {"first", "last"} and _TIME_TO.search(low, max(0, start - 50), start):
+            continue  # "time to first response": each row's own event, no ranking
         other = "asc" if base == "first" else "desc"
         direction = "desc" if word.startswith("most recent") else lx.SUPERLATIVES.get(base, other)
         target, tend = _noun_phrase(low, end, 3)
