@@ -21,6 +21,7 @@ from stef.align.counted import (
     check_compared_aggregate,
     check_compared_duration,
     check_counted_comparison,
+    check_distinct_count_compared,
 )
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
@@ -97,6 +98,8 @@ def check_filter_columns(
     (:func:`stef.align.counted.check_counted_comparison`), a stated duration compared unscaled
     in another unit (:func:`stef.align.counted.check_compared_duration`), a stated total or
     average compared as another aggregate (:func:`stef.align.counted.check_compared_aggregate`),
+    a number of distinct things compared as a count of rows
+    (:func:`stef.align.counted.check_distinct_count_compared`),
     a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
     if hints and restates(question, hints):
@@ -108,6 +111,7 @@ def check_filter_columns(
     check_counted_comparison(sql, out, question, hints)
     check_compared_duration(sql, out, question)
     check_compared_aggregate(sql, out, question)
+    check_distinct_count_compared(sql, out, question)
     check_route_ends(sql, out, question)
 
 

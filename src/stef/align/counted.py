@@ -33,7 +33,7 @@ from stef.align.measured import _named, _said
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
-from stef.spec import Spec, normalize_number
+from stef.spec import Filter, Spec, normalize_number
 
 #: "more than 30 films", "fewer than 5 players", "at least 2 books": a number, then what it
 #: counts.
@@ -279,3 +279,66 @@ def _clause_before(low: str, start: int) -> str:
     before = low[max(0, start - 60) : start]
     cut = [m.end() for m in _CLAUSE_ENDS.finditer(before)]
     return before[cut[-1] if cut else 0 :]
+
+
+#: "in at least two different countries", "more than 3 distinct sellers": how many distinct
+#: things a row has, compared with a number.
+_DISTINCT_COUNTED = re.compile(
+    rf"\b(?P<n>\d+|{'|'.join(lx.NUMBER_WORDS)})\s+(?:different|distinct|unique)"
+    r"\s+(?P<noun>[a-z]{3,})"
+)
+
+
+def check_distinct_count_compared(sql: Spec, out: FindingCollector, question: str) -> None:
+    """A number of distinct things the question compares ("customers with addresses in at
+    least two different countries") that the SQL's HAVING compares as a count of rows
+    (``HAVING COUNT(country) > 1``): two addresses in one country pass
+    (``distinct_count_short``, a warning). The count compared with that number or the one
+    below it (``>= 2`` or ``> 1``) is read; a DISTINCT count of the same number says nothing.
+
+    >>> from stef.spec import Filter
+    >>> rows = Filter("country", ">", ("1",), "COUNT(country) > 1", "having", "count")
+    >>> out = FindingCollector()
+    >>> check_distinct_count_compared(Spec(filters=[rows]), out, "In two different countries")
+    >>> print(out.findings[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the question counts two different countries; the SQL's COUNT(country) > 1 counts rows,
+    not each country once
+    """
+    low = question.casefold()
+    if "different" not in low and "distinct" not in low and "unique" not in low:
+        return
+    counts = [f for f in sql.filters if f.clause == "having" and f.func == "count"]
+    if not counts:
+        return
+    for m in _DISTINCT_COUNTED.finditer(low):
+        raw = m.group("n")
+        n = int(raw) if raw.isdigit() else lx.NUMBER_WORDS[raw]
+        near = {str(n), str(n - 1)}
+        compared = [f for f in counts if near & set(f.values)]
+        if not compared or any("distinct" in f.text.casefold() for f in compared):
+            continue
+        noun = singular(m.group("noun"))
+        if _own_rows(noun, compared[0], sql):
+            continue  # COUNT(*) or COUNT(address_id) over addresses: each one is counted once
+        out.add(
+            "distinct_count_short",
+            "warning",
+            f"the question counts {m.group(0)}; the SQL's {compared[0].text} counts rows, not"
+            f" each {noun} once",
+            m.group(0),
+            compared[0].text,
+            "aggregation",
+        )
+        return
+
+
+def _own_rows(noun: str, f: Filter, sql: Spec) -> bool:
+    """Are the rows a count reads the very things counted: a table named for ``noun`` (alone,
+    for ``COUNT(*)``), its own key counted (``COUNT(address_id)`` over ``addresses``)?"""
+    own = [t for t in sql.tables if singular(t.rsplit(".", 1)[-1].casefold()) == noun]
+    if not own:
+        return False
+    column = (f.column or "").rsplit(".", 1)[-1].casefold()
+    if column in ("*", "1", ""):
+        return len(sql.tables) == 1
+    return column in (f"{noun}_id", f"{noun}id", "id")
