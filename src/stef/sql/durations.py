@@ -8,6 +8,8 @@ computes a bound: both are left out.
 >>> q = "SELECT AVG(DATEDIFF(day, created, closed)), DATEDIFF(hour, a, b) / 24.0 FROM t"
 >>> diff_units(sqlglot.parse_one(q, read="tsql"), {"datediff", "avg", "div"})
 ['day']
+>>> diff_units(sqlglot.parse_one("SELECT AVG(EXTRACT(EPOCH FROM b - a)) FROM t", read="postgres"))
+['second']
 """
 
 from __future__ import annotations
@@ -49,13 +51,18 @@ def _scaled(node: exp.Expr) -> bool:
 def diff_units(tree: exp.Expr, functions: set[str] | None = None) -> list[str]:
     """The distinct units of the unscaled date differences ``tree`` computes, sorted;
     ``functions``, the function kinds the walk found, says at once when there is none."""
-    if functions is not None and not DIFF_FUNCTIONS & functions:
+    if functions is not None and not (DIFF_FUNCTIONS | {"extract"}) & functions:
         return []
     found: set[str] = set()
-    for node in tree.find_all(*_DIFFS):
-        unit = node.args.get("unit")
-        raw = unit.name.casefold() if unit is not None else "day"  # MySQL's DATEDIFF: days
-        name = _UNITS.get(raw) or _UNITS.get(raw.rstrip("s"), "")
+    for node in tree.find_all(*_DIFFS, exp.Extract):
+        if isinstance(node, exp.Extract):  # PostgreSQL's EXTRACT(EPOCH FROM b - a): seconds
+            if node.name.casefold() != "epoch":
+                continue
+            name = "second"
+        else:
+            unit = node.args.get("unit")
+            raw = unit.name.casefold() if unit is not None else "day"  # MySQL's DATEDIFF: days
+            name = _UNITS.get(raw) or _UNITS.get(raw.rstrip("s"), "")
         if name and not _scaled(node) and node.find_ancestor(*_CONDITIONS) is None:
             found.add(name)
     return sorted(found)
