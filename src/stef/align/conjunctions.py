@@ -25,11 +25,13 @@ _BOTH = re.compile(r"\bboth\s+(?P<span>[^.?!;]{1,80}?\band\b[^.?!;,]{1,60})", re
 def check_conjunctions(
     nl: Spec, sql: Spec, out: FindingCollector, question: str, hints: str | None = None
 ) -> None:
-    """Two values a row must hold at once (:func:`check_both`), two values set against each
-    other but pooled into one figure (:func:`check_versus`), two values listed together
+    """Two values a row must hold at once (:func:`check_both`), one kept and one excluded but
+    both required (:func:`check_but_not`), two values set against each other but pooled into
+    one figure (:func:`check_versus`), two values listed together
     compared on two columns (:func:`check_listed_columns`), and two stated conditions
     joined by OR (:func:`check_or_for_and`; an "or" of the hints allows one too)."""
     check_both(nl, sql, out, question)
+    check_but_not(sql, out, question)
     check_versus(sql, out, question)
     check_listed_columns(sql, out, question)
     check_or_for_and(nl, sql, out, f"{question}\n{hints}" if hints else question)
@@ -152,6 +154,37 @@ def _written(value: str, span: str) -> bool:
     if len(value) < 2:
         return re.search(rf"(?<!\S){re.escape(value.upper())}(?!\S)", span) is not None
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", span, re.IGNORECASE) is not None
+
+
+#: "in 2023 but not in 2024", "Germany and not France": a second value excluded.
+_BUT_NOT = re.compile(r"\b(?:but|and|yet)\s+not\b", re.IGNORECASE)
+
+
+def check_but_not(sql: Spec, out: FindingCollector, question: str) -> None:
+    """ "Customers who bought in 2023 but not in 2024" answered by an INTERSECT of the two
+    years and no negation anywhere (no NOT, ``<>``, EXCEPT or outer join): the SQL keeps the
+    customers of both years, the very ones the question excludes (``filter_wrong_operator``).
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(set_operations=["intersect"], flags={"negation": False})
+    >>> check_but_not(sql, out, "Customers who bought in 2023 but not in 2024")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    ops = sql.set_operations
+    if not ops or any(op != "intersect" for op in ops) or sql.flags.get("negation"):
+        return
+    if (m := _BUT_NOT.search(question)) is None:
+        return
+    out.add(
+        "filter_wrong_operator",
+        "error",
+        f"the question excludes what follows {m.group(0)!r}; the SQL's INTERSECT keeps the rows"
+        " of both sides, and nothing in it negates",
+        m.group(0),
+        "INTERSECT",
+        "filter_alignment",
+    )
 
 
 #: "iOS vs Android", "weekends versus weekdays": two things set against each other.
