@@ -23,8 +23,10 @@ nowhere are ``weekday_unfiltered``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from stef.align.matching import HINT_CLAUSE
+from stef.align.terms import restates
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.states import StateWord, negated_verbs, state_words, weekday_words
@@ -69,6 +71,8 @@ def check_states(
             _check_excluded(sql, out, state)
         elif not _negated_before(state.word, question):
             _check_opposite(sql, out, state)
+    restated = _restatement_states(question, enriched_question, states)
+    states = (*states, *restated)
     if not states or _coded_filter(sql):
         return
     names = " ".join(
@@ -84,15 +88,39 @@ def check_states(
     for state in states:
         if any(stem in names for stem in state.stems) or _restated(state, enriched_question):
             continue
+        asker = "the enriched question" if state in restated else "the question"
         out.add(
             "state_unfiltered",
             "warning",
-            f"the question asks for {state.word} rows; no column, table or value of the SQL"
+            f"{asker} asks for {state.word} rows; no column, table or value of the SQL"
             f" names that state ({', '.join(state.stems)}…)",
             state.word,
             None,
             "filter_alignment",
         )
+
+
+#: Where an enriched question's first sentence ends: its later sentences are commentary.
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _restatement_states(
+    question: str, enriched: str | None, asked: Sequence[StateWord]
+) -> list[StateWord]:
+    """The states an agent's restatement of the question asks for beside the question's own
+    ("overdue invoices" restated as "unpaid invoices past their due date"), read in its
+    first sentence; none where the enrichment is hints, not a restatement.
+
+    >>> [s.word for s in _restatement_states("overdue invoices", "Unpaid invoices.", ())]
+    ['unpaid']
+    >>> _restatement_states("overdue invoices", "unpaid refers to paid = 0", ())
+    []
+    """
+    if not enriched or not restates(question, enriched):
+        return []
+    first = _FIRST_SENTENCE.split(enriched.strip(), 1)[0]
+    words = {s.word for s in asked}
+    return [s for s in state_words(first) if s.word not in words and not s.excluded]
 
 
 #: Operators of a filter that keeps the rows holding its value, and of one that keeps them out.
