@@ -131,7 +131,8 @@ def _absolute_dates(ctx: _Ctx) -> None:
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
         if m1 < m2 and ctx.free(m.start(), m.end()):  # "summer 2023 (June to August)"
             ctx.add_filter(_month_run(m, m1, m2, src), m.start(), m.end())
-    for m in ctx.scan(lx.QUARTER) if ctx.may_hold("q", "half", "h1", "h2") else ():
+    quartered = ctx.may_hold("q", "half", "h1", "h2")
+    for m in (*ctx.scan(lx.QUARTER), *ctx.scan(_YEAR_QUARTER)) if quartered else ():
         half = (m.group("qh") or m.group("part") or "").casefold() in ("h", "half")
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
         if ctx.free(m.start(), m.end()) and not (half and q > 2):
@@ -280,6 +281,12 @@ def _periods(ctx: _Ctx) -> None:
 _QUARTER_ALONE = re.compile(
     r"\b(?:q(?P<q>[1-4])|(?P<nth>first|second|third|fourth)\s+quarter)\b(?!\s*(?:of\s+|,\s*)?\d)",
     re.I,
+)
+
+
+#: A quarter or half written after its year: "2024 Q2", "2024-Q2", "2023 H1".
+_YEAR_QUARTER = re.compile(
+    r"\b(?P<y>(?:19|20)\d\d)[\s-]?(?P<qh>[qh])(?P<q>[1-4])\b(?P<nth>)(?P<part>)", re.I
 )
 
 
