@@ -12,13 +12,7 @@ import re
 from collections.abc import Iterator
 
 from stef.align import matching
-from stef.align.comparisons import (
-    check_average_per_unit,
-    check_compared_to_figure,
-    check_duplicates,
-    check_own_group,
-    check_period_over_period,
-)
+from stef.align.comparisons import check_comparisons
 from stef.align.key_counts import check_key_counts, counted_noun
 from stef.align.matching import canon_col, column_part, hinted_column, name_words
 from stef.align.measured import check_measure_named
@@ -91,11 +85,7 @@ def check_aggregations(
     check_ratio_scale(sql, out, text)
     check_most_averaged(sql, out, text)
     check_total_bound(nl, sql, out, text)
-    check_own_group(sql, out, text)
-    check_period_over_period(sql, out, text)
-    check_average_per_unit(sql, out, text)
-    check_duplicates(sql, out, text)
-    check_compared_to_figure(sql, out, text)
+    check_comparisons(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

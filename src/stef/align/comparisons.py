@@ -9,6 +9,8 @@
   nothing making one figure per customer first (``average_per_unit_missing``).
 * Duplicates: "duplicate email addresses" answered by SQL that sets no row beside another
   (``duplicates_unfound``).
+* A moving aggregate over the wrong span: "7-day moving average" over a frame of 30 rows
+  (``window_size_mismatch``).
 
 Each reads the question's words and the SQL's shape (a subquery tied to nothing of the
 outer row; no window, join, grouping or subquery at all), never a schema.
@@ -30,6 +32,61 @@ _OWN_GROUP = re.compile(
     r"|\b(?:their|its|his|her)\s+(?:own\s+)?(?P<h>[a-z]{3,})(?:'s|\s+s)?\s+(?:average|mean|median)\b"
 )
 _COMPARED = frozenset({">", "<", ">=", "<=", "=", "!="})
+
+
+def check_comparisons(sql: Spec, out: FindingCollector, text: str) -> None:
+    """Every check of this module (see the module doc); ``text`` as
+    :func:`stef.align.measures.check_median` takes it."""
+    check_own_group(sql, out, text)
+    check_period_over_period(sql, out, text)
+    check_average_per_unit(sql, out, text)
+    check_duplicates(sql, out, text)
+    check_compared_to_figure(sql, out, text)
+    check_moving_window(sql, out, text)
+
+
+#: "a 7-day moving average", "12-month rolling sum", "30 day trailing mean".
+_MOVING = re.compile(
+    r"\b(?P<n>\d+)[- ](?P<unit>day|week|month|hour|year)s?\s+"
+    r"(?:moving|rolling|trailing|running)\s+(?:average|avg|mean|sum|total|count)"
+)
+
+
+def check_moving_window(sql: Spec, out: FindingCollector, text: str) -> None:
+    """The question asks for an N-unit moving aggregate ("7-day moving average of daily
+    orders") and every fixed window frame of the SQL spans another number of rows or
+    another span (``ROWS BETWEEN 29 PRECEDING AND CURRENT ROW``: 30 rows): the average
+    runs over the wrong number of days (``window_size_mismatch``, an error). A frame of
+    ``N - 1`` rows before the current one spans N rows; one of ``N`` before it (N + 1 rows,
+    an off-by-one many write) is let pass. ``text`` as :func:`check_own_group` takes it.
+
+    >>> out = FindingCollector()
+    >>> sql = Spec(flags={"window_frames": [["rows", 29.0, ""]]})
+    >>> check_moving_window(sql, out, " 7-day moving average of daily orders ")
+    >>> [f.kind for f in out.findings]
+    ['window_size_mismatch']
+    >>> ok = Spec(flags={"window_frames": [["rows", 6.0, ""]]})
+    >>> check_moving_window(ok, out, " 7-day moving average of daily orders ")
+    >>> len(out.findings)
+    1
+    """
+    frames = sql.flags.get("window_frames")
+    if not frames or (m := _MOVING.search(text)) is None:
+        return
+    n, unit = float(m.group("n")), m.group("unit")
+    spans = [f for f in frames if f[0] == "rows" or f[2] == unit]
+    if not spans or any(float(f[1]) in (n - 1, n) for f in spans):
+        return
+    kind, before, per = spans[0]
+    size = f"{int(float(before)) + 1} rows" if kind == "rows" else f"{before:g} {per}s before"
+    out.add(
+        "window_size_mismatch",
+        "error",
+        f"the question asks for a {m.group(0)}; the SQL's window frame spans {size}",
+        m.group(0),
+        None,
+        "aggregation",
+    )
 
 
 def check_own_group(sql: Spec, out: FindingCollector, text: str) -> None:

@@ -37,6 +37,7 @@ from stef.sql.bare import bare_under_group, month_without_year
 from stef.sql.bounds import condition_flags
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
 from stef.sql.durations import diff_units
+from stef.sql.frames import window_flags
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts, outer_star_counts
 from stef.sql.nodes import preorder
 from stef.sql.nulls import nullified_outer, zero_counts
@@ -47,7 +48,6 @@ from stef.sql.outputs import (
     carried_aliases,
     literal_reader,
     output_flags,
-    rank_cuts,
     ungrouped,
     unpartitioned_ranks,
     unshown_plain_keys,
@@ -520,7 +520,7 @@ class _Extractor:
             "clock_columns": clock[1],
             "clock_ages": clock[2],
             "parameter_columns": parameter_columns(self.tree) if may_bind(self.p) else [],
-            "rank_cuts": rank_cuts(self.tree) if w.windows else [],
+            **window_flags(self.tree, w.windows),
             "percentiles": percentile_fractions(self.tree, w.functions),
             "diff_units": diff_units(self.tree, w.functions),
             **output_flags(eff, tt, w.ctes),
