@@ -62,6 +62,7 @@ def check_states(
     []
     """
     check_never(sql, out, question)
+    check_with_one(sql, out, question)
     check_negated_verbs(sql, out, question)
     check_exclusion_applied(sql, out, question)
     check_negated_values(sql, out, question)
@@ -478,6 +479,50 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
             "filter_alignment",
         )
         return
+
+
+#: "orders with a discount code", "users that have a phone number": rows holding a thing.
+_WITH_ONE = re.compile(
+    r"(?<!\bor\s)\b(?:with|(?:has|have|had)(?!\s+(?:no|not)\b))\s+(?:a|an)\s+(?P<a>[a-z]{3,})"
+    r"(?:\s+(?P<b>[a-z]{3,}))?"
+)
+
+
+def check_with_one(sql: Spec, out: FindingCollector, question: str) -> None:
+    """The question asks for rows that hold a thing ("orders with a discount code") and the
+    SQL keeps those where the column named for it is NULL, and nothing else tests that
+    column: it keeps the rows without one (``filter_wrong_operator``). A question that
+    negates anything is left to :func:`check_never`.
+
+    >>> from stef.spec import Filter
+    >>> out = FindingCollector()
+    >>> none = Filter("discount_code", "is null", (), "discount_code IS NULL")
+    >>> check_with_one(Spec(filters=[none]), out, "Orders with a discount code")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    low = question.casefold()
+    if " a" not in low or lx.NEGATION_ANY.search(low):
+        return
+    nulls = [f for f in sql.filters if f.op == "is null" and not f.negated and f.column]
+    for m in _WITH_ONE.finditer(low) if nulls else ():
+        words = [stem(w) for w in (m.group("a"), m.group("b")) if w]
+        for f in nulls:
+            column = f.column.casefold()
+            if not all(w in column for w in words[:1]) or any(
+                g.column == f.column and g is not f for g in sql.filters
+            ):
+                continue
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question asks for rows {m.group(0)}; the SQL keeps those without one"
+                f" ({f.text or f.column})",
+                m.group(0),
+                f.text,
+                "filter_alignment",
+            )
+            return
 
 
 #: Findings that already say what an inner join keeps: a negated period kept as its rows.
