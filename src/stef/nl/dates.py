@@ -123,10 +123,51 @@ def _month_run(m: re.Match[str], m1: int, m2: int, src: str) -> Filter:
     return Filter(None, "between", (f"{y}-{m1:02d}", f"{y}-{m2:02d}"), m.group(0), src, "month")
 
 
+_MONTH = lx.alternation(lx.MONTHS)
+#: A run of months across years, a year label before it in brackets consumed with it:
+#: "fiscal year 2024 (July 2023 to June 2024)", "from Nov 2023 through Feb 2024".
+_MONTHS_ACROSS = re.compile(
+    rf"(?:\b(?:1[89]|20)\d\d\s*\(\s*)?\b(?P<m1>{_MONTH})\.?\s+(?P<y1>(?:1[89]|20)\d\d)\s*"
+    rf"(?:to|through|thru|until|till|-|–)\s*(?P<m2>{_MONTH})\.?\s+(?P<y2>(?:1[89]|20)\d\d)\b\)?",
+    re.I,
+)
+#: Days of one month, the days first: "between 1 and 15 June 2024", "1-15 June 2024" (the
+#: month first, "June 1 to 15, 2024", is :data:`_DAY_SPAN`'s).
+_DAYS_THEN_MONTH = re.compile(
+    rf"\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:and|to|through|until|-|–)\s*"
+    rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MONTH})\.?,?\s+"
+    r"(?P<y>(?:1[89]|20)\d\d)\b",
+    re.I,
+)
+
+
+def _spans(ctx: _Ctx) -> None:
+    """Runs of months across years and runs of days of one month (:data:`_MONTHS_ACROSS`,
+    :data:`_DAYS_THEN_MONTH`), each as one range."""
+    src = ctx.source
+    for m in ctx.scan(_MONTHS_ACROSS):
+        y1, y2 = int(m.group("y1")), int(m.group("y2"))
+        m1, m2 = (lx.MONTHS[m.group(k).casefold().rstrip(".")] for k in ("m1", "m2"))
+        if (y1, m1) < (y2, m2) and ctx.free(m.start(), m.end()):
+            values = (f"{y1}-{m1:02d}", f"{y2}-{m2:02d}")
+            ctx.add_filter(Filter(None, "between", values, m.group(0), src, "month"), *m.span())
+    for m in ctx.scan(_DAYS_THEN_MONTH):
+        month = lx.MONTHS[m.group("m").casefold()]
+        d1, d2 = int(m.group("d1")), int(m.group("d2"))
+        try:
+            a, b = (date(int(m.group("y")), month, d) for d in (d1, d2))
+        except ValueError:
+            continue  # "between 5 and 31 June": no such day
+        if a < b and ctx.free(m.start(), m.end()):
+            values = (a.isoformat(), b.isoformat())
+            ctx.add_filter(Filter(None, "between", values, m.group(0), src), *m.span())
+
+
 def _absolute_dates(ctx: _Ctx) -> None:
     """Dates, date ranges, quarters and halves of a year, year ranges, decades, seasons, years
     after a temporal cue."""
     src = ctx.source
+    _spans(ctx)
     for m in ctx.scan(_YEAR_THEN_MONTHS) if "(" in ctx.text else ():
         m1, m2 = (lx.MONTHS[m.group(k).casefold()] for k in ("m1", "m2"))
         if m1 < m2 and ctx.free(m.start(), m.end()):  # "summer 2023 (June to August)"
