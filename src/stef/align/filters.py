@@ -767,7 +767,7 @@ def align(
     check_shares(nl, sql, out, question, enriched_question)
     check_weekdays(sql, out, question)
     check_hint_functions(nl, sql, out, enriched_question)
-    check_structure(sql, out, question)
+    check_structure(sql, out, question, enriched_question)
     check_intent(
         nl,
         sql,

@@ -130,7 +130,8 @@ def check_requests(
                 heads = []  # "the school's name" as ``phone, ext``: nothing names the school
         if not heads and _table_rows(words, head, names, sql):
             continue  # "list the circuits" (by their names): the rows of the table it names
-        if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, names, enriched)):
+        hinted = [*names, *(c for p in computed for c in p.columns)]  # or a formula's column
+        if not heads and (_rows_answered(item, nl, sql) or _hinted_output(item, hinted, enriched)):
             continue
         if not heads and (labelled or _measure(item, question, nl, sql)):
             continue  # a CASE output's labels; "revenue by quarter" as SUM(amount)

@@ -154,7 +154,13 @@ def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
-def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> None:
+#: Words of an enriched question, for the tables it names.
+_HINT_WORD = re.compile(r"[a-z][a-z0-9]*")
+
+
+def check_structure(
+    sql: Spec, out: FindingCollector, question: str = "", hints: str | None = None
+) -> None:
     flags = sql.flags
     _check_zero_counts(flags, out)
     _check_outer_star_counts(flags, out)
@@ -167,7 +173,10 @@ def check_structure(sql: Spec, out: FindingCollector, question: str = "") -> Non
             table,
             "structure",
         )
+    said = {w.rstrip("s") for w in _HINT_WORD.findall(hints.casefold())} if hints else set()
     for table in flags.get("bridge_tables") or ():
+        if said and all(w.casefold().rstrip("s") in said for w in name_words(table)):
+            continue  # the agent's enrichment names the table it joins through
         out.add(
             "table_bridge_only",
             "warning",

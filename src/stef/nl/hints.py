@@ -89,8 +89,31 @@ def _split_hint(clause: str) -> tuple[int, int, int, int] | None:
     return None
 
 
+#: An acronym spelled out: "MRR = monthly recurring revenue", "AOV: average order value".
+_ACRONYM = re.compile(
+    r"\s*(?P<a>[A-Z]{2,6})\s*(?:=|:|-)\s*(?P<w>[A-Za-z]+(?:[\s-]+[A-Za-z]+){1,5})"
+)
+
+
+def _spells_acronym(clause: str) -> bool:
+    """Does ``clause`` open by spelling an acronym out, word by word, its first letters the
+    acronym's ("MRR = monthly recurring revenue: …")? A definition in prose, not code.
+
+    >>> _spells_acronym("MRR = monthly recurring revenue: sum of …"), _spells_acronym("A2 = x")
+    (True, False)
+    """
+    m = _ACRONYM.match(clause)
+    if m is None:
+        return False
+    acronym = m.group("a").casefold()
+    words = re.split(r"[\s-]+", m.group("w").casefold())[: len(acronym)]
+    return "".join(w[0] for w in words) == acronym
+
+
 def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
     """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
+    if _spells_acronym(clause):
+        return False  # "MRR = monthly recurring revenue": no column on either side
     parts = _split_hint(clause)
     if parts is None:
         im = _search_ci(hp.IS_MAPPING, clause)

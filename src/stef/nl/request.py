@@ -287,12 +287,20 @@ def _list_phrase(low: str, start: int) -> str:
             break  # "the cities no customers live in", "the details containing the …"
         if words and (word in _POSTPOSED or (word == "set" and low.startswith(" by", w.end()))):
             break  # "the keyword found on …", "the sets available in …", "the record set by"
+        if words and _PERIOD_NEXT.match(low, w.start()):
+            break  # "our revenue last quarter": the period of the item, no part of it
         words.append(word if word != "and" else ",")
         prev_end = w.end()
         if len(words) > _MAX_WORDS * 3:
             break
     return " ".join(words).replace(" ,", ",")
 
+
+#: A period after an item's noun: "revenue last quarter", "signups this week", "sales today".
+_PERIOD_NEXT = re.compile(
+    r"(?:last|this|next|previous|past|current)\s+(?:day|week|month|quarter|year)s?\b"
+    r"|(?:yesterday|today|ytd)\b"
+)
 
 #: A participle after an adverb in -ly ("primarily affiliated", "recently added").
 _PARTICIPLE = re.compile(r"\s+[a-z]{2,}(?<!e)ed\b")
