@@ -206,6 +206,36 @@ def _names_table(key: str, table: str) -> bool:
     return len(stem) >= 3 and (stem in name or name in stem or singular(name) in stem)
 
 
+#: Tables of people, and the roles a row names one of them by (``owner_id``, ``assignee_id``).
+_PEOPLE = frozenset(
+    {"user", "employee", "person", "people", "member", "staff", "contact", "agent", "account"}
+)
+_ROLES = frozenset(
+    {
+        *("owner", "manager", "assignee", "author", "creator", "reporter", "reviewer"),
+        *("approver", "sender", "recipient", "requester", "supervisor", "host", "organizer"),
+        *("mentor", "referrer", "lead", "rep", "editor", "closer"),
+    }
+)
+_ROLE_KEY = re.compile(r"(?P<role>[a-z]+?)_?(?:user_?)?id")
+
+
+def _person_role(left: str, right: str, tables: Sequence[str]) -> bool:
+    """Does one side name a person by a role (``owner_id``, ``assigneeuserid``) and the other
+    hold the own key of a table of people (``users.id``)? A reference, whatever the words.
+
+    >>> _person_role("id", "owner_id", ["users", "opportunities"])
+    True
+    >>> _person_role("id", "product_id", ["users", "orders"])
+    False
+    """
+    for key, table, other in ((left, tables[0], right), (right, tables[1], left)):
+        m = _ROLE_KEY.fullmatch(other.casefold())
+        if m and m.group("role") in _ROLES and _own_key(key, table):
+            return singular(NAME_WORDS.sub("", table.casefold())) in _PEOPLE
+    return False
+
+
 def key_of_another_table(
     left: str, right: str, tables: Sequence[str], query_tables: Sequence[str]
 ) -> str | None:
@@ -278,6 +308,7 @@ def check_keys(sql: Spec, out: FindingCollector) -> None:
             not join_keys_related(left, right, tables)
             and all(t in sql.tables for t in tables)  # a derived table's columns are others'
             and not (_dated(left.casefold()) and _dated(right.casefold()))  # dates, no keys
+            and not _person_role(left, right, tables)
         ):
             out.add(
                 "key_pair_mismatch",

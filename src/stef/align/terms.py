@@ -262,6 +262,21 @@ def _clause_words(enriched: str) -> tuple[tuple[str, ...], ...]:
     )
 
 
+def _answered_states(question: str, sql: Spec) -> set[str]:
+    """The state words of ``question`` whose state a name or literal of the SQL holds
+    (:func:`stef.nl.states.state_words`: "open" is answered by ``'closed_won'`` kept out,
+    ``closed_at IS NULL``, ``status = 'open'``).
+
+    >>> _answered_states("open opportunities", Spec(literals=["closed_won"]))
+    {'open'}
+    """
+    states = state_words(question)
+    if not states:
+        return set()
+    names = " ".join([*sql.columns, *sql.tables, *sql.literals]).casefold()
+    return {s.word for s in states if any(stem in names for stem in s.stems)}
+
+
 def check_question_terms(
     question: str,
     sql: Spec,
@@ -282,6 +297,8 @@ def check_question_terms(
         terms = [t for t in terms if t not in named and singular(t) not in named]
     if any(a.func in ("sum", "avg") for a in sql.aggregations):
         terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
+    if terms and (answered := _answered_states(question, sql)):
+        terms = [t for t in terms if t not in answered]  # "open" as stage NOT IN ('closed…')
     hinted = hinted_terms(terms, enriched, base)
     restated = restated_away(terms, question, enriched)
     if restated:  # a state the restatement drops ("churned" as "signed up") stays unexplained
