@@ -450,12 +450,61 @@ _TODAY_EVENTS = re.compile(
 )
 
 
-def check_periods(nl: Spec, sql: Spec, out: FindingCollector, question: str) -> None:
-    """The periods relative to now: as long as asked (:func:`check_relative_periods`), and
-    not kept as its own rows where the question negates one (:func:`check_negated_periods`).
+def check_periods(
+    nl: Spec, sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """The periods relative to now: as long as asked (:func:`check_relative_periods`), not
+    kept as its own rows where the question negates one (:func:`check_negated_periods`), and
+    not kept as the newest rows where the question (or its enrichment) asks for older ones
+    (:func:`check_aged_periods`).
     """
     check_relative_periods(nl, sql, out, question)
     check_negated_periods(sql, out, question)
+    check_aged_periods(sql, out, f"{question}\n{hints}" if hints else question)
+
+
+#: Rows older than a span: "created more than 3 days ago", "older than a week", "over 30
+#: days ago".
+_AGED = re.compile(
+    rf"\b(?:more\s+than|over|at\s+least|older\s+than)\s+(?P<n>\d+|a|an|one|{lx._NUMW})\s+"
+    r"(?P<unit>hour|day|week|month|year)s?(?:\s+(?P<ago>ago|old))?\b"
+)
+
+
+def check_aged_periods(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Rows the question asks to be older than a span ("orders created more than 3 days ago",
+    "tickets older than a week") that the SQL keeps as those of that span back from now
+    (``created_at > NOW() - INTERVAL '3 days'``, a lower bound reaching back as far): the
+    newest rows, not the aged ones (``filter_wrong_operator``). "More than 3 days" without
+    "ago" or "old" is aged only after "older than".
+
+    >>> sql = Spec(flags={"clock_windows": [["created_at", 3.0]]})
+    >>> out = FindingCollector()
+    >>> check_aged_periods(sql, out, "Orders created more than 3 days ago")
+    >>> [f.kind for f in out.findings]
+    ['filter_wrong_operator']
+    """
+    windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
+    if not windows or sql.flags.get("negation"):
+        return
+    for m in _AGED.finditer(question.casefold()):
+        if not m.group("ago") and not m.group(0).startswith("older"):
+            continue  # "stuck for more than 3 days": a duration, maybe of a column
+        raw = m.group("n")
+        count = 1 if raw in ("a", "an") else int(raw) if raw.isdigit() else lx.NUMBER_WORDS[raw]
+        asked = count * UNIT_DAYS[m.group("unit")]
+        for column, reach in windows:
+            if same_reach(asked, float(reach)):
+                out.add(
+                    "filter_wrong_operator",
+                    "error",
+                    f"the question asks for rows {m.group(0)!r}; the SQL keeps the newer ones"
+                    f" ({column} within {raw} {m.group('unit')}{'s' * (count > 1)} of now)",
+                    m.group(0),
+                    str(column),
+                    "filter",
+                )
+                return
 
 
 def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> None:

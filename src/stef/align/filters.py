@@ -749,7 +749,7 @@ def align(
     matched_required = sum(1 for a, _ in matched if a in required)
     status = _filter_status(len(required), matched_required, bad, len(extra) + len(benign_found))
     fp = float(getattr(r.scoring.filter_points, status))
-    check_periods(nl, sql, out, question)
+    check_periods(nl, sql, out, question, enriched_question)
     check_aggregations(nl, sql, out, enriched_question, text)
     check_grouping(nl, sql, out, r)
     check_order_limit(nl, sql, out, r, enriched_question, question)
