@@ -333,8 +333,9 @@ def check_outer_join(sql: Spec, out: FindingCollector, question: str) -> None:
         if m is not None:
             _check_nullified(sql, out, m)
         return
-    if never is not None:  # the kept rows' table joined to another: it drops them
-        _check_kept_never(sql, out, never)
+    if m is None:  # "including products never sold": the kept rows' table joined to another
+        if never is not None:
+            _check_kept_never(sql, out, never)
         return
     dropped = [
         j for j in sql.joins if any(_same(m.group("m"), str(t)) for t in j.get("tables") or ())

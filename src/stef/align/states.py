@@ -504,11 +504,11 @@ def check_with_one(sql: Spec, out: FindingCollector, question: str) -> None:
     low = question.casefold()
     if " a" not in low or lx.NEGATION_ANY.search(low):
         return
-    nulls = [f for f in sql.filters if f.op == "is null" and not f.negated and f.column]
+    nulls = [(f, f.column) for f in sql.filters if f.op == "is null" and not f.negated and f.column]
     for m in _WITH_ONE.finditer(low) if nulls else ():
         words = [stem(w) for w in (m.group("a"), m.group("b")) if w]
-        for f in nulls:
-            column = f.column.casefold()
+        for f, name in nulls:
+            column = name.casefold()
             if not all(w in column for w in words[:1]) or any(
                 g.column == f.column and g is not f for g in sql.filters
             ):

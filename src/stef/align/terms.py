@@ -297,9 +297,9 @@ def check_question_terms(
         terms = [t for t in terms if t not in named and singular(t) not in named]
     if any(a.func in ("sum", "avg") for a in sql.aggregations):
         terms = [t for t in terms if t not in _SUMMED]  # "revenue" as SUM(amount)
-    if terms and (answered := _answered_states(question, sql)):
-        terms = [t for t in terms if t not in answered]  # "open" as stage NOT IN ('closed…')
     hinted = hinted_terms(terms, enriched, base)
+    if terms and (answered := _answered_states(question, sql) - hinted):
+        terms = [t for t in terms if t not in answered]  # "open" as stage NOT IN ('closed…')
     restated = restated_away(terms, question, enriched)
     if restated:  # a state the restatement drops ("churned" as "signed up") stays unexplained
         restated -= {s.word for s in state_words(question)}
