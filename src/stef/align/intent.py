@@ -689,7 +689,9 @@ def check_order_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) 
 
 def check_group_columns(sql: Spec, out: FindingCollector, mentioned: Mentioned) -> None:
     """GROUP BY columns the question never names and no output shows (grouping by
-    ``patient`` to find the nurse with the most appointments)."""
+    ``patient`` to find the nurse with the most appointments); ``SELECT *`` shows them all."""
+    if sql.flags.get("select_star"):
+        return
     shown = {c for p in sql.projections for c in p.columns}
     # beside other keys, a column held to one value splits nothing
     pinned = pinned_columns(sql) if len(sql.group_by) > 1 else set()
