@@ -154,6 +154,21 @@ def _check_zero_counts(flags: dict[str, Any], out: FindingCollector) -> None:
         )
 
 
+def _junction(table: str, tables: list[str]) -> bool:
+    """Is ``table`` named for two other tables of the query (``posttags`` beside ``posts``
+    and ``tags``, ``film_actor`` beside ``film`` and ``actor``): a many-to-many table,
+    whose only use is to link them?
+
+    >>> _junction("posttags", ["posts", "posttags", "tags"]), _junction("tmp", ["a", "b"])
+    (True, False)
+    """
+    low = table.casefold()
+    others = {
+        t.casefold().rsplit(".", 1)[-1].rstrip("s") for t in tables if t.casefold() != low
+    }
+    return sum(1 for t in others if len(t) >= 3 and t in low) >= 2
+
+
 #: Words of an enriched question, for the tables it names.
 _HINT_WORD = re.compile(r"[a-z][a-z0-9]*")
 
@@ -177,6 +192,8 @@ def check_structure(
     for table in flags.get("bridge_tables") or ():
         if said and all(w.casefold().rstrip("s") in said for w in name_words(table)):
             continue  # the agent's enrichment names the table it joins through
+        if _junction(table, sql.tables):
+            continue  # posttags between posts and tags: a many-to-many table, made to link
         out.add(
             "table_bridge_only",
             "warning",
