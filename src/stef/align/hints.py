@@ -414,7 +414,8 @@ _LOOSE_COMMA = re.compile(r"\s+(?=[,;])")
 
 def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: str | None) -> None:
     """String literals the question writes in another letter case: ``=`` on strings is
-    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda'.
+    case-sensitive in SQLite, PostgreSQL and others, so ``'alameda'`` misses 'Alameda' (not
+    in T-SQL and MySQL, whose default collations ignore case).
     Also string literals spaced otherwise than the question or its hints write them
     (``'Rochester , NY'`` for "Rochester, NY", a tokenizer's habit): no stored value reads
     so, and string comparison is exact; and dates in another form (:func:`check_date_forms`)."""
@@ -438,7 +439,7 @@ def check_value_case(sql: Spec, out: FindingCollector, question: str, enriched: 
                 "literal",
             )
             continue
-        if occurs(core.casefold(), folded, _word, _word):
+        if not sql.flags.get("case_insensitive") and occurs(core.casefold(), folded, _word, _word):
             out.add(
                 "value_case_mismatch",
                 "warning",

@@ -160,6 +160,10 @@ def predicate_filters(
     return out.filters
 
 
+#: Dialects whose default collation compares strings without regard to letter case.
+_CASE_INSENSITIVE = frozenset({"tsql", "mysql"})
+
+
 def canonical_expression(
     sql_fragment: str, dialect: str | None = None, synonyms: dict[str, str] | None = None
 ) -> str:
@@ -352,6 +356,8 @@ class _Extractor:
             having_alone=having_alone,
             group_alone=group_alone,
         )
+        # '=' on strings ignores letter case under the default collations of these dialects
+        spec.flags["case_insensitive"] = self.p.dialect_name in _CASE_INSENSITIVE
         if self.reader.clock_values and spec.flags["clock_columns"]:
             at = {id(f): i for i, f in enumerate(spec.filters)}
             spec.flags["clock_values"] = [
