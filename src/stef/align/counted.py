@@ -2,7 +2,12 @@
 more than 30 films" answered by ``last_update > 30``, "branches with more than 100 members"
 by ``total_pounds > 100`` (``filter_wrong_column``, a warning); and a stated duration compared
 unscaled with a column named for another unit: "sessions longer than 30 minutes" as
-``duration_seconds > 30`` (``unit_mismatch``, an error; :func:`check_compared_duration`).
+``duration_seconds > 30`` (``unit_mismatch``, an error; :func:`check_compared_duration`). In
+a HAVING: a stated total or average compared as another aggregate, "total spend over $1,000"
+as ``MAX(amount) > 1000`` (``aggregation_substituted``; :func:`check_compared_aggregate`), and
+a number of different things compared as a count of rows, "in at least two different
+countries" as ``COUNT(country) > 1`` (``distinct_count_short``;
+:func:`check_distinct_count_compared`).
 
 "More than 30 films" compares how many films a row has. The SQL may count them (``HAVING
 COUNT(*) > 30``), or read a column that stores the count; such a column is named for the
