@@ -341,6 +341,8 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
     False
     >>> _sums_counts("followers", Spec(aggregations=[Aggregation("sum", "followers")]))
     True
+    >>> _sums_counts("items", Spec(aggregations=[Aggregation("sum", "oi.quantity")]))
+    True
     """
     if not noun:
         return False
@@ -360,7 +362,14 @@ def _sums_counts(noun: str | None, sql: Spec) -> bool:
             return True  # comment_count, not course_number (a number that labels a course)
         if any(w in (stem + c, stem + "s" + c) for w in words for c in _COUNT_WORDS_JOINED):
             return True  # commentcount
+        if stem in _GOODS and any(w.casefold() in _QUANTITY_WORDS for w in words):
+            return True  # "the number of items sold" as SUM(quantity)
     return False
+
+
+#: Things counted in units of stock, and the names of a column that holds how many of them.
+_GOODS = frozenset({"item", "unit", "piece", "product", "copie", "article", "good"})
+_QUANTITY_WORDS = frozenset({"quantity", "qty", "units", "unit", "pieces", "quantities"})
 
 
 #: Count words a name writes after its noun (``commentcount``, ``view_cnt``).
