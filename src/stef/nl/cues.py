@@ -656,7 +656,7 @@ def _step_group_by(ctx: _Ctx) -> None:
         return
     for m in ctx.free_matches(lx.GROUP_RE):
         cue = " ".join(m.group("cue").casefold().split())
-        prev = _prev_words(low, m.start(), 4)
+        prev = _prev_words(low, m.start(), 6)  # "the average age of our customers by gender"
         p = prev[-1] if prev else ""
         if cue == "by":  # after an aggregate or an amount's noun ("revenue by region")
             agg_near = any(w in lx.AGGREGATE_WORDS or w in lx.MEASURE_NOUNS for w in prev)
@@ -672,8 +672,9 @@ def _step_group_by(ctx: _Ctx) -> None:
                 phrase, pend = _noun_phrase(low, m.start("rest"), shorter)
         if not phrase or phrase.split()[0] in {"other", "others", "one", "way", "time", "times"}:
             continue
-        if cue == "by" and _AGENT_AFTER_BY.match(ctx.text[pend : pend + 3]):
-            continue  # "albums by the artist 'Metallica'": an agent, not a grouping
+        named = ctx.text[m.start("rest") : pend] != low[m.start("rest") : pend]  # capitals
+        if cue == "by" and (named or _AGENT_AFTER_BY.match(ctx.text[pend : pend + 3])):
+            continue  # "albums by the artist 'Metallica'", "by the Student_Club": an agent
         if cue == "per" and (phrase.split()[0] in lx.RATE_UNITS or p.isdigit()):
             continue
         if phrase.split()[-1].endswith("ed"):
