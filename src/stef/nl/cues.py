@@ -645,7 +645,7 @@ _GROUP_BY_WORDS = re.compile(r"\bgroup(?:ed)?\s+by\b")
 #: A second grouping key after the first: "by region and month", "per city and year" (a
 #: determiner after "and" starts another item: "by region and the number of orders").
 _AND_KEY = re.compile(r",?\s+and\s+(?:by\s+|per\s+)?(?!(?:the|a|an|their|its|his|her|our|my)\b)")
-_AGENT_AFTER_BY = re.compile(r"\s*(?:['\"]|[A-Z])")
+_AGENT_AFTER_BY = re.compile(r"\s*(?:['\"]|[A-Z]|\d)")  # "by user 5": a user, no grouping
 
 
 def _step_group_by(ctx: _Ctx) -> None:
