@@ -41,6 +41,13 @@ _STORED_QUANTITY = re.compile(r"(?:count|cnt|total|num\w*|s)$|(?:^|[._])(?:num|n
 _ALIASABLE = frozenset({"count", "sum", "avg", "max", "min"})
 
 
+#: Words of an output's name that say it is an amount of money, never a number of rows.
+_MONEY = frozenset(
+    {"revenue", "revenues", "spend", "spending", "spent", "cost", "costs", "price", "prices"}
+    | {"profit", "profits", "income", "gmv", "salary", "payroll", "balance", "earnings"}
+)
+
+
 def alias_functions(alias: str) -> frozenset[str]:
     """The aggregates an output's name describes (empty when it names none).
 
@@ -567,6 +574,16 @@ def _check_aggregate_outputs(
                 "warning",
                 f"output {alias!r} is named for {'/'.join(sorted(said)).upper()} "
                 f"but computed with {func.upper()}",
+                None,
+                alias,
+                "structure",
+            )
+            break
+        if func == "count" and not said and {w.casefold() for w in name_words(alias)} & _MONEY:
+            out.add(  # COUNT(*) AS revenue: a number of rows named for an amount of money
+                "alias_aggregate_mismatch",
+                "warning",
+                f"output {alias!r} is named for an amount but computed with COUNT",
                 None,
                 alias,
                 "structure",
