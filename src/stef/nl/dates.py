@@ -173,6 +173,12 @@ def _absolute_dates(ctx: _Ctx) -> None:
         if m1 < m2 and ctx.free(m.start(), m.end()):  # "summer 2023 (June to August)"
             ctx.add_filter(_month_run(m, m1, m2, src), m.start(), m.end())
     quartered = ctx.may_hold("q", "half", "h1", "h2")
+    for m in ctx.scan(_TWO_QUARTERS) if quartered else ():
+        q1, q2 = sorted((int(m.group("a")), int(m.group("b"))))
+        if q1 < q2 and ctx.free(m.start(), m.end()):  # "Q4 vs Q3 2024": both of 2024
+            first, last = (_part_of_year(int(m.group("y")), q, 3, "", src) for q in (q1, q2))
+            values = (first.values[0], last.values[1])
+            ctx.add_filter(Filter(None, "between", values, m.group(0), src), *m.span())
     for m in (*ctx.scan(lx.QUARTER), *ctx.scan(_YEAR_QUARTER)) if quartered else ():
         half = (m.group("qh") or m.group("part") or "").casefold() in ("h", "half")
         q = int(m.group("q") or lx.QUARTER_ORDINALS[m.group("nth").casefold()])
@@ -325,6 +331,12 @@ _QUARTER_ALONE = re.compile(
 )
 
 
+#: Two quarters of one year, the year written once: "Q4 vs Q3 2024", "Q1 and Q2 2023".
+_TWO_QUARTERS = re.compile(
+    r"\bq(?P<a>[1-4])\s*(?:vs\.?|versus|and|or|to|through|-|–|&)\s*q(?P<b>[1-4])"
+    r"\s*,?\s*(?P<y>(?:19|20)\d\d)\b",
+    re.I,
+)
 #: A quarter or half written after its year: "2024 Q2", "2024-Q2", "2023 H1".
 _YEAR_QUARTER = re.compile(
     r"\b(?P<y>(?:19|20)\d\d)[\s-]?(?P<qh>[qh])(?P<q>[1-4])\b(?P<nth>)(?P<part>)", re.I
