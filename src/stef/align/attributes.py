@@ -26,15 +26,13 @@ from stef.align.counted import (
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
 from stef.align.routes import check_route_ends
-from stef.align.terms import restates
+from stef.align.terms import restatement_lead
 from stef.findings import FindingCollector
 from stef.nl.attributes import attribute_nouns, attribute_values
 from stef.nl.request import requested_items
 from stef.spec import Spec
 
 _NON_ALNUM = re.compile(r"[^a-z0-9#+]")
-#: The end of a text's first sentence ("… imgur.com\". Useful for …").
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?\"'])\s+(?=[A-Z])")
 
 
 def _squash(text: str) -> str:
@@ -102,10 +100,8 @@ def check_filter_columns(
     (:func:`stef.align.counted.check_distinct_count_compared`),
     a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`)."""
     check_attribute_values(sql, out, question)
-    if hints and restates(question, hints):
-        # a restatement's values are asked too; its later sentences are commentary
-        first: str = _FIRST_SENTENCE.split(hints.strip(), 1)[0]
-        check_attribute_values(sql, out, first)
+    if (lead := restatement_lead(question, hints)) is not None:
+        check_attribute_values(sql, out, lead)  # a restatement's values are asked too
     check_attribute_columns(sql, out, question)
     check_compared_measure(sql, out, question, hints)
     check_counted_comparison(sql, out, question, hints)

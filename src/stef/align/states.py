@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from stef.align.matching import HINT_CLAUSE
-from stef.align.terms import restates
+from stef.align.terms import restatement_lead
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.states import StateWord, negated_verbs, state_words, weekday_words
@@ -101,10 +101,6 @@ def check_states(
         )
 
 
-#: Where an enriched question's first sentence ends: its later sentences are commentary.
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
-
-
 def _restatement_states(
     question: str, enriched: str | None, asked: Sequence[StateWord]
 ) -> list[StateWord]:
@@ -117,11 +113,11 @@ def _restatement_states(
     >>> _restatement_states("overdue invoices", "unpaid refers to paid = 0", ())
     []
     """
-    if not enriched or not restates(question, enriched):
+    lead = restatement_lead(question, enriched)
+    if lead is None:
         return []
-    first = _FIRST_SENTENCE.split(enriched.strip(), 1)[0]
     words = {s.word for s in asked}
-    return [s for s in state_words(first) if s.word not in words and not s.excluded]
+    return [s for s in state_words(lead) if s.word not in words and not s.excluded]
 
 
 #: Operators of a filter that keeps the rows holding its value, and of one that keeps them out.
@@ -506,10 +502,9 @@ def check_with_one(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     nulls = [(f, f.column) for f in sql.filters if f.op == "is null" and not f.negated and f.column]
     for m in _WITH_ONE.finditer(low) if nulls else ():
-        words = [stem(w) for w in (m.group("a"), m.group("b")) if w]
+        thing = stem(m.group("a"))  # the first word names the column ("discount code")
         for f, name in nulls:
-            column = name.casefold()
-            if not all(w in column for w in words[:1]) or any(
+            if thing not in name.casefold() or any(
                 g.column == f.column and g is not f for g in sql.filters
             ):
                 continue

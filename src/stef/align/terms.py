@@ -230,6 +230,26 @@ def restates(question: str, enriched: str | None) -> bool:
     return said >= max(len(asked) - 1, 2)  # a restatement may say it in one word fewer
 
 
+#: The end of a text's first sentence ("… imgur.com\". Useful for …").
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?\"'])\s+(?=[A-Z])")
+
+
+def restatement_lead(question: str, enriched: str | None) -> str | None:
+    """The first sentence of an enriched question that restates ``question``
+    (:func:`restates`): what the agent asks besides the question (its values, its states);
+    the later sentences are commentary. None where the enrichment is hints or absent.
+
+    >>> restatement_lead("overdue invoices", "Unpaid invoices. Ignore credit notes.")
+    'Unpaid invoices.'
+    >>> restatement_lead("overdue invoices", "unpaid refers to paid = 0") is None
+    True
+    """
+    if not enriched or not restates(question, enriched):
+        return None
+    lead: str = _FIRST_SENTENCE.split(enriched.strip(), 1)[0]
+    return lead
+
+
 def restated_away(terms: Sequence[str], question: str, enriched: str | None) -> set[str]:
     """The terms an enriched question that restates the question (:func:`restates`) leaves
     out: the agent read "my best customers" as "the 10 customers with the highest total order
