@@ -138,7 +138,7 @@ def _number(node: exp.Expr | None, text: LiteralText = _as_written) -> float | N
     return sign * amount if amount is not None else None
 
 
-def _interval(node: exp.Expr | None, text: LiteralText) -> tuple[float, str] | None:
+def interval_amount(node: exp.Expr | None, text: LiteralText) -> tuple[float, str] | None:
     """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` as (amount, unit name), else None."""
     if not isinstance(node, exp.Interval):
         return None
@@ -157,7 +157,7 @@ def _interval(node: exp.Expr | None, text: LiteralText) -> tuple[float, str] | N
 
 def _interval_days(node: exp.Expr | None, text: LiteralText) -> float | None:
     """``INTERVAL '7 days'`` or ``INTERVAL 3 MONTH`` in days, else None."""
-    interval = _interval(node, text)
+    interval = interval_amount(node, text)
     per = _unit_days(interval[1]) if interval is not None else None
     return interval[0] * per if interval is not None and per is not None else None
 
@@ -535,7 +535,7 @@ def _shifted_ops(node: exp.Expr, text: LiteralText) -> list[str] | None:
     added = node.expression
     step: str | None = None
     if isinstance(added, exp.Interval):
-        interval = _interval(added, text)
+        interval = interval_amount(added, text)
         step = _shift(interval[1], sign * interval[0]) if interval is not None else None
     elif (amount := _number(added, text)) is not None:
         part = inner[-1].removeprefix("part:") if inner and inner[-1].startswith("part:") else ""

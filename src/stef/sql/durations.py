@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from stef.sql.clock import LiteralText, interval_amount
+
 #: Function kinds of the walk (lower-case class names) that compute a date difference.
 DIFF_FUNCTIONS = frozenset({"datediff", "timestampdiff", "datetimediff", "timediff"})
 _DIFFS = (exp.DateDiff, exp.TimestampDiff, exp.DatetimeDiff, exp.TimeDiff)
@@ -66,3 +68,27 @@ def diff_units(tree: exp.Expr, functions: set[str] | None = None) -> list[str]:
         if name and not _scaled(node) and node.find_ancestor(*_CONDITIONS) is None:
             found.add(name)
     return sorted(found)
+
+
+def interval_units(literals: list[exp.Expr], text: LiteralText) -> list[list[str]]:
+    """Each ``INTERVAL`` literal of the query (the walk's literals, whose parent is one) as
+    ``[amount, singular unit]``, in reading order: ``INTERVAL '30 seconds'`` and MySQL's
+    ``INTERVAL 30 SECOND`` are both ``['30', 'second']``.
+
+    >>> import sqlglot
+    >>> q = "SELECT * FROM t WHERE b - a > INTERVAL '30 seconds'"
+    >>> tree = sqlglot.parse_one(q, read="postgres")
+    >>> interval_units(list(tree.find_all(exp.Literal)), lambda n: n.name)
+    [['30', 'second']]
+    """
+    found: list[list[str]] = []
+    for literal in literals:
+        up = literal.parent
+        got = interval_amount(up, text) if type(up) is exp.Interval else None
+        if got is None:
+            continue
+        raw = got[1].casefold()
+        unit = _UNITS.get(raw) or _UNITS.get(raw.removesuffix("s"))
+        if unit:
+            found.append([f"{got[0]:g}", unit])
+    return found

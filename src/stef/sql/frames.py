@@ -11,12 +11,12 @@ tree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlglot import exp
 
-from stef.sql.outputs import rank_cuts
+from stef.sql.outputs import RANKING, rank_cuts
 
 #: Interval units as the unit a frame of rows or a question's period counts in.
 _UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month"}
@@ -62,3 +62,23 @@ def _float(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def rank_windows(windows: Sequence[exp.Expr], render: Callable[[exp.Expr], str]) -> list[list[str]]:
+    """``[key, direction]`` of the first ORDER BY key of each ranking window
+    (``ROW_NUMBER``/``RANK``/``DENSE_RANK … OVER (ORDER BY …)``): a superlative may be
+    answered by the rows ranked first; ``render`` writes the key as the spec names it.
+
+    >>> import sqlglot
+    >>> q = "SELECT n FROM (SELECT n, RANK() OVER (ORDER BY c DESC) AS r FROM t) WHERE r = 1"
+    >>> rank_windows(list(sqlglot.parse_one(q).find_all(exp.Window)), lambda e: e.sql())
+    [['c', 'desc']]
+    """
+    out: list[list[str]] = []
+    for win in windows:
+        order = win.args.get("order")
+        if isinstance(win.this, RANKING) and order is not None and order.expressions:
+            first = order.expressions[0]
+            key = first.this if isinstance(first, exp.Ordered) else first
+            out.append([render(key), "desc" if first.args.get("desc") else "asc"])
+    return out

@@ -114,3 +114,22 @@ def truncated_share(tree: exp.Expr, dialect: str | None) -> bool:
         if not inexact:
             return True
     return False
+
+
+def division_sides(divs: list[exp.Div]) -> list[list[list[str]]]:
+    """The column names (lower case) of each division's two sides, in reading order
+    (the walk's divisions): ``SUM(clicks) / SUM(impressions)`` is
+    ``[['clicks'], ['impressions']]``. A side with no column (``/ 100.0``) is empty.
+
+    >>> import sqlglot
+    >>> tree = sqlglot.parse_one("SELECT SUM(clicks) / NULLIF(SUM(impressions), 0) FROM t")
+    >>> division_sides(list(tree.find_all(exp.Div)))
+    [[['clicks'], ['impressions']]]
+    """
+    return [
+        [
+            [c.name.casefold() for c in side.find_all(exp.Column)] if side is not None else []
+            for side in (div.this, div.expression)
+        ]
+        for div in divs
+    ]

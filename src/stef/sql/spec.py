@@ -36,13 +36,12 @@ from stef.spec import Aggregation, Filter, OrderKey, Projection, Spec
 from stef.sql.bare import bare_under_group, month_without_year
 from stef.sql.bounds import condition_flags
 from stef.sql.clock import clock_reads, may_read_clock, parameter_columns
-from stef.sql.durations import diff_units
-from stef.sql.frames import window_flags
+from stef.sql.durations import diff_units, interval_units
+from stef.sql.frames import rank_windows, window_flags
 from stef.sql.keys import fanned_sums, join_key_columns, key_counts, outer_star_counts
 from stef.sql.nodes import preorder
 from stef.sql.nulls import nullified_outer, zero_counts
 from stef.sql.outputs import (
-    RANKING,
     aggregate_aliases,
     branch_aggregates,
     carried_aliases,
@@ -70,7 +69,7 @@ from stef.sql.predicates import (
     repeated_operand,
 )
 from stef.sql.quantiles import percentile_fractions
-from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, integral, truncated_share
+from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, division_sides, integral, truncated_share
 from stef.sql.setops import identical_set_sides, unmatched_set_sides
 from stef.sql.sources import Sources, first_select, is_star
 from stef.sql.text import TreeText
@@ -356,8 +355,7 @@ class _Extractor:
             having_alone=having_alone,
             group_alone=group_alone,
         )
-        # '=' on strings ignores letter case under the default collations of these dialects
-        spec.flags["case_insensitive"] = self.p.dialect_name in _CASE_INSENSITIVE
+        spec.flags.update(self._dialect_flags(w))
         if self.reader.clock_values and spec.flags["clock_columns"]:
             at = {id(f): i for i, f in enumerate(spec.filters)}
             spec.flags["clock_values"] = [
@@ -532,7 +530,7 @@ class _Extractor:
             **output_flags(eff, tt, w.ctes),
             "distinct_anywhere": any(sel.args.get("distinct") is not None for sel in w.selects),
             "group_anywhere": any(sel.args.get("group") is not None for sel in w.selects),
-            "rank_windows": self._rank_windows(w),
+            "rank_windows": rank_windows(w.windows, tt.render),
             "rank_unpartitioned": unpartitioned_ranks(w.windows),
             "unshown_group_keys": self._unshown_group_keys(eff),
             "inner_limits": [r[0] for r in ranks],
@@ -543,23 +541,17 @@ class _Extractor:
             and any(contains(e, _ADD) for e in eff.expressions),
         }
 
-    def _rank_windows(self, w: Walk) -> list[list[str]]:
-        """``[key, direction]`` of the first ORDER BY key of each ranking window
-        (``ROW_NUMBER``/``RANK``/``DENSE_RANK … OVER (ORDER BY …)``): a superlative may be
-        answered by the rows ranked first.
-
-        >>> q = "SELECT n FROM (SELECT n, RANK() OVER (ORDER BY c DESC) AS r FROM t) WHERE r = 1"
-        >>> extract_sql_spec(q).spec.flags["rank_windows"]
-        [['c', 'desc']]
-        """
-        out: list[list[str]] = []
-        for win in w.windows:
-            order = win.args.get("order")
-            if isinstance(win.this, RANKING) and order is not None and order.expressions:
-                first = order.expressions[0]
-                key = first.this if isinstance(first, exp.Ordered) else first
-                out.append([self.tt.render(key), "desc" if first.args.get("desc") else "asc"])
-        return out
+    def _dialect_flags(self, w: Walk) -> dict[str, Any]:
+        """The flags a dialect or the values of the tree decide: whether '=' on strings
+        ignores letter case under the dialect's default collation, the dialect itself (for
+        its numbering of week days), each INTERVAL's amount and unit, each division's two
+        sides' columns."""
+        return {
+            "case_insensitive": self.p.dialect_name in _CASE_INSENSITIVE,
+            "dialect": self.p.dialect_name,
+            "intervals": interval_units(w.literals, self.tt.literal_value),
+            "division_sides": division_sides(w.divs) if w.divs else [],
+        }
 
     def _unshown_group_keys(self, eff: exp.Expr) -> list[str]:
         """GROUP BY keys of the result that no output shows, when some output is a label
