@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from stef.align import matching
 from stef.align.comparisons import check_comparisons
+from stef.align.counted import duration_computed, rows_are_the_things
 from stef.align.key_counts import check_key_counts, counted_noun
 from stef.align.matching import canon_col, column_part, hinted_column, name_words
 from stef.align.measured import check_measure_named
@@ -206,7 +207,7 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
         and not any(a.func == "count" and a.distinct for a in sql.aggregations)
         and not sql.distinct
         and not sql.group_by
-        and not _rows_are_the_things(na, sql)
+        and not rows_are_the_things(na, sql)
     ):
         out.add(
             "distinct_missing",
@@ -216,47 +217,6 @@ def _check_count_distinct(na: Aggregation, sql: Spec, out: FindingCollector) -> 
             None,
             "aggregation",
         )
-
-
-#: Words between "how many"/"number of" and the noun they count.
-_COUNT_LEADS = frozenset({"distinct", "different", "unique", "kinds", "types", "sorts", "of"})
-#: Words that end the counted phrase ("colleges are there", "stages in claim processing").
-_PHRASE_ENDS = frozenset(
-    {"are", "is", "were", "was", "there", "do", "does", "did", "have", "has", "in", "on", "at"}
-    | {"for", "with", "by", "from", "to", "that", "which", "who"}
-)
-
-
-def _rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
-    """Does the SQL count the rows of the one table named for what the question counts
-    ("How many different colleges are there?" as ``COUNT(*) FROM college``)? A table's rows
-    are its things, each once: no DISTINCT is needed.
-
-    >>> na = Aggregation("count", None, True, "How many different colleges")
-    >>> rows, names = Aggregation("count", "*"), Aggregation("count", "name")
-    >>> _rows_are_the_things(na, Spec(tables=["College"], aggregations=[rows]))
-    True
-    >>> _rows_are_the_things(na, Spec(tables=["College"], aggregations=[names]))
-    False
-    >>> model = Aggregation("count", None, True, "How many kinds of nuclear reactor model in")
-    >>> _rows_are_the_things(model, Spec(tables=["nuclear_power_plants"], aggregations=[rows]))
-    False
-    """
-    if len(sql.tables) != 1 or sql.joins:
-        return False
-    counts = [a.arg or "" for a in sql.aggregations if a.func == "count"]
-    if not counts or not all(arg in ("*", "1") or canon_col(arg).endswith("id") for arg in counts):
-        return False  # COUNT(name) counts names, which may repeat
-    words = [w.strip(",.?!;:") for w in na.text.casefold().split()]
-    lead = next((i for i, w in enumerate(words) if w in ("many", "of")), None)
-    phrase: list[str] = []  # the counted phrase, up to the word that ends it
-    for w in words[lead + 1 :] if lead is not None else ():
-        if w in _PHRASE_ENDS:
-            break
-        if w not in _COUNT_LEADS:
-            phrase.append(w)
-    table = {singular(w.casefold()) for w in name_words(sql.tables[0])}
-    return bool(phrase) and singular(phrase[-1]) in table  # its head noun names the table
 
 
 def _divides(sql: Spec) -> bool:
@@ -414,6 +374,15 @@ def _check_count(
             "aggregation_substituted",
             "warning",
             "question asks how many; the SQL sums instead of counting",
+            na.text,
+            None,
+            "aggregation",
+        )
+    elif unit and duration_computed(unit, sql):
+        out.add(
+            "aggregation_equivalent",
+            "info",
+            f"question asks how many {unit}; the SQL computes a time between two dates",
             na.text,
             None,
             "aggregation",

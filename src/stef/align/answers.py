@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from stef.align.held import held_otherwise, other_code
+from stef.align.held import held_otherwise, other_code, other_value
 from stef.align.matching import (
     BOUNDS,
     NEUTRAL_LITERALS,
@@ -25,6 +25,7 @@ from stef.align.matching import (
     int_value,
     is_parameter,
     name_words,
+    searchable,
     text_mentions,
     value_in_names,
     values_match,
@@ -575,6 +576,19 @@ def weak_value(
             f"the question names {vals}; the SQL compares {code}, another code of its form",
             req.text,
             code,
+            "filter_alignment",
+        )
+        return False
+    if literal is None and name is None and held is None and (
+        swapped := other_value(req.values[0], sql, searchable(text), matched)
+    ):
+        out.add(
+            "value_substituted",
+            "warning",
+            f"the question names {vals}; the SQL keeps {swapped}, a value the question never"
+            " names",
+            req.text,
+            swapped,
             "filter_alignment",
         )
         return False

@@ -25,6 +25,7 @@ from stef.align.counted import (
 )
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
+from stef.align.rates import check_rates
 from stef.align.routes import check_route_ends
 from stef.align.terms import restatement_lead
 from stef.findings import FindingCollector
@@ -98,7 +99,9 @@ def check_filter_columns(
     average compared as another aggregate (:func:`stef.align.counted.check_compared_aggregate`),
     a number of distinct things compared as a count of rows
     (:func:`stef.align.counted.check_distinct_count_compared`),
-    a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`)."""
+    a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`),
+    a named rate divided upside down or a percentage bound on the other scale
+    (:mod:`stef.align.rates`)."""
     check_attribute_values(sql, out, question)
     if (lead := restatement_lead(question, hints)) is not None:
         check_attribute_values(sql, out, lead)  # a restatement's values are asked too
@@ -109,6 +112,7 @@ def check_filter_columns(
     check_compared_aggregate(sql, out, question)
     check_distinct_count_compared(sql, out, question)
     check_route_ends(sql, out, question)
+    check_rates(sql, out, question)
 
 
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:

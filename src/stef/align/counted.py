@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import name_words
+from stef.align.matching import canon_col, name_words
 from stef.align.measured import _named, _said
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
-from stef.spec import Filter, Spec, normalize_number
+from stef.spec import Aggregation, Filter, Spec, normalize_number
+from stef.sql.predicates import DATE_LIKE_NAME
 
 #: "more than 30 films", "fewer than 5 players", "at least 2 books": a number, then what it
 #: counts.
@@ -176,6 +177,8 @@ def check_compared_duration(sql: Spec, out: FindingCollector, question: str) -> 
     for m in _DURATION.finditer(low):
         asked = _TIME_UNITS.get(m.group("u"))
         number = m.group("n")
+        if _interval_unit_differs(sql, out, m, asked):
+            return
         for f in sql.filters:
             column = (f.column or "").rsplit(".", 1)[-1]
             if f.op not in (">", ">=", "<", "<=") or number not in f.values or f.func:
@@ -194,6 +197,36 @@ def check_compared_duration(sql: Spec, out: FindingCollector, question: str) -> 
                 "filter_alignment",
             )
             return
+
+
+def _interval_unit_differs(
+    sql: Spec, out: FindingCollector, m: re.Match[str], asked: str | None
+) -> bool:
+    """The compared duration's number written as an ``INTERVAL`` of another unit
+    (``ended_at - started_at > INTERVAL '30 seconds'`` for "longer than 30 minutes"), and
+    nowhere in the asked unit: ``unit_mismatch``. True when it reported one.
+
+    >>> out = FindingCollector()
+    >>> m = _DURATION.search("sessions longer than 30 minutes")
+    >>> _interval_unit_differs(Spec(flags={"intervals": [["30", "second"]]}), out, m, "minute")
+    True
+    >>> print(out.findings[0].message)
+    the question compares 30 minutes; the SQL's interval is 30 seconds
+    """
+    number = f"{float(m.group('n')):g}"
+    written = [u for n, u in sql.flags.get("intervals") or () if n == number]
+    if asked is None or not written or asked in written:
+        return False
+    out.add(
+        "unit_mismatch",
+        "error",
+        f"the question compares {m.group('n')} {m.group('u')}; the SQL's interval is"
+        f" {number} {written[0]}s",
+        m.group(0),
+        f"INTERVAL {number} {written[0].upper()}",
+        "filter_alignment",
+    )
+    return True
 
 
 #: A stated comparison with a number: "over $1,000", "more than 50", "at least 4.5".
@@ -347,3 +380,68 @@ def _own_rows(noun: str, f: Filter, sql: Spec) -> bool:
     if column in ("*", "1", ""):
         return len(sql.tables) == 1
     return column in (f"{noun}_id", f"{noun}id", "id")
+
+
+#: Words between "how many"/"number of" and the noun they count.
+_COUNT_LEADS = frozenset({"distinct", "different", "unique", "kinds", "types", "sorts", "of"})
+#: Words that end the counted phrase ("colleges are there", "stages in claim processing").
+_PHRASE_ENDS = frozenset(
+    {"are", "is", "were", "was", "there", "do", "does", "did", "have", "has", "in", "on", "at"}
+    | {"for", "with", "by", "from", "to", "that", "which", "who"}
+)
+
+
+def rows_are_the_things(na: Aggregation, sql: Spec) -> bool:
+    """Does the SQL count the rows of the one table named for what the question counts
+    ("How many different colleges are there?" as ``COUNT(*) FROM college``)? A table's rows
+    are its things, each once: no DISTINCT is needed.
+
+    >>> na = Aggregation("count", None, True, "How many different colleges")
+    >>> rows, names = Aggregation("count", "*"), Aggregation("count", "name")
+    >>> rows_are_the_things(na, Spec(tables=["College"], aggregations=[rows]))
+    True
+    >>> rows_are_the_things(na, Spec(tables=["College"], aggregations=[names]))
+    False
+    >>> model = Aggregation("count", None, True, "How many kinds of nuclear reactor model in")
+    >>> rows_are_the_things(model, Spec(tables=["nuclear_power_plants"], aggregations=[rows]))
+    False
+    """
+    if len(sql.tables) != 1 or sql.joins:
+        return False
+    counts = [a.arg or "" for a in sql.aggregations if a.func == "count"]
+    if not counts or not all(arg in ("*", "1") or canon_col(arg).endswith("id") for arg in counts):
+        return False  # COUNT(name) counts names, which may repeat
+    words = [w.strip(",.?!;:") for w in na.text.casefold().split()]
+    lead = next((i for i, w in enumerate(words) if w in ("many", "of")), None)
+    phrase: list[str] = []  # the counted phrase, up to the word that ends it
+    for w in words[lead + 1 :] if lead is not None else ():
+        if w in _PHRASE_ENDS:
+            break
+        if w not in _COUNT_LEADS:
+            phrase.append(w)
+    table = {singular(w.casefold()) for w in name_words(sql.tables[0])}
+    return bool(phrase) and singular(phrase[-1]) in table  # its head noun names the table
+
+
+#: Units of time "how many" may count in, whose number a date difference gives.
+_TIME_PLURALS = frozenset({"seconds", "minutes", "hours", "days", "weeks", "months", "years"})
+
+
+def duration_computed(unit: str, sql: Spec) -> bool:
+    """Does the SQL answer "how many days" with a time between two dates: a date difference
+    function (``DATEDIFF``, ``EXTRACT(EPOCH …)``) or an output that subtracts one date-named
+    column from another (``closed_at::date - opened_at::date``)?
+
+    >>> from stef.spec import Projection
+    >>> p = Projection("closed_at - opened_at", columns=["closed_at", "opened_at"])
+    >>> duration_computed("days", Spec(projections=[p])), duration_computed("acres", Spec())
+    (True, False)
+    """
+    if unit not in _TIME_PLURALS:
+        return False
+    if sql.flags.get("diff_units"):
+        return True
+    return any(
+        " - " in p.expr and sum(1 for c in p.columns if DATE_LIKE_NAME.search(c)) >= 2
+        for p in sql.projections
+    )

@@ -24,9 +24,16 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from stef.align.matching import canon_col, is_parameter, letters_in_order, name_words
+from stef.align.matching import (
+    canon_col,
+    is_parameter,
+    letters_in_order,
+    name_words,
+    text_mentions,
+)
 from stef.nl.places import same_city, stated_place
-from stef.spec import Spec
+from stef.nl.request import singular
+from stef.spec import Filter, Spec
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 #: A code of digits and a short tag (``2023fa``), and a date literal.
@@ -114,6 +121,89 @@ def other_code(value: str, sql: Spec) -> str | None:
             if got and len(v) == len(value) and (got.group(1) or got.group(4)) == letters:
                 return f.text or f"{f.column} = {v!r}"
     return None
+
+
+#: Kept values that are states or flags, often an extra condition of correct SQL.
+_STATE_VALUES = frozenset(
+    {"active", "inactive", "true", "false", "yes", "no", "y", "n", "open", "closed", "done"}
+    | {"completed", "complete", "paid", "pending", "approved", "valid", "enabled", "live"}
+)
+
+
+#: Columns of free text, whose LIKE patterns search content rather than keep a value.
+_FREE_TEXT = frozenset(
+    {"body", "text", "content", "comment", "comments", "title", "description", "message"}
+    | {"summary", "note", "notes", "html", "markdown"}
+)
+
+
+def _may_name(value: str, kept: str) -> bool:
+    """May the SQL's ``kept`` value be another way to write the question's ``value``: an
+    abbreviation ("US" for ``United States``, "LA" for ``Los Angeles``), a word of the same
+    stem ("Italian" for ``Italy``), or the same city?
+
+    >>> _may_name("us", "united states"), _may_name("italian", "italy")
+    (True, True)
+    >>> _may_name("google", "facebook")
+    False
+    """
+    v, k = value.casefold(), kept.strip("%_ ").casefold()
+    initials = "".join(w[0] for w in k.split() if w)
+    firsts = (v.split() or [""])[0], (k.split() or [""])[0]
+    return (
+        SequenceMatcher(None, *firsts).ratio() >= 0.75  # "Faifaix County": FAIRFAX CO SCHS
+        or letters_in_order(v.replace(" ", ""), k.replace(" ", ""))
+        or v[:4] == k[:4]
+        or (len(v) <= 4 and initials.startswith(v))
+        or same_city(v, k)
+    )
+
+
+def other_value(
+    value: str, sql: Spec, text: str, matched: list[tuple[Filter, Filter]]
+) -> str | None:
+    """The one SQL condition that keeps a word-like string value the question (``text``, as
+    :func:`stef.align.matching.searchable` gives it) never names, not even in the plural,
+    and that may not write ``value`` otherwise (:func:`_may_name`), where that value of the
+    question is held nowhere: "signed up via Google" as ``signup_method =
+    'facebook'``. A state or flag (``status = 'completed'``), a condition another value
+    of the question matched, a search of free text (``body LIKE '%img%'``), an IN list of
+    more than two (the members of a kind the question names: "RDBMS") or two such
+    conditions say nothing.
+
+    >>> f = Filter("signup_method", "=", ("facebook",), "signup_method = 'facebook'")
+    >>> other_value("google", Spec(filters=[f]), " users signed up via google ", [])
+    "signup_method = 'facebook'"
+    >>> other_value("google", Spec(filters=[f]), " users on facebook or google ", [])
+    """
+    if len(value) < 3:
+        return None  # "VA", "UK": too short to tell another value from another spelling
+    used = {id(f) for _, f in matched}
+    said = {singular(w)[:5] for w in text.split()}
+    found = [
+        f
+        for f in sql.filters
+        if f.op in ("=", "in", "like")
+        and id(f) not in used
+        and f.clause in ("where", "having", "join")
+        and 0 < len(f.values) <= 2  # a longer IN list: the members of a named kind
+        and _FREE_TEXT.isdisjoint(name_words((f.column or "").rsplit(".", 1)[-1].casefold()))
+        and all(
+            singular(v.strip("%_ ").casefold())[:5] not in said
+            for v in f.values
+        )
+        and all(
+            len(v.strip("%_ ")) >= 3
+            and v.strip("%_ ").replace(" ", "").isalpha()
+            and v.strip("%_ ") not in _STATE_VALUES
+            and not text_mentions(v, text)
+            and not _may_name(value, v)
+            for v in f.values
+        )
+    ]
+    if len(found) != 1:
+        return None
+    return found[0].text or f"{found[0].column} = {found[0].values[0]!r}"
 
 
 def _neighbours(value: str, low: str, i: int) -> set[str]:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
+from stef.align.absence import check_absence
 from stef.align.formats import (
     _DATE_NAME,
     NAME_WORDS,
@@ -778,6 +779,7 @@ def check_intent(
         check_counted_rows(nl, sql, out, question)
         check_grouped_counts(sql, out, question)
         check_outer_join(sql, out, question)
+        check_absence(sql, out, question)
         check_two_counts(sql, out, question)
         check_negated_values(sql, out, question)
     check_negation(nl, sql, out, question, enriched)

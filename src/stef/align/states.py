@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from stef.align.matching import HINT_CLAUSE
 from stef.align.terms import restatement_lead
+from stef.align.weekdays import check_day_numbers
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.states import StateWord, negated_verbs, state_words, weekday_words
@@ -383,6 +384,7 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
     }
     formats = _FORMATS.intersection(sql.flags.get("functions") or ())
     if any(mark in names for mark in _WEEKDAY_MARKS) or values & _DAY_NAMES or formats:
+        check_day_numbers(sql, out, words)
         return
     out.add(
         "weekday_unfiltered",
@@ -398,7 +400,7 @@ def check_weekdays(sql: Spec, out: FindingCollector, question: str) -> None:
 #: has not happened, named by its participle.
 _NEVER = re.compile(
     r"\b(?:never|(?:has|have|had|did|does|do)(?:n't|\s+not))\s+(?:been\s+|ever\s+|yet\s+)?"
-    r"(?P<w>[a-z]{3,}ed)\b"
+    r"(?P<w>[a-z]{3,}ed)\b(?:\s+(?:an?|any|one|some)\b)?(?:\s+(?P<o>[a-z]{4,}))?"
     # "employees without a manager", "who do not have a manager"
     r"|\b(?:without|(?:do|does|did)(?:n't|\s+not)\s+have)\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"
     r"|\b(?:has|have|had|with)\s+no\s+(?P<z>[a-z]{4,})\b"  # "customers with no orders"
@@ -447,6 +449,8 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
         root = (
             _participle_stem(m.group("w")) if m.group("w") else stem(m.group("n") or m.group("z"))
         )
+        if m.group("o") and _joined(sql, root) is None and _joined(sql, stem(m.group("o"))):
+            root = stem(m.group("o"))  # "never placed an order": the thing, not the verb
         named = [f for f in sql.filters if f.column and root in f.column.casefold()]
         if any(f.op in _KEEPS_OTHERS_ON for f in named):
             return

@@ -33,9 +33,10 @@ _ALIAS_FUNCS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 )
 
 
-#: A column that holds a quantity already (``answercount``, ``num_views``, ``triedcomments``):
-#: its SUM is a count, unlike the SUM of an entity (``room``, ``member``).
-_STORED_QUANTITY = re.compile(r"(?:count|cnt|total|num\w*|s)$|(?:^|[._])(?:num|n|total)_")
+#: A column holding a quantity (``answercount``, ``num_views``, ``qty``): its SUM is a count.
+_STORED_QUANTITY = re.compile(
+    r"(?:count|cnt|total|num\w*|s|quantity|qty)$|(?:^|[._])(?:num|n|total)_"
+)
 
 #: The aggregates an alias can contradict.
 _ALIASABLE = frozenset({"count", "sum", "avg", "max", "min"})

@@ -19,7 +19,7 @@ from stef.align.formats import NAME_WORDS
 from stef.align.matching import HINT_CLAUSE
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
-from stef.nl.lexicon import QUESTION_FILLER_WORDS
+from stef.nl.lexicon import AGGREGATE_WORDS, QUESTION_FILLER_WORDS
 from stef.nl.request import singular
 from stef.nl.states import state_words
 from stef.nl.words import TEXT_CACHE_SIZE
@@ -222,10 +222,15 @@ def restates(question: str, enriched: str | None) -> bool:
     False
     >>> restates("headcount by dept", "Number of current (not terminated) employees per department")
     True
+    >>> restates("what's the avg basket size", "Average number of items per order")
+    True
     """
     if not enriched or _HINT_MARKS.search(enriched):
         return False
     said = sum(len(words) for words in _clause_words(enriched))
+    # the aggregate it names counts too ("Average number of items per order" restates "avg
+    # basket size")
+    said += sum(1 for w in _CLAUSE_WORD.findall(enriched.casefold()) if w in AGGREGATE_WORDS)
     asked = [w for w in question_words(question.casefold()) if w not in QUESTION_FILLER_WORDS]
     return said >= max(len(asked) - 1, 2)  # a restatement may say it in one word fewer
 

@@ -280,7 +280,7 @@ NOT_VALUES = _words(
     "also then if between refers refer divide subtract multiply sum avg max min as not "
     "distinct where ok it its they he she his her their this that these those there here "
     "each every all any some am pm number numbers total year years month months week weeks "
-    "day days"
+    "day days yoy qoq mom ytd mtd qtd"
 )
 
 #: Lower-case words allowed inside a capitalised value ("Bank of America", "Wizards of the Coast").

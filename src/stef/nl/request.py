@@ -166,6 +166,10 @@ _SHORT_ITEM = re.compile(r"\s+[a-z]+(?:\s+[a-z]+)?\s*(?:[.?!,;]|$|and\b)")
 _SKIPPED = frozenset({"and", "of", "each", "every", "all", "its", "their"})
 
 
+#: "year over year", "week on week": one period beside the last, one word of an item.
+_PERIOD_OVER = re.compile(r"\b(day|week|month|quarter|year)\s+(?:over|on)\s+\1\b")
+
+
 @lru_cache(maxsize=TEXT_CACHE_SIZE)
 def requested_items(question: str) -> tuple[RequestedItem, ...]:
     """The items ``question`` asks to get back, in reading order (see the module doc). An
@@ -183,10 +187,14 @@ def requested_items(question: str) -> tuple[RequestedItem, ...]:
     ['id']
     >>> [i.text for i in requested_items("Return the city and its GDP.")]
     ['city', 'gdp']
+    >>> [i.text for i in requested_items("What is the year over year growth in revenue?")]
+    ['year-over-year growth']
     """
     low = question.casefold().replace("’", "'")
     if "no." in low:  # what every _NUMBER_OF match holds
         low = _NUMBER_OF.sub("number of", low)
+    if " over " in low or " on " in low:  # "the year over year growth": one word
+        low = _PERIOD_OVER.sub(lambda m: m.group(0).replace(" ", "-"), low)
     items: list[RequestedItem] = []
     seen: set[str] = set()
     for start in _opener_ends(low):

@@ -1,0 +1,152 @@
+"""Rows the question keeps for what they lack, or keeps out, against SQL that negates nothing.
+
+* "Products with zero units on hand", "musicals that do not have actors" answered by a
+  SELECT with no condition, join or set operation at all: nothing keeps any row out
+  (``filter_missing``). An inner join to the lacked thing's table is
+  :func:`stef.align.states.check_never`'s.
+* "Total refunds in Q1 excluding test accounts" answered by SQL that negates nothing and
+  whose conditions name nothing of "test accounts" and keep no value at all (only dates and
+  numbers): nothing keeps the excluded rows out (``exclusion_missing``, a warning). A kept
+  value (``status = 'completed'`` for "excluding cancelled orders") may be the complement,
+  and is left alone; so is an amount taken off ("revenue excluding tax", "rep excluding
+  the association bonus": a singular thing or an amount, or SQL that subtracts).
+
+The general ``negation_missing`` (any negated word, any SQL without a negation) is too
+loose to weigh without an enrichment; these two read what is negated and where the SQL
+leaves it out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stef.align.matching import name_words
+from stef.findings import FindingCollector
+from stef.nl import lexicon as lx
+from stef.nl.request import singular
+from stef.spec import Filter, Spec
+
+#: Rows kept for what they lack: "have never placed an order", "who haven't made any
+#: purchases", "with no orders", "with zero units", "without a subscription".
+_LACKING = re.compile(
+    r"\b(?:(?:have|has|had|did|do|does)\s+(?:never|not)|(?:have|has|had|did|do|does)n't"
+    r"|never)\s+(?:yet\s+)?(?:been\s+)?(?P<v>[a-z]{3,})(?:\s+(?:an?|any|one|some)\b)?"
+    r"(?:\s+(?P<n>[a-z]{3,}))?"
+    r"|\b(?:with\s+no|with\s+zero|without(?:\s+any)?(?:\s+an?|\s+the)?)\s+(?P<m>[a-z]{3,})"
+)
+#: "including customers with no orders" keeps both: ``outer_join_missing``'s case.
+_KEEPING = re.compile(r"\b(?:including|include|even)\b[^.;?!]{0,40}$")
+#: What rows are kept out of: "excluding test accounts", "not counting refunds".
+_EXCLUDING = re.compile(
+    r"\b(?:excluding|exclude[sd]?|not\s+counting|not\s+including|leaving\s+out)\s+"
+    r"(?:the\s+|any\s+|all\s+)?(?P<w>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2})"
+)
+_STOP = lx._words(
+    """the a an and or of in on at for to by from with that which who any all those ones
+    rows records data"""
+)
+#: Amounts an "excluding" takes off a figure rather than rows it keeps out.
+_AMOUNTS = lx._words(
+    """taxes fees costs charges discounts bonuses commissions refunds returns tips duties
+    surcharges rebates credits expenses"""
+)
+_NEGATING = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
+
+
+def _negates(sql: Spec) -> bool:
+    """Does the SQL negate anything: NOT, ``<>``, ``IS NULL``, an outer join, EXCEPT, or a
+    count held at nothing (``= 0``, ``< 1``)?"""
+    if sql.flags.get("negation") or "except" in sql.set_operations:
+        return True
+    for f in sql.filters:
+        value = f.values[0] if len(f.values) == 1 else ""
+        if f.op in _NEGATING or (f.op in ("=", "<=") and value == "0"):
+            return True
+        if f.op == "<" and value == "1":
+            return True
+    return False
+
+
+def check_absence(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Both checks of the module doc."""
+    check_unconditioned(sql, out, question)
+    check_exclusion(sql, out, question)
+
+
+def check_unconditioned(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Rows kept for lacking a thing, answered by a SELECT with no condition at all (see
+    the module doc).
+
+    >>> out = FindingCollector()
+    >>> check_unconditioned(Spec(tables=["inventory"]), out, "Products with zero units on hand")
+    >>> print(out.findings[0].message)
+    the question's 'with zero units' keeps some rows out; the SQL has no condition at all
+    """
+    if sql.filters or sql.joins or sql.set_operations or _negates(sql):
+        return
+    low = question.casefold()
+    for m in _LACKING.finditer(low):
+        if _KEEPING.search(low[: m.start()]):
+            continue
+        out.add(
+            "filter_missing",
+            "error",
+            f"the question's {m.group(0).strip()!r} keeps some rows out; the SQL has no"
+            " condition at all",
+            m.group(0).strip(),
+            None,
+            "filter_alignment",
+        )
+        return
+
+
+def _kept_value(f: Filter) -> bool:
+    """Does a condition keep a value (a string, a flag), not a date or a number?
+
+    >>> done, dated = Filter("status", "=", ("completed",)), Filter("d", ">=", ("2024-01-01",))
+    >>> _kept_value(done), _kept_value(dated)
+    (True, False)
+    """
+    if f.op in ("is", "is not"):
+        return True
+    for v in f.values:
+        if not v or v[0].isdigit() or v[0] in "-+.":
+            continue
+        return True
+    return not f.values
+
+
+def check_exclusion(sql: Spec, out: FindingCollector, question: str) -> None:
+    """Rows the question keeps out, answered by SQL that neither negates nor keeps a value
+    (see the module doc).
+
+    >>> from stef.spec import Filter
+    >>> dated = Spec(filters=[Filter("created_at", ">=", ("2024-01-01",))])
+    >>> out = FindingCollector()
+    >>> check_exclusion(dated, out, "Total refunds in Q1 2024 excluding test accounts")
+    >>> print(out.findings[0].message)
+    the question excludes test accounts; the SQL negates nothing and no condition names them
+    """
+    m = _EXCLUDING.search(question.casefold())
+    if m is None or _negates(sql):
+        return
+    words = [w for w in re.findall(r"[a-z]+", m.group("w")) if w not in _STOP]
+    if not words or singular(words[-1]) == words[-1] or words[-1] in _AMOUNTS:
+        return  # "excluding tax", "excluding fees": an amount taken off, not rows kept out
+    if "sub" in (sql.flags.get("functions") or ()) or any(_kept_value(f) for f in sql.filters):
+        return
+    said = [singular(w) for w in words]
+    for f in sql.filters:
+        named = {singular(w) for w in name_words(f.column or "")}
+        named |= {singular(w) for v in f.values for w in re.findall(r"[a-z]+", v.casefold())}
+        if any(w[:4] == n[:4] for w in said for n in named if len(n) >= 3):
+            return
+    phrase = " ".join(w for w in m.group("w").split() if w not in _STOP)
+    out.add(
+        "exclusion_missing",
+        "warning",
+        f"the question excludes {phrase}; the SQL negates nothing and no condition names them",
+        m.group(0),
+        None,
+        "negation",
+    )
