@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from stef.align.held import held_otherwise, other_code, other_value
+from stef.align.held import abbreviates, held_otherwise, other_code, other_value
 from stef.align.matching import (
     BOUNDS,
     NEUTRAL_LITERALS,
@@ -381,8 +381,10 @@ def named_column_other_value(
             continue
         if all(map(is_parameter, c.values)):
             continue  # ``category = :category``: a value bound when the query runs
-        if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values):
-            return c
+        if not any(v in NEUTRAL_LITERALS or text_mentions(v, text) for v in c.values) and not any(
+            abbreviates(w, v) for v in req.values for w in c.values
+        ):
+            return c  # "the London office" as office = 'LDN' abbreviates it
     return None
 
 
@@ -680,7 +682,9 @@ def modifier_of_column(f: Filter, text: str, sql: Spec) -> tuple[str, bool] | No
         return None  # "the old school format" as format = 'oldschool': its words run together
     if len(head) >= 4 and head not in _NOT_KIND_HEADS and not partly:
         for word in _words_before(head, text):
-            if _gives_value(word, head, names, literal_words):
+            if _gives_value(word, head, names, literal_words) and not any(
+                abbreviates(v, word) for v in f.values
+            ):  # "the London office" as office = 'LDN'
                 return f"{word} {head}", False
     for value in f.values if len(f.values) == 1 else ():
         parts = name_words(value)

@@ -112,7 +112,7 @@ def check_filter_columns(
     check_compared_aggregate(sql, out, question)
     check_distinct_count_compared(sql, out, question)
     check_route_ends(sql, out, question)
-    check_rates(sql, out, question)
+    check_rates(sql, out, question, hints)
 
 
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:

@@ -71,16 +71,9 @@ def clock_answer(
         return 0
     windows: list[list[str | float]] = sql.flags.get("clock_windows") or []
     asked = asked_days(req.text)
-    for column, reach in windows:
-        i = _unused_on(candidates, used, str(column), bound=True)
-        if i is None or asked is None:
-            continue
-        used.add(i)
-        if same_reach(asked, float(reach)):
-            matched.append((req, candidates[i]))
-            return 0
-        report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
-        return 1
+    if asked is not None and (hit := _window(req, asked, windows, candidates, used, out)):
+        matched.extend([(req, candidates[hit[1]])] if hit[0] == 0 else [])
+        return hit[0]
     aged = _aged_instead(req, candidates, used, sql) if asked is not None and not windows else None
     if asked is not None and aged is not None:
         used.add(aged)
@@ -93,6 +86,10 @@ def clock_answer(
         if kind == "answered":
             matched.append((req, candidates[i]))
         return 0 if kind == "answered" else 1
+    rolled = _calendar_reach(rel) if asked is None else None  # "last quarter" as 91 days back
+    if rolled is not None and (hit := _window(req, rolled, windows, candidates, used, out)):
+        matched.extend([(req, candidates[hit[1]])] if hit[0] == 0 else [])
+        return hit[0]
     for column in clocked:
         i = _unused_on(candidates, used, column, bound=False)
         if i is None:
@@ -105,6 +102,49 @@ def clock_answer(
         _from_clock(out, req, None)  # read inside an expression: CASE WHEN m = <this month>
         return 0
     return None  # its clock filters keep none of it: "this month vs last month" as this month
+
+
+def _window(
+    req: Filter,
+    asked: float,
+    windows: Sequence[Sequence[str | float]],
+    candidates: Sequence[Filter],
+    used: set[int],
+    out: FindingCollector,
+) -> tuple[int, int] | None:
+    """The first unused bound back from now (``windows``: column, days) against the asked
+    reach: (0, its position) when they name the same period, (1, its position) when it
+    reaches elsewhere (reported: ``filter_wrong_value``), None when there is none."""
+    for column, reach in windows:
+        i = _unused_on(candidates, used, str(column), bound=True)
+        if i is None:
+            continue
+        used.add(i)
+        if same_reach(asked, float(reach)):
+            return 0, i
+        report_reach(out, req.text, asked, str(column), float(reach), candidates[i].text)
+        return 1, i
+    return None
+
+
+def _calendar_reach(rel: re.Match[str]) -> float | None:
+    """How far back a rolling reading of a past calendar period reaches ("last quarter" as
+    the last 91 days, a reading the SQL may take with ``NOW() - INTERVAL '3 months'``), or
+    None for a current period or a reach already counted.
+
+    >>> _calendar_reach(relative_period("revenue last quarter"))
+    91.3125
+    >>> _calendar_reach(relative_period("revenue this quarter")) is None
+    True
+    >>> _calendar_reach(relative_period("carts abandoned yesterday"))
+    1.0
+    """
+    if (rel.group("day") or "").casefold() == "yesterday":
+        return 1.0  # a bound at the start of yesterday, one day back from today's
+    which, unit = (rel.group("which") or "").casefold(), (rel.group("unit") or "").casefold()
+    if which not in ("last", "previous", "prior") or unit in ("hour", "day"):
+        return None
+    return UNIT_DAYS.get(unit)
 
 
 def _spent_holds(req: Filter, candidates: Sequence[Filter], sql: Spec) -> bool | None:

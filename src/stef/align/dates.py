@@ -695,7 +695,9 @@ def report_reach(
 
 def back(days: float) -> str:
     """A reach in days, written in hours under a day: ``"30 days"``, ``"1 hours"``."""
-    return f"{days:g} days" if days >= 1 else f"{round(days * 24, 2):g} hours"
+    if days < 1:
+        return f"{round(days * 24, 2):g} hours"
+    return f"{round(days, 1):g} day{'' if round(days, 1) == 1 else 's'}"
 
 
 def same_reach(a: float, b: float) -> bool:

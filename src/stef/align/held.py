@@ -137,6 +137,20 @@ _FREE_TEXT = frozenset(
 )
 
 
+def abbreviates(short: str, long: str) -> bool:
+    """Is ``short`` (two to five letters) an abbreviation of ``long``: its initials, or its
+    letters in order from the first ("LDN" for London, "NYC" for New York City)?
+
+    >>> abbreviates("ldn", "london"), abbreviates("nyc", "new york city"), abbreviates("ny", "ca")
+    (True, True, False)
+    """
+    s, w = short.casefold().replace(" ", ""), long.casefold()
+    if not 2 <= len(s) <= 5 or len(s) >= len(w.replace(" ", "")):
+        return False
+    initials = "".join(p[0] for p in w.split() if p)
+    return initials == s or letters_in_order(s, w.replace(" ", ""))
+
+
 def _may_name(value: str, kept: str) -> bool:
     """May the SQL's ``kept`` value be another way to write the question's ``value``: an
     abbreviation ("US" for ``United States``, "LA" for ``Los Angeles``), a word of the same

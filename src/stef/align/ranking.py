@@ -208,7 +208,10 @@ def check_label_rank(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     first = sql.order_by[0]
     words = name_words(first.key.rsplit(".", 1)[-1])
-    if first.is_aggregate or "(" in first.key or not words or words[-1] not in ("name", "title"):
+    if first.is_aggregate or "(" in first.key or not words:
+        return
+    if words[-1] not in ("name", "title"):
+        _check_key_rank(sql, out, question, first.key, first.text)
         return
     low = question.casefold()
     m = _MEASURE_RANK.search(low)
@@ -225,6 +228,52 @@ def check_label_rank(sql: Spec, out: FindingCollector, question: str) -> None:
         f" {first.key}, a {words[-1]}",
         m.group(0),
         first.text or first.key,
+        "ordering",
+    )
+
+
+#: Superlatives of time, which a label may rank by ("the latest year", "the oldest city").
+_TIME_RANKS = frozenset({"earliest", "latest", "newest", "oldest", "youngest", "longest"})
+
+
+def _check_key_rank(
+    sql: Spec, out: FindingCollector, question: str, key: str, text: str | None
+) -> None:
+    """A top-k by a measure ("the city with the most customers") whose first sort key is the
+    label the SQL groups by, beside an aggregate (``GROUP BY city ORDER BY city``: the
+    alphabetically last city): ``order_key_mismatch``.
+
+    >>> from stef.spec import Aggregation, OrderKey
+    >>> sql = Spec(order_by=[OrderKey("city", "desc")], limit=1, group_by=["city"],
+    ...            aggregations=[Aggregation("count", "*")])
+    >>> out = FindingCollector()
+    >>> _check_key_rank(sql, out, "Which city has the most customers?", "city", None)
+    >>> print(out.findings[0].message)
+    the question ranks by 'most', a measure; the SQL's top 1 sorts by city, the label it groups by
+    """
+    low = question.casefold()
+    m = next(
+        (
+            m
+            for m in _MEASURE_RANK.finditer(low)
+            if m.group(0) not in _TIME_RANKS and not low.startswith(" recent", m.end())
+        ),
+        None,
+    )
+    if m is None or "alphabet" in low:
+        return
+    bare = key.rsplit(".", 1)[-1]
+    if not sql.aggregations or all(g.rsplit(".", 1)[-1] != bare for g in sql.group_by):
+        return
+    if f" {bare.casefold()}" in f" {low[m.end() : m.end() + 40]}":
+        return  # "the most city …": the question ranks by the key's own word
+    out.add(
+        "order_key_mismatch",
+        "warning",
+        f"the question ranks by {m.group(0)!r}, a measure; the SQL's top {sql.limit} sorts by"
+        f" {key}, the label it groups by",
+        m.group(0),
+        text or key,
         "ordering",
     )
 

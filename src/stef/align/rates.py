@@ -1,4 +1,4 @@
-"""Rates and percentages the question names, against the divisions the SQL computes.
+"""Rates, percentages and products the question names, against what the SQL computes.
 
 * A named rate turned upside down: "click-through rate" answered by ``SUM(impressions) /
   SUM(clicks)``: the rate's own word ("click") names a column of the divisor and none of the
@@ -8,8 +8,12 @@
   nothing multiplied by 100; or ``opens * 100.0 / sends > 0.25``, a percentage held against
   a fraction (``percentage_scale_mismatch``, an error).
 
-Both read the SQL's divisions from its tree (``division_sides``) and the comparison as the
-spec's filters hold it; no schema.
+* A product the enrichment spells out: "stock value (quantity x unit cost)" answered by
+  ``SUM(i.quantity)``, an output that multiplies nothing, where no column is named for the
+  product itself (``product_missing``, a warning).
+
+The first two read the SQL's divisions from its tree (``division_sides``) and the comparison
+as the spec's filters hold it; none reads a schema.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import re
 
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
+from stef.nl.lexicon import QUESTION_FILLER_WORDS
 from stef.spec import Spec
 
 #: "click-through rate", "open rate", "conversion rate": the word that names the event
@@ -36,10 +41,13 @@ _PERCENT_BOUND = re.compile(
 _TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
 
 
-def check_rates(sql: Spec, out: FindingCollector, question: str) -> None:
-    """Both checks of the module doc."""
+def check_rates(
+    sql: Spec, out: FindingCollector, question: str, hints: str | None = None
+) -> None:
+    """The checks of the module doc."""
     check_rate_direction(sql, out, question)
     check_percent_bound(sql, out, question)
+    check_product(sql, out, f"{question}\n{hints}" if hints else question)
 
 
 def _stem(word: str) -> str:
@@ -123,3 +131,49 @@ def check_percent_bound(sql: Spec, out: FindingCollector, question: str) -> None
                 "filter_alignment",
             )
             return
+
+
+#: "quantity x unit cost", "price * qty", "hours multiplied by rate": two factors of a
+#: product ("how many times" is a count, and a lone "*" marks emphasis).
+_PRODUCT = re.compile(
+    r"\b(?P<a>[a-z][a-z_]{2,})\s+(?:x|×|\*|multiplied\s+by)\s+"
+    r"(?P<b>[a-z][a-z_]{2,})(?:\s+(?P<c>[a-z][a-z_]{2,}))?"
+)
+#: A multiplication of two operands in an output as the spec renders it.
+_MULTIPLIES = re.compile(r"[\w)]\s*\*\s*[\w(]")
+
+
+def check_product(sql: Spec, out: FindingCollector, text: str) -> None:
+    """A product of two named factors (see the module doc) that no output computes.
+
+    >>> from stef.spec import Projection
+    >>> stock = Spec(projections=[Projection("sum(i.quantity)", columns=["quantity"])])
+    >>> out = FindingCollector()
+    >>> check_product(stock, out, "Stock value (quantity x unit cost) per warehouse")
+    >>> print(out.findings[0].message)
+    the question computes quantity x unit cost; no output of the SQL multiplies
+    """
+    m = next(
+        (
+            m
+            for m in _PRODUCT.finditer(text.casefold())
+            if not {m.group("a"), m.group("b")} & QUESTION_FILLER_WORDS
+        ),
+        None,
+    )
+    if m is None or not sql.projections or sql.flags.get("select_star"):
+        return
+    if any(_MULTIPLIES.search(p.expr) for p in sql.projections):
+        return
+    factors = {w[:4] for w in re.findall(r"[a-z]+", m.group(0)) if len(w) >= 4}
+    named = {w[:4] for c in sql.columns for w in re.findall(r"[a-z]+", c.casefold())}
+    if len(factors - named) == 0:
+        return  # every factor is a column: perhaps multiplied in a subquery or stored
+    out.add(
+        "product_missing",
+        "warning",
+        f"the question computes {m.group(0).strip()}; no output of the SQL multiplies",
+        m.group(0).strip(),
+        None,
+        "aggregation",
+    )

@@ -316,6 +316,8 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
     >>> analyze_text("low views, no answers, first-through-twelfth-grade; score >= 1",
     ...              "enriched").spec.columns
     ['score']
+    >>> analyze_text("revenue = price * quantity", "enriched").spec.columns
+    ['price', 'quantity']
     """
     out: list[str] = []
     prose = _prose_words(toks)
@@ -328,6 +330,10 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
             continue
         if k + 1 < len(toks) and toks[k + 1].kind == "lp":
             continue
+        if k + 1 < len(toks) and toks[k + 1].text == "=" and _formula_after(toks, k + 2):
+            continue  # "revenue = price * quantity": the name a definition defines
+        if k and toks[k - 1].text == "=" and _formula_after(toks, k, prose_only=True):
+            continue  # "whale = lifetime value above 100k": prose, no column
         before = _beside(toks, k - 1)
         after = _beside(toks, k + 1)
         if (
@@ -338,6 +344,20 @@ def _code_columns(ctx: _Ctx, toks: list[_Tok]) -> list[str]:
         ):
             out.append(ctx.column(t.text))
     return out
+
+
+def _formula_after(toks: list[_Tok], k: int, prose_only: bool = False) -> bool:
+    """Does a definition follow ``k`` up to the end of its clause (a comma, a comparison):
+    arithmetic, or prose of three words or more ("whale = lifetime value above 100k")?
+    ``prose_only``: the prose alone."""
+    words = 0
+    for t in toks[k:]:
+        if t.kind in ("comma", "op"):
+            break
+        if t.kind == "arith":
+            return not prose_only
+        words += t.kind == "id"
+    return words >= 3
 
 
 _CLOSERS = frozenset({"rp", "comma", "arith"})

@@ -64,8 +64,9 @@ def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
 def _step_hints(ctx: _Ctx) -> None:
     """Read each clause of an enrichment as a hint, a definition or code; consume it."""
     for start, end in _clauses(ctx.text):
-        if _hint_clause(ctx, ctx.text[start:end], start):
-            ctx.take(start, end)
+        taken = _hint_clause(ctx, ctx.text[start:end], start)
+        if taken:  # a definition in prose leaves its right side to the prose steps
+            ctx.take(start, end if taken is True else taken)
 
 
 _OP_CHAR = re.compile(r"[=<>(]")
@@ -110,8 +111,11 @@ def _spells_acronym(clause: str) -> bool:
     return "".join(w[0] for w in words) == acronym
 
 
-def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
-    """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose."""
+def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool | int:
+    """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose;
+    for a ``name = prose`` definition that no code or literal reads ("active customer = a
+    customer with an order in the last 90 days"), where its right side starts: the prose
+    steps read its periods, numbers and values."""
     if _spells_acronym(clause):
         return False  # "MRR = monthly recurring revenue": no column on either side
     parts = _split_hint(clause)
@@ -150,7 +154,24 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool:
         Mapping(phrase, tuple(dict.fromkeys(cols)), tuple(filters), clause_text, aggs)
     )
     ctx.cue(f"{phrase} -> {rhs}" if len(rhs) < 80 else phrase)
+    if _prose_definition(clause, rhs) and not filters and not cols and not aggs:
+        return rs
     return True
+
+
+def _prose_definition(clause: str, rhs: str) -> bool:
+    """Is ``clause`` a ``name = …`` definition (no "refers to", no "means") whose right side
+    is prose of three words or more, with no quote ("active customer = a customer with an
+    order in the last 90 days")?
+
+    >>> _prose_definition("power user = at least 20 sessions", "at least 20 sessions")
+    True
+    >>> _prose_definition("X refers to a b c", "a b c"), _prose_definition("a = 'x y z'", "'x y z'")
+    (False, False)
+    """
+    if _search_ci(hp.MAPPING_VERB, clause) or "'" in rhs or '"' in rhs:
+        return False
+    return len(rhs.split()) >= 3
 
 
 def _names_value(subj: str) -> bool:

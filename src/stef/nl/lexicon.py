@@ -653,7 +653,7 @@ _MONTH_NAMES = f"{_FULL_MONTHS}|May"
 MONTH_ALONE = re.compile(rf"\b(?:in|during|of|for|on)\s+(?P<m>{_MONTH_NAMES})\b")
 MONTH_NEXT = re.compile(rf"\s*(?:,\s*)?(?:and|or|&|,)\s+(?:in\s+)?(?P<m>{_MONTH_NAMES})\b")
 RELATIVE = re.compile(
-    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+"
+    r"\b(?P<which>last|this|current|previous|past|next|prior)\s+(?:(?:full|whole|calendar)\s+)?"
     r"(?P<unit>year|month|week|quarter|hour|day)\b(?!\s+of\b)"  # not "the last week of May"
     rf"|\b(?:in\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(?P<n>\d+|{_NUMW})\s+"
     r"(?:(?:full|complete|whole|entire|calendar)\s+)?(?P<units>days|weeks|months|years|hours|minutes)\b"

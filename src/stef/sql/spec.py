@@ -72,6 +72,7 @@ from stef.sql.quantiles import percentile_fractions
 from stef.sql.ratios import INTEGER_DIVISION_DIALECTS, division_sides, integral, truncated_share
 from stef.sql.setops import identical_set_sides, unmatched_set_sides
 from stef.sql.sources import Sources, first_select, is_star
+from stef.sql.spines import spine_filters
 from stef.sql.text import TreeText
 from stef.sql.walk import Walk, contains, walk_tree
 
@@ -323,6 +324,8 @@ class _Extractor:
         self._aggregations(aggs, spec)
 
         spec.filters = conds.filters
+        if "generate_" in tt.sql.casefold():  # a date spine bounds the rows (stef.sql.spines)
+            spec.filters = [*spec.filters, *spine_filters(self.tree)]
         spec.joins = [j.to_dict() for j in conds.joins]
         self.findings.extend(conds.findings)
         self._group_order_limit(eff, chain, spec)
