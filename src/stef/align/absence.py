@@ -4,6 +4,8 @@
   SELECT with no condition, join or set operation at all: nothing keeps any row out
   (``filter_missing``). An inner join to the lacked thing's table is
   :func:`stef.align.states.check_never`'s.
+* "Products out of stock" answered by ``quantity > 0``, "in stock" by ``quantity = 0``: the
+  condition on the stock level keeps the other rows (``filter_wrong_operator``).
 * "Total refunds in Q1 excluding test accounts" answered by SQL that negates nothing and
   whose conditions name nothing of "test accounts" and keep no value at all (only dates and
   numbers): nothing keeps the excluded rows out (``exclusion_missing``, a warning). A kept
@@ -33,7 +35,12 @@ _LACKING = re.compile(
     r"|never)\s+(?:yet\s+)?(?:been\s+)?(?P<v>[a-z]{3,})(?:\s+(?:an?|any|one|some)\b)?"
     r"(?:\s+(?P<n>[a-z]{3,}))?"
     r"|\b(?:with\s+no|with\s+zero|without(?:\s+any)?(?:\s+an?|\s+the)?)\s+(?P<m>[a-z]{3,})"
+    r"|\bout\s+of\s+stock\b|\bsold\s+out\b"
 )
+#: "out of stock" against "in stock": what a stock level says of a row.
+_STOCK = re.compile(r"\b(?P<out>out\s+of\s+stock|sold\s+out)\b|\b(?P<in>in\s+stock)\b")
+#: Words of a column that holds a stock level.
+_STOCK_WORDS = lx._words("stock quantity qty inventory units available onhand on hand level")
 #: "including customers with no orders" keeps both: ``outer_join_missing``'s case.
 _KEEPING = re.compile(r"\b(?:including|include|even)\b[^.;?!]{0,40}$")
 #: What rows are kept out of: "excluding test accounts", "not counting refunds".
@@ -68,9 +75,53 @@ def _negates(sql: Spec) -> bool:
 
 
 def check_absence(sql: Spec, out: FindingCollector, question: str) -> None:
-    """Both checks of the module doc."""
+    """The checks of the module doc."""
     check_unconditioned(sql, out, question)
     check_exclusion(sql, out, question)
+    check_stock(sql, out, question)
+
+
+def _keeps_some(f: Filter) -> bool | None:
+    """Does a condition on a stock level keep the rows that have some (``qty > 0``,
+    ``>= 1``, ``<> 0``), or those that have none (``= 0``, ``<= 0``, ``< 1``)? None if
+    neither."""
+    value = f.values[0] if len(f.values) == 1 else ""
+    if (f.op in (">", "!=") and value == "0") or (f.op == ">=" and value == "1"):
+        return True
+    if (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1"):
+        return False
+    return None
+
+
+def check_stock(sql: Spec, out: FindingCollector, question: str) -> None:
+    """ "Products that are out of stock" answered by ``quantity > 0`` (or "in stock" by
+    ``quantity = 0``): the condition on the stock level keeps the other rows
+    (``filter_wrong_operator``).
+
+    >>> out, some = FindingCollector(), Filter("quantity", ">", ("0",))
+    >>> check_stock(Spec(filters=[some]), out, "List products out of stock")
+    >>> print(out.findings[0].message)
+    the question asks for rows out of stock; the SQL keeps those that have some (quantity > 0)
+    """
+    m = _STOCK.search(question.casefold())
+    if m is None:
+        return
+    for f in sql.filters:
+        words = {w.casefold() for w in name_words((f.column or "").rsplit(".", 1)[-1])}
+        some = _keeps_some(f) if words & _STOCK_WORDS else None
+        if some is None or some == bool(m.group("in")):
+            continue
+        kept = "that have some" if some else "that have none"
+        out.add(
+            "filter_wrong_operator",
+            "error",
+            f"the question asks for rows {m.group(0)}; the SQL keeps those {kept}"
+            f" ({f.text or f'{f.column} {f.op} {f.values[0]}'})",
+            m.group(0),
+            f.text,
+            "filter_alignment",
+        )
+        return
 
 
 def check_unconditioned(sql: Spec, out: FindingCollector, question: str) -> None:

@@ -18,6 +18,7 @@ from operator import methodcaller
 
 from stef.nl.lexicon import BQ, DQ, SQ
 from stef.nl.places import place_code
+from stef.nl.states import state_words
 from stef.nl.words import TEXT_CACHE_SIZE, word_tokens
 from stef.spec import Filter, Spec
 
@@ -584,6 +585,8 @@ def checked_cues(
         + (1 if nl.flags.get("ratio") and not nl.formulas else 0)
         + (1 if nl.flags.get("one_per_group") and not nl.group_by else 0)  # the per-group checks
         + (1 if _ASKED_STATISTIC.search(asked) else 0)
+        + (1 if nl.flags.get("negation") else 0)  # the negation checks read it
+        + (1 if state_words(question) else 0)  # "cancelled orders": the state checks read it
     )
 
 

@@ -68,6 +68,8 @@ def _abbreviates(short: str, word: str) -> bool:
     return 3 <= len(short) <= 5 and len(short) < len(word) and letters_in_order(short, word, 2)
 
 
+#: "the products" listed by a product code (``sku``): said by the item's head only.
+_PRODUCT_CODES = frozenset({"product", "item", "sku", "upc", "ean", "asin"})
 #: Words for one attribute that a schema names otherwise: "the website" as ``url``, "the
 #: coordinates" as ``lat, lng``, "the birthday" as ``dob``.
 _ATTRIBUTE_WORDS = (
@@ -79,6 +81,7 @@ _ATTRIBUTE_WORDS = (
     frozenset({"disease", "illness", "diagnosis"}),
     frozenset({"sign", "symptom"}),
     frozenset({"content", "text", "body"}),
+    _PRODUCT_CODES,
 )
 
 
@@ -110,7 +113,11 @@ def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool
     """
     if "date" in words and " date of birth" in f" {question.casefold()}":
         words = [*words, "birthday"]
-    said = [g for g in _ATTRIBUTE_WORDS if any(singular(w) in g for w in words)]
+    said = [  # a product named by its code only where it is the item itself, not a modifier
+        g
+        for g in _ATTRIBUTE_WORDS
+        if any(singular(w) in g for w in (words if g is not _PRODUCT_CODES else words[-1:]))
+    ]
     if any(
         part == a or ((len(a) >= 4 or a == "url") and part.endswith(a))  # not "hotel" for tel
         for g in said
