@@ -23,6 +23,7 @@ from stef.align.counted import (
     check_counted_comparison,
     check_distinct_count_compared,
 )
+from stef.align.events import check_event_dates
 from stef.align.matching import is_parameter, letters_in_order, name_words, word_variant
 from stef.align.measured import check_compared_measure
 from stef.align.rates import check_rates
@@ -101,7 +102,8 @@ def check_filter_columns(
     (:func:`stef.align.counted.check_distinct_count_compared`),
     a route's end on the column of its other end (:func:`stef.align.routes.check_route_ends`),
     a named rate divided upside down or a percentage bound on the other scale
-    (:mod:`stef.align.rates`)."""
+    (:mod:`stef.align.rates`), a dated event bounded on a creation date
+    (:mod:`stef.align.events`)."""
     check_attribute_values(sql, out, question)
     if (lead := restatement_lead(question, hints)) is not None:
         check_attribute_values(sql, out, lead)  # a restatement's values are asked too
@@ -113,6 +115,7 @@ def check_filter_columns(
     check_distinct_count_compared(sql, out, question)
     check_route_ends(sql, out, question)
     check_rates(sql, out, question, hints)
+    check_event_dates(sql, out, question)
 
 
 def check_attribute_values(sql: Spec, out: FindingCollector, question: str) -> None:

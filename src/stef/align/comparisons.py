@@ -173,7 +173,8 @@ def check_period_over_period(sql: Spec, out: FindingCollector, text: str) -> Non
 _PER_UNIT = re.compile(
     r"\b(?:average|avg|mean)\s+(?:(?P<adj>daily|weekly|monthly|yearly|annual|hourly)\s+)?"
     r"(?P<m>[a-z]+)(?:\s+[a-z]+)?\s+per\s+(?P<u>[a-z]+)\b(?:\s+(?P<u2>[a-z]+))?"
-    r"|\b(?:average|avg|mean)\s+(?P<adj2>daily|weekly|monthly|yearly|annual|hourly)\s+[a-z]+"
+    r"|\b(?:average|avg|mean)\s+(?:of\s+(?:the\s+)?)?"
+    r"(?P<adj2>daily|weekly|monthly|yearly|annual|hourly)\s+[a-z]+"
 )
 _UNIT_OF = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year",
             "annual": "year", "hourly": "hour"}  # fmt: skip
