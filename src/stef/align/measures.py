@@ -415,7 +415,7 @@ def check_running(sql: Spec, out: FindingCollector, text: str) -> None:
 #: The unit a question asks a duration in: "time to close in hours", "how many days
 #: between …" (not "in the last 30 days": a number stands between).
 _ASKED_UNIT = re.compile(
-    r"\b(?:in|into|as)\s+(?P<a>seconds|minutes|hours|days|weeks|months|years)\b"
+    r"\b(?:in|into|as)\s+(?P<a>seconds|minutes|hours|days|weeks|months|years|hrs|mins|secs)\b"
     r"|\bhow\s+many\s+(?P<b>seconds|minutes|hours|days|weeks|months|years)\s+"
     r"(?:between|from|since|until|does|did|do|it|on\s+average|elapsed|passed)\b"
 )
@@ -441,7 +441,8 @@ def check_duration_unit(sql: Spec, out: FindingCollector, text: str) -> None:
     if not units:
         return
     for m in _ASKED_UNIT.finditer(text):
-        asked = (m.group("a") or m.group("b")).removesuffix("s")
+        said = m.group("a") or m.group("b")  # "in hrs": hours
+        asked = {"hrs": "hour", "mins": "minute", "secs": "second"}.get(said) or said[:-1]
         if asked in units:
             return
         counted = " and ".join(f"{u}s" for u in units)

@@ -452,6 +452,12 @@ _NAME_GOES_ON = re.compile(
 _TO_DATE = {"y": "year", "m": "month", "q": "quarter", "w": "week"}
 
 
+#: "yesterday vs the day before": the two days together.
+_DAY_BEFORE = re.compile(
+    r"\s+(?:vs\.?|versus|and|compared\s+(?:to|with))\s+the\s+day\s+before\b", re.I
+)
+
+
 def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
     """``last year`` → ``year = now.year - 1``; ``YTD`` as ``this year``; without ``now`` a
     filter with no values."""
@@ -460,6 +466,9 @@ def _relative_date(m: re.Match[str], now: datetime | None, src: str) -> Filter:
         if now is None:
             return Filter(None, "=", (), phrase, src, "date")
         d = now.date() - timedelta(days=1 if m.group("day").casefold() == "yesterday" else 0)
+        if (before := _DAY_BEFORE.match(m.string, m.end())) is not None:  # "… vs the day before"
+            days = ((d - timedelta(days=1)).isoformat(), d.isoformat())
+            return Filter(None, "between", days, phrase + before.group(0), src)
         return Filter(None, "=", (d.isoformat(),), phrase, src, "date")
     if m.group("unit") or m.group("td"):
         if m.group("td"):  # "YTD", "MTD": this year, this month … to date

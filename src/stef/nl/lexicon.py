@@ -388,7 +388,7 @@ COMPARATIVES: dict[str, str] = {
             ">",
             "more than|greater than|larger than|bigger than|higher than|more then|greater then|"
             "over|above|exceeds|exceed|exceeded|exceeding|beyond|older than|longer than|"
-            "taller than|heavier than|surpassing|in excess of|upwards of|later than",
+            "taller than|heavier than|surpassing|in excess of|upwards of|later than|north of",
         ),
         (
             ">=",
@@ -401,7 +401,7 @@ COMPARATIVES: dict[str, str] = {
         (
             "<",
             "less than|fewer than|lower than|smaller than|less then|fewer then|under|below|"
-            "younger than|shorter than|cheaper than|lighter than|beneath|earlier than",
+            "younger than|shorter than|cheaper than|lighter than|beneath|earlier than|south of",
         ),
         (
             "<=",
