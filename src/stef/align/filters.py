@@ -101,6 +101,7 @@ from stef.align.operators import (
     two_points,
 )
 from stef.align.order import check_order_limit
+from stef.align.overlaps import overlap_answer
 from stef.align.shares import check_shares
 from stef.align.states import check_states, check_weekdays
 from stef.align.structure import check_structure
@@ -402,6 +403,10 @@ def _date_answer(
         return clock  # "in the last 30 days" as DATEADD(day, -30, GETDATE())
     if (past := open_past_period(req, candidates, used, sql, out)) is not None:
         return past  # "in 2023" as d >= '2023-01-01' alone, run in 2024
+    if (pair := overlap_answer(req, candidates, used)) is not None:
+        used.update(pair)  # "in December" as began by its end and ended after its start
+        matched.append((req, candidates[pair[0]]))
+        return 0
     dated = date_match(req, candidates, used, sql.tables)
     if used and (dated is None or dated.got is not None):
         # a hint restating the question's period ("in 2019" and "BETWEEN '2019-01-01' AND
@@ -433,7 +438,6 @@ def _date_answer(
 
 #: A question opening on a word that asks for an attribute, not the rows themselves.
 _ASKS_ATTRIBUTE = re.compile(r"\W*(?:where|when|how|what)\b")
-
 #: A question that asks whether something holds ("… carcinogenic or not?").
 _WHETHER = re.compile(r"\b(?:whether|or not|or non|tell me if)\b")
 #: A question ending in a choice of two ("… treated as inpatient or outpatient?").
