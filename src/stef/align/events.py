@@ -4,7 +4,8 @@
 created_at < '2024-04-01'`` counts the orders created in March, not those shipped then: the
 question dates an event (shipped, delivered, cancelled, paid, hired …) and the SQL bounds the
 period on a column named for creation (``created_at``, ``order_date``, ``signup_date``),
-while nothing of the SQL names the event (``date_column_mismatch``, a warning). A creation
+while nothing of the SQL names the event but a test that it happened (``churned_at IS NOT
+NULL``) (``date_column_mismatch``, a warning). A creation
 verb ("placed", "signed up", "created") is answered by such a column, and a column named for
 the event (``shipped_at``) answers it; neither is reported.
 """
@@ -63,11 +64,13 @@ def check_event_dates(sql: Spec, out: FindingCollector, question: str) -> None:
     if m is None:
         return
     stem = _stem(m.group("v"))
-    names = [*sql.columns, *sql.tables, *sql.literals, *(v for f in sql.filters for v in f.values)]
-    if any(stem in n.casefold() for n in names):
-        return  # a column, table or value named for the event: shipped_at, status = 'shipped'
     bounds = (">", ">=", "<", "<=", "between", "=")
     dated = [f for f in sql.filters if f.clause in ("where", "having") and f.op in bounds]
+    names = [*sql.tables, *sql.literals, *(f.column or "" for f in dated)]
+    names += [p.expr for p in sql.projections] + [v for f in sql.filters for v in f.values]
+    if any(stem in n.casefold() for n in names):
+        return  # a table, value, output or bound named for the event: shipped_at >= …
+    # (a column named for it only tested for NULL: the rows where it happened, dated otherwise)
     creation = next((f for f in dated if _creation_column(f)), None)
     if creation is None:
         return

@@ -403,7 +403,7 @@ _NEVER = re.compile(
     r"(?P<w>[a-z]{3,}ed)\b(?:\s+(?:an?|any|one|some)\b)?(?:\s+(?P<o>[a-z]{4,}))?"
     # "employees without a manager", "who do not have a manager"
     r"|\b(?:without|(?:do|does|did)(?:n't|\s+not)\s+have)\s+(?:a|an|any)\s+(?P<n>[a-z]{4,})\b"
-    r"|\b(?:has|have|had|with)\s+no\s+(?P<z>[a-z]{4,})\b"  # "customers with no orders"
+    r"|\b(?:has|have|had|with)\s+(?:no|zero)\s+(?P<z>[a-z]{4,})\b"  # "with no orders", "zero"
 )
 #: Operators that keep the rows where a thing has not happened or subtract the others, and
 #: those that do so on the column named for it.

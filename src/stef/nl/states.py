@@ -95,6 +95,9 @@ _NOT_AFTER = lx._words(
     """most least more less highest lowest best worst well poorly recently newly first last
     latest earliest never how"""
 )
+_HAVE = lx._words("have has had")
+#: The start of a count after a verb ("published more than 5", "shipped 10", "sold over").
+_COUNTED_NEXT = re.compile(r"\d|(?:more|less|fewer|over|under|at|above|below|exactly|no)$")
 #: Words after "were closed" that say when it happened ("deals that were closed last
 #: quarter"): an event the SQL may date by any column (``won_at``), not a state to name.
 _WHEN = lx._words(
@@ -144,6 +147,8 @@ def state_words(question: str) -> tuple[StateWord, ...]:
     ['open', 'closed', 'banned']
     >>> state_words("Who was the most recently banned?"), state_words("the approved loan date")
     ((), ())
+    >>> state_words("Which authors have published more than 5 books?")
+    ()
     """
     low = question.casefold()
     if _ANY_STATE.search(low) is None:
@@ -160,8 +165,8 @@ def state_words(question: str) -> tuple[StateWord, ...]:
         excluded = _excluded(toks, i)
         if before == "not" and i > 1 and toks[i - 2][0] in _BE:
             before = toks[i - 2][0]  # "orders that are not cancelled"
-        if before in _NOT_AFTER:
-            continue
+        if before in _NOT_AFTER or (before in _HAVE and after and _COUNTED_NEXT.match(after[0])):
+            continue  # "authors who have published more than 5 books": a count of a verb
         if before in _BE:  # "that were cancelled", unless when follows ("… last quarter")
             gap = low[start + len(word) : toks[i + 1][1]] if i + 1 < len(toks) else ""
             described = gap.strip() != "" or not _WHEN.intersection(after)
