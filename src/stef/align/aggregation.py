@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from stef.align import matching
 from stef.align.comparisons import check_comparisons
 from stef.align.counted import duration_computed, rows_are_the_things
+from stef.align.dated_extremes import check_dated_extreme
 from stef.align.key_counts import check_key_counts, counted_noun
 from stef.align.matching import canon_col, column_part, hinted_column, name_words
 from stef.align.measured import check_measure_named
@@ -87,6 +88,7 @@ def check_aggregations(
     check_most_averaged(sql, out, text)
     check_total_bound(nl, sql, out, text)
     check_comparisons(sql, out, text)
+    check_dated_extreme(sql, out, text)
 
 
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")

@@ -400,6 +400,8 @@ def _relative_dates(ctx: _Ctx) -> None:
     for m in ctx.scan(lx.RELATIVE):
         if (m.group("unit") or "").casefold() == "day" and not _day_back(ctx.low, m):
             continue  # "the next day", "the last day any resident moved in": no reach
+        if _each_before(ctx.low, m):
+            continue  # "each month's revenue and the previous month's": one before each
         if ctx.free(m.start(), m.end()):
             f = _year_before(ctx, m) or _relative_date(m, ctx.now, ctx.source)
             if f.op == "=" and f.func != "date" and _prev_words(ctx.low, m.start(), 1) == ["since"]:
@@ -407,6 +409,21 @@ def _relative_dates(ctx: _Ctx) -> None:
             ctx.add_filter(f, m.start(), m.end())
             if not f.values:
                 ctx.cue(f"{m.group(0)} (unresolved: no timestamp)")
+
+
+def _each_before(low: str, m: re.Match[str]) -> bool:
+    """Is "the previous month" the one before each of a series ("each month's revenue and the
+    previous month's", "every week compared with the prior week"), not one back from now?
+
+    >>> low, last = "each month's revenue and the previous month's", "revenue last month"
+    >>> _each_before(low, lx.RELATIVE.search(low)), _each_before(last, lx.RELATIVE.search(last))
+    (True, False)
+    """
+    which, unit = (m.group("which") or "").casefold(), (m.group("unit") or "").casefold()
+    if which not in ("previous", "prior") or not unit:
+        return False
+    each = re.search(rf"\b(?:each|every|per)\s+{unit}", low)
+    return low.startswith("'s", m.end()) or each is not None
 
 
 def _day_back(low: str, m: re.Match[str]) -> bool:
