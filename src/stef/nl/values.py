@@ -478,6 +478,17 @@ def _step_attribute_numbers(ctx: _Ctx) -> None:
             ctx.add_filter(f, m.start(), m.end())
         else:
             ctx.add_literal(num)
+    for m in _COMPOUND_NUMBER.finditer(ctx.low) if "-" in ctx.low else ():
+        if m.group("w") not in _COMPOUND_UNITS:  # "5-star hotels": 5, not "a 30-day trial"
+            ctx.add_literal(m.group("n"))
+
+
+#: A number joined to the noun it counts: "5-star", "3-bedroom", "2-door".
+_COMPOUND_NUMBER = re.compile(r"(?<![\w.$/:-])(?P<n>\d{1,3})-(?P<w>[a-z]{3,})\b")
+#: Nouns after such a number that make it a span of time or an ordinal, no value.
+_COMPOUND_UNITS = lx._words(
+    "day days week weeks month months year years hour hours minute minutes second seconds time"
+)
 
 
 def _in_name(text: str, start: int, end: int) -> bool:
