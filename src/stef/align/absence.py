@@ -14,7 +14,7 @@
   the association bonus": a singular thing or an amount, or SQL that subtracts).
 
 The general ``negation_missing`` (any negated word, any SQL without a negation) is too
-loose to weigh without an enrichment; these two read what is negated and where the SQL
+loose to weigh without an enrichment; these checks read what is negated and where the SQL
 leaves it out.
 """
 
@@ -40,7 +40,7 @@ _LACKING = re.compile(
 #: "out of stock" against "in stock": what a stock level says of a row.
 _STOCK = re.compile(r"\b(?P<out>out\s+of\s+stock|sold\s+out)\b|\b(?P<in>in\s+stock)\b")
 #: Words of a column that holds a stock level.
-_STOCK_WORDS = lx._words("stock quantity qty inventory units available onhand on hand level")
+_STOCK_WORDS = lx._words("stock quantity qty inventory units available onhand hand level")
 #: "including customers with no orders" keeps both: ``outer_join_missing``'s case.
 _KEEPING = re.compile(r"\b(?:including|include|even)\b[^.;?!]{0,40}$")
 #: What rows are kept out of: "excluding test accounts", "not counting refunds".

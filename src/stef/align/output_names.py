@@ -116,7 +116,7 @@ def attribute_named(words: Sequence[str], name: str, question: str = "") -> bool
     said = [  # a product named by its code only where it is the item itself, not a modifier
         g
         for g in _ATTRIBUTE_WORDS
-        if any(singular(w) in g for w in (words if g is not _PRODUCT_CODES else words[-1:]))
+        if any(singular(w) in g for w in (words if g != _PRODUCT_CODES else words[-1:]))
     ]
     if any(
         part == a or ((len(a) >= 4 or a == "url") and part.endswith(a))  # not "hotel" for tel

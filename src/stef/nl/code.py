@@ -356,7 +356,8 @@ def _formula_after(toks: list[_Tok], k: int, prose_only: bool = False) -> bool:
             break
         if t.kind == "arith":
             return not prose_only
-        words += t.kind == "id"
+        if t.kind == "id":
+            words += 1
     return words >= 3
 
 

@@ -65,8 +65,8 @@ def _step_hints(ctx: _Ctx) -> None:
     """Read each clause of an enrichment as a hint, a definition or code; consume it."""
     for start, end in _clauses(ctx.text):
         taken = _hint_clause(ctx, ctx.text[start:end], start)
-        if taken:  # a definition in prose leaves its right side to the prose steps
-            ctx.take(start, end if taken is True else taken)
+        if taken is not None:  # a definition in prose leaves its right side to the prose steps
+            ctx.take(start, taken)
 
 
 _OP_CHAR = re.compile(r"[=<>(]")
@@ -111,24 +111,25 @@ def _spells_acronym(clause: str) -> bool:
     return "".join(w[0] for w in words) == acronym
 
 
-def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool | int:
-    """Turn one clause into a :class:`Mapping` (or code filters); False for plain prose;
-    for a ``name = prose`` definition that no code or literal reads ("active customer = a
-    customer with an order in the last 90 days"), where its right side starts: the prose
-    steps read its periods, numbers and values."""
+def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> int | None:
+    """Turn one clause into a :class:`Mapping` (or code filters) and return where the text it
+    consumed ends (the clause's end), or None for plain prose. For a ``name = prose``
+    definition that no code or literal reads ("active customer = a customer with an order in
+    the last 90 days") it ends where the right side starts: the prose steps read its periods,
+    numbers and values. (An offset, not a bool: mypyc reads ``bool | int`` as an int.)"""
     if _spells_acronym(clause):
-        return False  # "MRR = monthly recurring revenue": no column on either side
+        return None  # "MRR = monthly recurring revenue": no column on either side
     parts = _split_hint(clause)
     if parts is None:
         im = _search_ci(hp.IS_MAPPING, clause)
         if im and _names_value(clause[: im.start()].strip()) and len(im.group("rhs").split()) <= 6:
             _is_hint(ctx, clause[: im.start()].strip(), im.group("rhs").strip().rstrip("."), clause)
-            return True
+            return offset + len(clause)
         if hp.CODE_HINT.search(clause):  # code among prose: its comparisons and calls only
             for c in _scan_code(ctx, clause, offset):
                 ctx.add_column(c)
             _formula(ctx, clause, None)
-        return False
+        return None
     ls, le = _strip_span(ctx.text, offset + parts[0], offset + parts[1])
     rs, re_ = _strip_span(ctx.text, offset + parts[2], offset + parts[3])
     if hp.LHS_CODE.search(ctx.text[ls:le]) and not hp.CODE_HINT.search(ctx.text[rs:re_]):
@@ -156,7 +157,7 @@ def _hint_clause(ctx: _Ctx, clause: str, offset: int) -> bool | int:
     ctx.cue(f"{phrase} -> {rhs}" if len(rhs) < 80 else phrase)
     if _prose_definition(clause, rhs) and not filters and not cols and not aggs:
         return rs
-    return True
+    return offset + len(clause)
 
 
 def _prose_definition(clause: str, rhs: str) -> bool:
