@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from stef.align.matching import name_words
+from stef.align.matching import SQL_NEGATING_OPS, name_words, none_left
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.request import singular
@@ -57,7 +57,6 @@ _AMOUNTS = lx._words(
     """taxes fees costs charges discounts bonuses commissions refunds returns tips duties
     surcharges rebates credits expenses"""
 )
-_NEGATING = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
 
 
 def _negates(sql: Spec) -> bool:
@@ -65,13 +64,7 @@ def _negates(sql: Spec) -> bool:
     count held at nothing (``= 0``, ``< 1``)?"""
     if sql.flags.get("negation") or "except" in sql.set_operations:
         return True
-    for f in sql.filters:
-        value = f.values[0] if len(f.values) == 1 else ""
-        if f.op in _NEGATING or (f.op in ("=", "<=") and value == "0"):
-            return True
-        if f.op == "<" and value == "1":
-            return True
-    return False
+    return any(f.op in SQL_NEGATING_OPS or none_left(f) for f in sql.filters)
 
 
 def check_absence(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -88,9 +81,7 @@ def _keeps_some(f: Filter) -> bool | None:
     value = f.values[0] if len(f.values) == 1 else ""
     if (f.op in (">", "!=") and value == "0") or (f.op == ">=" and value == "1"):
         return True
-    if (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1"):
-        return False
-    return None
+    return False if none_left(f) else None
 
 
 def check_stock(sql: Spec, out: FindingCollector, question: str) -> None:

@@ -104,6 +104,16 @@ def clock_answer(
     return None  # its clock filters keep none of it: "this month vs last month" as this month
 
 
+def _reaching(windows: Sequence[Sequence[str | float]], asked: float) -> str | None:
+    """The column of the first bound back from now (``windows``: column, days) that reaches
+    as far as ``asked``, or None.
+
+    >>> _reaching([["created_at", 30.0], ["paid_at", 90.0]], 91.3)
+    'paid_at'
+    """
+    return next((str(c) for c, reach in windows if same_reach(asked, float(reach))), None)
+
+
 def _window(
     req: Filter,
     asked: float,
@@ -533,18 +543,17 @@ def check_aged_periods(sql: Spec, out: FindingCollector, question: str) -> None:
         raw = m.group("n")
         count = 1 if raw in ("a", "an") else int(raw) if raw.isdigit() else lx.NUMBER_WORDS[raw]
         asked = count * UNIT_DAYS[m.group("unit")]
-        for column, reach in windows:
-            if same_reach(asked, float(reach)):
-                out.add(
-                    "filter_wrong_operator",
-                    "error",
-                    f"the question asks for rows {m.group(0)!r}; the SQL keeps the newer ones"
-                    f" ({column} within {raw} {m.group('unit')}{'s' * (count > 1)} of now)",
-                    m.group(0),
-                    str(column),
-                    "filter",
-                )
-                return
+        if (column := _reaching(windows, asked)) is not None:
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question asks for rows {m.group(0)!r}; the SQL keeps the newer ones"
+                f" ({column} within {raw} {m.group('unit')}{'s' * (count > 1)} of now)",
+                m.group(0),
+                column,
+                "filter",
+            )
+            return
 
 
 def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> None:
@@ -580,15 +589,14 @@ def check_negated_periods(sql: Spec, out: FindingCollector, question: str) -> No
         clause = max(low.rfind(mark, start, m.start()) for mark in ".,;:!?") + 1
         if not lx.NEGATION_ANY.search(low, max(clause, start), m.start()):
             continue
-        for column, reach in windows:
-            if same_reach(asked, float(reach)):
-                out.add(
-                    "filter_wrong_operator",
-                    "error",
-                    f"the question excludes the rows of {m.group(0)!r}; the SQL keeps only them"
-                    f" ({column} from {back(asked)} ago) and negates nothing",
-                    m.group(0),
-                    str(column),
-                    "filter",
-                )
-                return
+        if (column := _reaching(windows, asked)) is not None:
+            out.add(
+                "filter_wrong_operator",
+                "error",
+                f"the question excludes the rows of {m.group(0)!r}; the SQL keeps only them"
+                f" ({column} from {back(asked)} ago) and negates nothing",
+                m.group(0),
+                column,
+                "filter",
+            )
+            return

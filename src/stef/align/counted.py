@@ -230,10 +230,12 @@ def _interval_unit_differs(
 
 
 #: A stated comparison with a number: "over $1,000", "more than 50", "at least 4.5".
-_COMPARISON = re.compile(
+#: The words that open a stated comparison with a number ("more than", "at least", "over").
+COMPARED_BY = (
     r"\b(?:more|fewer|less|greater|higher|lower|over|under|above|below|exceed(?:s|ing)?"
-    r"|at\s+least|at\s+most)\s+(?:than\s+)?\$?(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,.]*\d)"
+    r"|at\s+least|at\s+most)\s+(?:than\s+)?"
 )
+_COMPARISON = re.compile(COMPARED_BY + r"\$?(?P<n>\d[\d,]*(?:\.\d+)?)(?![\d,.]*\d)")
 #: The aggregate a compared figure is, named just before its comparison ("an average rating
 #: (is) above 4", "total spend over $1,000") or just after its number ("over $1,000 in
 #: total"), by the SQL functions that compute it.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from stef.align.matching import name_words
+from stef.align.states import participle_stem
 from stef.findings import FindingCollector
 from stef.spec import Filter, Spec
 
@@ -34,13 +35,13 @@ _DATED = frozenset({"date", "at", "time", "timestamp", "dt", "ts", "day", "on"})
 
 
 def _stem(verb: str) -> str:
-    """The stem a column named for the event shares ("shipped" → "ship", "paid" → "pai").
+    """The stem a column named for the event shares: a participle's
+    (:func:`stef.align.states.participle_stem`), an irregular one's first three letters.
 
     >>> _stem("shipped"), _stem("cancelled"), _stem("delivered"), _stem("paid")
     ('ship', 'cancel', 'deliver', 'pai')
     """
-    base = verb.removesuffix("ed") if verb.endswith("ed") else verb[:3]
-    return base[:-1] if len(base) > 3 and base[-1] == base[-2] else base
+    return participle_stem(verb) if verb.endswith("ed") else verb[:3]
 
 
 def _creation_column(f: Filter) -> bool:

@@ -32,7 +32,15 @@ from stef.align.formats import (
 )
 from stef.align.impossible import check_contradiction, check_like_cue, check_range_bounds
 from stef.align.join_keys import _id_like, check_keys
-from stef.align.matching import HINT_CLAUSE, canon_col, float_value, pinned_columns, quoted_terms
+from stef.align.matching import (
+    HINT_CLAUSE,
+    SQL_NEGATING_OPS,
+    canon_col,
+    float_value,
+    none_left,
+    pinned_columns,
+    quoted_terms,
+)
 from stef.align.measures import DEVIATIONS, VARIANCES
 from stef.align.names import check_partial_names
 from stef.align.negated import check_negated_values
@@ -62,14 +70,13 @@ from stef.nl.lexicon import (
     SUPERLATIVES,
 )
 from stef.nl.request import enumeration_size, singular
-from stef.spec import Filter, Projection, Spec
+from stef.spec import Projection, Spec
 
 #: A check that a schema name is named by the question (``stef.align.matching.name_mentioned``).
 Mentioned = Callable[[str], bool]
 
 _PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_ ]*")
 
-SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
 
 
 def check_requests(
@@ -563,7 +570,7 @@ def check_negation(
     "… or not?"."""
     if not nl.flags.get("negation") or sql.flags.get("negation"):
         return
-    if any(f.op in SQL_NEGATING_OPS or _none_left(f) for f in sql.filters) or _outside(sql):
+    if any(f.op in SQL_NEGATING_OPS or none_left(f) for f in sql.filters) or _outside(sql):
         return  # "no answers" as answer_count = 0; "isn't normal" as x < 29 OR x > 52
     if negation_defined(enriched) or (
         _OR_NOT.search(question.casefold()) and len(_NEGATION.findall(question.casefold())) == 1
@@ -583,6 +590,7 @@ def _outside(sql: Spec) -> bool:
     """Does the SQL keep the values outside a range (``hct < 29 OR hct > 52``): an upper
     bound below a lower bound on one column, which only an OR lets both hold?
 
+    >>> from stef.spec import Filter
     >>> lo, hi = Filter("hct", "<", ("29",)), Filter("hct", ">", ("52",))
     >>> _outside(Spec(filters=[lo, hi])), _outside(Spec(filters=[Filter("hct", ">", ("29",))]))
     (True, False)
@@ -612,12 +620,6 @@ def _owner_said(owner: tuple[str, ...] | list[str], name: str) -> bool:
     if len(low) <= 2 or any(c.isdigit() for c in low):
         return True
     return any(word_matches(w, name) or (len(w) >= 3 and w[:3] in low) for w in owner)
-
-
-def _none_left(f: Filter) -> bool:
-    """A count compared with nothing: ``= 0``, ``< 1``, ``<= 0``."""
-    value = f.values[0] if len(f.values) == 1 else ""
-    return (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1")
 
 
 def check_pinned_outputs(sql: Spec, out: FindingCollector) -> None:

@@ -625,3 +625,17 @@ def dated_name(arg: str | None, measure: tuple[str, ...]) -> bool:
     """
     words = name_words((arg or "").rsplit(".", 1)[-1])
     return bool(words) and words[-1] in _TIMES and _TIMES.isdisjoint(measure)
+
+
+#: SQL operators that keep the rows where something does not hold.
+SQL_NEGATING_OPS = frozenset({"!=", "not in", "not like", "not between", "is null", "not exists"})
+
+
+def none_left(f: Filter) -> bool:
+    """A count compared with nothing: ``= 0``, ``< 1``, ``<= 0``.
+
+    >>> none_left(Filter("n", "<", ("1",))), none_left(Filter("n", ">", ("0",)))
+    (True, False)
+    """
+    value = f.values[0] if len(f.values) == 1 else ""
+    return (f.op in ("=", "<=") and value == "0") or (f.op == "<" and value == "1")

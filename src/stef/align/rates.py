@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from stef.align.answers import TIMES_100
+from stef.align.counted import COMPARED_BY
 from stef.findings import FindingCollector
 from stef.nl import lexicon as lx
 from stef.nl.lexicon import QUESTION_FILLER_WORDS
@@ -34,11 +36,7 @@ _NOT_EVENTS = lx._words(
     heart unemployment inflation this that which their what the"""
 )
 #: A bound stated as a percentage: "above 25%", "more than 5 percent", "under 2.5 %".
-_PERCENT_BOUND = re.compile(
-    r"\b(?:more|less|fewer|greater|higher|lower|over|under|above|below|exceed(?:s|ing)?"
-    r"|at\s+least|at\s+most)\s+(?:than\s+)?(?P<n>\d+(?:\.\d+)?)\s*(?:%|percent\b)"
-)
-_TIMES_100 = re.compile(r"\*\s*100(?:\.0*)?\b|\b100(?:\.0*)?\s*\*")
+_PERCENT_BOUND = re.compile(COMPARED_BY + r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|percent\b)")
 
 
 def check_rates(
@@ -114,7 +112,7 @@ def check_percent_bound(sql: Spec, out: FindingCollector, question: str) -> None
                 value = float(f.values[0])
             except ValueError:
                 continue
-            scaled = bool(_TIMES_100.search(column))
+            scaled = bool(TIMES_100.search(column))
             if not scaled and value == number and number > 1:
                 what = f"the fraction {column}"
             elif scaled and value == number / 100 and number >= 1:

@@ -411,10 +411,10 @@ _KEEPS_OTHERS = frozenset({"is null", "not in", "not exists"})
 _KEEPS_OTHERS_ON = frozenset({"!=", "not like", "<", "<=", "="})
 
 
-def _participle_stem(word: str) -> str:
+def participle_stem(word: str) -> str:
     """The stem a column naming the event shares: ``logged`` → ``log``.
 
-    >>> _participle_stem("logged"), _participle_stem("purchased"), _participle_stem("shipped")
+    >>> participle_stem("logged"), participle_stem("purchased"), participle_stem("shipped")
     ('log', 'purchas', 'ship')
     """
     s = stem(word)
@@ -447,7 +447,7 @@ def check_never(sql: Spec, out: FindingCollector, question: str) -> None:
         return
     for m in _NEVER.finditer(low):
         root = (
-            _participle_stem(m.group("w")) if m.group("w") else stem(m.group("n") or m.group("z"))
+            participle_stem(m.group("w")) if m.group("w") else stem(m.group("n") or m.group("z"))
         )
         if m.group("o") and _joined(sql, root) is None and _joined(sql, stem(m.group("o"))):
             root = stem(m.group("o"))  # "never placed an order": the thing, not the verb
